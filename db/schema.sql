@@ -1,0 +1,93 @@
+-- The tuning database, schema version 1 (PRAGMA user_version = 1).
+-- Documented in db/SCHEMA.md; embedded into the programs at build time.
+-- Writers: the tuner (autotune sweep). Readers: autotune list/show/report
+-- and the dispatch library (read-only).
+
+-- A GPU model as the tuner saw it. Two boards of the same model share a row.
+CREATE TABLE IF NOT EXISTS gpus (
+	id         INTEGER PRIMARY KEY,
+	name       TEXT    NOT NULL,
+	cc_major   INTEGER NOT NULL,
+	cc_minor   INTEGER NOT NULL,
+	sm_count   INTEGER NOT NULL,
+	mem_bytes  INTEGER NOT NULL,
+	UNIQUE (name, cc_major, cc_minor, sm_count, mem_bytes)
+);
+
+-- One run of `autotune sweep`.
+CREATE TABLE IF NOT EXISTS sweeps (
+	id             INTEGER PRIMARY KEY,
+	gpu_id         INTEGER NOT NULL REFERENCES gpus(id),
+	started_at     TEXT    NOT NULL,  -- UTC, ISO 8601
+	finished_at    TEXT,              -- NULL while running or if interrupted
+	driver_version INTEGER NOT NULL,  -- cuDriverGetVersion, e.g. 13000
+	nvrtc_version  TEXT    NOT NULL,  -- e.g. "13.0"
+	tool_version   TEXT    NOT NULL,
+	config_path    TEXT    NOT NULL,
+	config_text    TEXT    NOT NULL,
+	copy_gbps      REAL    NOT NULL,  -- device-to-device copy, bytes read + written
+	compile_s      REAL    NOT NULL DEFAULT 0,
+	bench_s        REAL    NOT NULL DEFAULT 0
+);
+
+-- Every variant tried for a shape, whether it passed or not.
+CREATE TABLE IF NOT EXISTS results (
+	id           INTEGER PRIMARY KEY,
+	sweep_id     INTEGER NOT NULL REFERENCES sweeps(id),
+	gpu_id       INTEGER NOT NULL REFERENCES gpus(id),
+	op           TEXT    NOT NULL,
+	dtype        TEXT    NOT NULL CHECK (dtype IN ('f32', 'f16', 'bf16')),
+	m            INTEGER NOT NULL CHECK (m > 0),
+	n            INTEGER NOT NULL CHECK (n > 0),
+	kind         TEXT    NOT NULL DEFAULT 'variant'
+	                 CHECK (kind IN ('variant', 'baseline')),  -- baselines never win
+	template     TEXT    NOT NULL,
+	params       TEXT    NOT NULL,    -- "threads=256 vec=4 ..." in manifest order
+	status       TEXT    NOT NULL CHECK (status IN
+	                 ('ok', 'compile_failed', 'check_failed', 'launch_failed')),
+	reason       TEXT,                -- why it failed; NULL when ok
+	rel_err      REAL,                -- relative L2 error against the CPU reference
+	time_us      REAL,                -- median of the repetitions
+	time_min_us  REAL,
+	time_max_us  REAL,
+	reps         INTEGER,
+	gbps         REAL,                -- 2*M*N*element size / median time
+	pct_copy     REAL,                -- gbps / the sweep's copy_gbps * 100
+	registers    INTEGER,
+	smem_bytes   INTEGER,
+	spill_bytes  INTEGER,
+	compile_ms   REAL,
+	-- launch geometry, evaluated from the manifest for this shape
+	threads      INTEGER,
+	rows_per_cta INTEGER,
+	dyn_smem     INTEGER,
+	persistent   INTEGER,
+	max_n        INTEGER              -- longest row the variant serves; 0 = any
+);
+CREATE INDEX IF NOT EXISTS results_shape
+	ON results (gpu_id, op, dtype, m, n);
+
+-- One row per tuned (GPU, op, dtype, M, N): the fastest passing variant,
+-- written in the same transaction as the shape's results, so a shape is
+-- either done with its winner or not done at all. result_id is NULL when no
+-- variant passed its check.
+CREATE TABLE IF NOT EXISTS winners (
+	gpu_id     INTEGER NOT NULL REFERENCES gpus(id),
+	op         TEXT    NOT NULL,
+	dtype      TEXT    NOT NULL,
+	m          INTEGER NOT NULL,
+	n          INTEGER NOT NULL,
+	result_id  INTEGER REFERENCES results(id),
+	sweep_id   INTEGER NOT NULL REFERENCES sweeps(id),
+	PRIMARY KEY (gpu_id, op, dtype, m, n)
+);
+
+-- Compiled code of winners, so that the dispatch library loads it without
+-- NVRTC. arch is the compute capability the cubin was built for (e.g. 90).
+CREATE TABLE IF NOT EXISTS kernels (
+	result_id  INTEGER PRIMARY KEY REFERENCES results(id),
+	arch       INTEGER NOT NULL,
+	entry      TEXT    NOT NULL,
+	cubin      BLOB    NOT NULL,
+	ptx        TEXT    NOT NULL
+);

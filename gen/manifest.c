@@ -1,0 +1,850 @@
+/* Template manifests: loads and validates the YAML beside each CUDA template
+ * (format in gen/manifest.h) and evaluates its constraints and launch
+ * expressions for one variant. Load errors point at the offending node so
+ * that a template author can fix the file without reading this code. */
+#include "gen/manifest.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+static const char *const shape_var_names[MANIFEST_SHAPE_VARS] = {
+	"M", "N", "elem_bytes", "sm_count", "cc", "max_threads", "max_smem",
+	"regs_per_sm",
+};
+
+static const char *const top_keys[] = {
+	"template", "op", "source", "summary", "dtypes",
+	"params", "constraints", "launch", NULL,
+};
+static const char *const param_keys[] = { "name", "values", "default", "doc",
+					   NULL };
+static const char *const constraint_keys[] = { "expr", "why", NULL };
+static const char *const launch_keys[] = {
+	"threads", "rows_per_cta", "smem_bytes", "persistent", "max_n", NULL,
+};
+
+struct loader {
+	const char *path;
+	yaml_document_t *doc;
+	tmpl_manifest *m;
+	const char **names; /* params then shape variables, for expr_validate */
+	size_t nnames;
+	at_error *err;
+};
+
+static int node_err(const struct loader *L, const yaml_node_t *node,
+		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int node_err(const struct loader *L, const yaml_node_t *node,
+		    const char *fmt, ...)
+{
+	char what[sizeof L->err->msg];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	return at_error_set(L->err, "%s:%zu:%zu: %s", L->path,
+			    node->start_mark.line + 1, node->start_mark.column + 1,
+			    what);
+}
+
+static int oom(const struct loader *L)
+{
+	return at_error_set(L->err, "%s: out of memory", L->path);
+}
+
+/* What a node is, for "got ..." in messages. */
+static const char *describe(const yaml_node_t *n, char *buf, size_t size)
+{
+	switch (n->type) {
+	case YAML_SCALAR_NODE:
+		snprintf(buf, size, "\"%.80s\"", (const char *)n->data.scalar.value);
+		return buf;
+	case YAML_SEQUENCE_NODE:
+		return "a sequence";
+	case YAML_MAPPING_NODE:
+		return "a mapping";
+	default:
+		return "nothing";
+	}
+}
+
+static yaml_node_t *node_at(const struct loader *L, int id)
+{
+	return yaml_document_get_node(L->doc, id);
+}
+
+static const char *key_text(const struct loader *L, const yaml_node_pair_t *pair)
+{
+	const yaml_node_t *k = node_at(L, pair->key);
+	return k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value :
+					     NULL;
+}
+
+static int in_list(const char *s, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(s, *list) == 0)
+			return 1;
+	return 0;
+}
+
+static void join_list(const char *const *list, char *buf, size_t size)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (; *list && used < size; list++) {
+		int n = snprintf(buf + used, size - used, "%s%s",
+				 used ? ", " : "", *list);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+static int expect_type(const struct loader *L, const yaml_node_t *n,
+		       yaml_node_type_t type, const char *what)
+{
+	char buf[128];
+	if (n->type == type)
+		return 0;
+	return node_err(L, n, "expected %s, got %s", what,
+			describe(n, buf, sizeof buf));
+}
+
+/* Every key a scalar, known and given once: catches typos such as
+ * "default:" misspelt, which would otherwise be silently ignored. */
+static int check_keys(const struct loader *L, const yaml_node_t *map,
+		      const char *const *allowed, const char *where)
+{
+	const yaml_node_pair_t *first = map->data.mapping.pairs.start;
+	const yaml_node_pair_t *top = map->data.mapping.pairs.top;
+
+	for (const yaml_node_pair_t *p = first; p < top; p++) {
+		const yaml_node_t *key = node_at(L, p->key);
+		const char *k = key_text(L, p);
+		char buf[256];
+		if (!k)
+			return node_err(L, key, "expected a key name in %s, got %s",
+					where, describe(key, buf, sizeof buf));
+		if (!in_list(k, allowed)) {
+			join_list(allowed, buf, sizeof buf);
+			return node_err(L, key,
+					"unknown key \"%s\" in %s (expected one of: %s)",
+					k, where, buf);
+		}
+		for (const yaml_node_pair_t *q = first; q < p; q++)
+			if (strcmp(key_text(L, q), k) == 0)
+				return node_err(L, key, "duplicate key \"%s\" in %s",
+						k, where);
+	}
+	return 0;
+}
+
+static yaml_node_t *map_find(const struct loader *L, const yaml_node_t *map,
+			     const char *key)
+{
+	const yaml_node_pair_t *p = map->data.mapping.pairs.start;
+	for (; p < map->data.mapping.pairs.top; p++) {
+		const char *k = key_text(L, p);
+		if (k && strcmp(k, key) == 0)
+			return node_at(L, p->value);
+	}
+	return NULL;
+}
+
+static yaml_node_t *map_require(const struct loader *L, const yaml_node_t *map,
+				const char *key, const char *where)
+{
+	yaml_node_t *n = map_find(L, map, key);
+	if (!n)
+		node_err(L, map, "missing required key \"%s\" in %s", key, where);
+	return n;
+}
+
+static int take_string(const struct loader *L, const yaml_node_t *n,
+		       const char *what, int nonempty, char **out)
+{
+	char buf[128];
+	if (n->type != YAML_SCALAR_NODE)
+		return node_err(L, n, "expected a string for %s, got %s", what,
+				describe(n, buf, sizeof buf));
+	const char *s = (const char *)n->data.scalar.value;
+	if (strlen(s) != n->data.scalar.length)
+		return node_err(L, n, "expected a string for %s, got one with a NUL byte",
+				what);
+	if (nonempty && !*s)
+		return node_err(L, n, "expected a non-empty string for %s", what);
+	*out = strdup(s);
+	return *out ? 0 : oom(L);
+}
+
+static int parse_ll(const char *s, long long *out)
+{
+	/* strtoll would skip leading blanks; a quoted " 12" is no integer. */
+	if (!(*s == '-' || *s == '+' || (*s >= '0' && *s <= '9')))
+		return -1;
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || end == s || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int take_int(const struct loader *L, const yaml_node_t *n,
+		    const char *what, long long *out)
+{
+	char buf[128];
+	if (n->type != YAML_SCALAR_NODE ||
+	    strlen((const char *)n->data.scalar.value) != n->data.scalar.length ||
+	    parse_ll((const char *)n->data.scalar.value, out))
+		return node_err(L, n, "expected an integer in %s, got %s", what,
+				describe(n, buf, sizeof buf));
+	return 0;
+}
+
+static int take_expr(const struct loader *L, const yaml_node_t *n,
+		     const char *what, char **out)
+{
+	if (take_string(L, n, what, 0, out))
+		return -1;
+	at_error e;
+	if (expr_validate(*out, L->names, L->nnames, &e) != EXPR_OK)
+		return node_err(L, n, "expected a valid expression in %s: %s",
+				what, e.msg);
+	return 0;
+}
+
+/* "templates/softmax_block.yaml" -> "softmax_block". */
+static void file_stem(const char *path, char *buf, size_t size)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	const char *dot = strrchr(base, '.');
+	size_t len = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+	snprintf(buf, size, "%.*s", (int)len, base);
+}
+
+static int load_template(const struct loader *L, const yaml_node_t *root)
+{
+	const yaml_node_t *n = map_require(L, root, "template", "the manifest");
+	if (!n || take_string(L, n, "template", 1, &L->m->name))
+		return -1;
+	char stem[256];
+	file_stem(L->path, stem, sizeof stem);
+	if (strcmp(stem, L->m->name) != 0)
+		return node_err(L, n,
+				"expected template \"%s\" (the file's name), got \"%s\"",
+				stem, L->m->name);
+	return 0;
+}
+
+/* The source is resolved against the manifest's folder, not the working
+ * directory, so that manifests load the same from anywhere. */
+static int load_source(const struct loader *L, const yaml_node_t *root)
+{
+	const yaml_node_t *n = map_require(L, root, "source", "the manifest");
+	char *src = NULL;
+	if (!n || take_string(L, n, "source", 1, &src))
+		return -1;
+	if (src[0] == '/') {
+		free(src);
+		return node_err(L, n, "expected a source path relative to the manifest's folder");
+	}
+	const char *slash = strrchr(L->path, '/');
+	int dlen = slash ? (int)(slash - L->path) + 1 : 2;
+	const char *dir = slash ? L->path : "./";
+	size_t len = (size_t)dlen + strlen(src) + 1;
+	L->m->source_path = malloc(len);
+	if (L->m->source_path)
+		snprintf(L->m->source_path, len, "%.*s%s", dlen, dir, src);
+	free(src);
+	return L->m->source_path ? 0 : oom(L);
+}
+
+static int check_source(const struct loader *L, const yaml_node_t *root)
+{
+	FILE *f = fopen(L->m->source_path, "r");
+	if (f) {
+		fclose(f);
+		return 0;
+	}
+	return node_err(L, map_find(L, root, "source"),
+			"expected a readable source file, cannot open \"%s\": %s",
+			L->m->source_path, strerror(errno));
+}
+
+static int load_dtypes(const struct loader *L, const yaml_node_t *root)
+{
+	const yaml_node_t *seq = map_require(L, root, "dtypes", "the manifest");
+	if (!seq || expect_type(L, seq, YAML_SEQUENCE_NODE,
+				"a sequence of dtypes (f32, f16, bf16)"))
+		return -1;
+	const yaml_node_item_t *it = seq->data.sequence.items.start;
+	if (it == seq->data.sequence.items.top)
+		return node_err(L, seq, "expected at least one dtype in dtypes");
+	for (; it < seq->data.sequence.items.top; it++) {
+		const yaml_node_t *n = node_at(L, *it);
+		char buf[128];
+		at_dtype dt;
+		if (n->type != YAML_SCALAR_NODE ||
+		    at_dtype_parse((const char *)n->data.scalar.value, &dt))
+			return node_err(L, n,
+					"expected a dtype (f32, f16, bf16) in dtypes, got %s",
+					describe(n, buf, sizeof buf));
+		if (L->m->dtype_mask & (1u << dt))
+			return node_err(L, n, "duplicate dtype \"%s\" in dtypes",
+					at_dtype_name(dt));
+		L->m->dtype_mask |= 1u << dt;
+	}
+	return 0;
+}
+
+static int valid_param_name(const char *s)
+{
+	if (!(*s >= 'a' && *s <= 'z'))
+		return 0;
+	for (s++; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+		      *s == '_'))
+			return 0;
+	return 1;
+}
+
+static int load_param_name(const struct loader *L, const yaml_node_t *map,
+			   size_t i, const char *where)
+{
+	const yaml_node_t *n = map_require(L, map, "name", where);
+	tmpl_param *p = &L->m->params[i];
+	if (!n || take_string(L, n, "the param's name", 1, &p->name))
+		return -1;
+	if (!valid_param_name(p->name))
+		return node_err(L, n,
+				"expected a param name matching [a-z][a-z0-9_]*, got \"%s\"",
+				p->name);
+	for (size_t j = 0; j < i; j++)
+		if (strcmp(L->m->params[j].name, p->name) == 0)
+			return node_err(L, n, "duplicate param name \"%s\"",
+					p->name);
+	for (size_t j = 0; j < MANIFEST_SHAPE_VARS; j++)
+		if (strcmp(shape_var_names[j], p->name) == 0)
+			return node_err(L, n,
+					"param name \"%s\" clashes with the shape variable of that name",
+					p->name);
+	return 0;
+}
+
+static int load_values(const struct loader *L, const yaml_node_t *map,
+		       tmpl_param *p, const char *where)
+{
+	char what[192];
+	snprintf(what, sizeof what, "values of %s", where);
+	const yaml_node_t *seq = map_require(L, map, "values", where);
+	if (!seq || expect_type(L, seq, YAML_SEQUENCE_NODE,
+				"a sequence of integers for values"))
+		return -1;
+	const yaml_node_item_t *it = seq->data.sequence.items.start;
+	size_t n = (size_t)(seq->data.sequence.items.top - it);
+	if (n == 0)
+		return node_err(L, seq, "expected at least one integer in %s", what);
+	p->values = calloc(n, sizeof *p->values);
+	if (!p->values)
+		return oom(L);
+	for (size_t k = 0; k < n; k++) {
+		const yaml_node_t *v = node_at(L, it[k]);
+		if (take_int(L, v, what, &p->values[k]))
+			return -1;
+		for (size_t j = 0; j < k; j++)
+			if (p->values[j] == p->values[k])
+				return node_err(L, v, "expected distinct %s, got %lld twice",
+						what, p->values[k]);
+		p->nvalues = k + 1;
+	}
+	return 0;
+}
+
+static int load_default(const struct loader *L, const yaml_node_t *map,
+			tmpl_param *p, const char *where)
+{
+	char what[192];
+	snprintf(what, sizeof what, "default of %s", where);
+	const yaml_node_t *n = map_require(L, map, "default", where);
+	if (!n || take_int(L, n, what, &p->def))
+		return -1;
+	for (size_t k = 0; k < p->nvalues; k++)
+		if (p->values[k] == p->def)
+			return 0;
+	return node_err(L, n, "expected the default of %s to be one of its values, got %lld",
+			where, p->def);
+}
+
+static int load_param(const struct loader *L, const yaml_node_t *map, size_t i)
+{
+	char where[160];
+	snprintf(where, sizeof where, "params[%zu]", i);
+	if (expect_type(L, map, YAML_MAPPING_NODE, "a mapping for each param") ||
+	    check_keys(L, map, param_keys, where) ||
+	    load_param_name(L, map, i, where))
+		return -1;
+	tmpl_param *p = &L->m->params[i];
+	/* From here on the name says more than the index. */
+	snprintf(where, sizeof where, "param \"%.100s\"", p->name);
+	if (load_values(L, map, p, where) || load_default(L, map, p, where))
+		return -1;
+	const yaml_node_t *doc = map_find(L, map, "doc");
+	char what[192];
+	snprintf(what, sizeof what, "doc of %s", where);
+	if (doc)
+		return take_string(L, doc, what, 0, &p->doc);
+	p->doc = strdup("");
+	return p->doc ? 0 : oom(L);
+}
+
+static int load_params(const struct loader *L, const yaml_node_t *root)
+{
+	const yaml_node_t *seq = map_require(L, root, "params", "the manifest");
+	if (!seq || expect_type(L, seq, YAML_SEQUENCE_NODE,
+				"a sequence of params"))
+		return -1;
+	const yaml_node_item_t *it = seq->data.sequence.items.start;
+	size_t n = (size_t)(seq->data.sequence.items.top - it);
+	if (n == 0)
+		return node_err(L, seq, "expected at least one param in params");
+	L->m->params = calloc(n, sizeof *L->m->params);
+	if (!L->m->params)
+		return oom(L);
+	L->m->nparams = n;
+	for (size_t i = 0; i < n; i++)
+		if (load_param(L, node_at(L, it[i]), i))
+			return -1;
+	return 0;
+}
+
+static int build_names(struct loader *L)
+{
+	const tmpl_manifest *m = L->m;
+	L->nnames = m->nparams + MANIFEST_SHAPE_VARS;
+	L->names = malloc(L->nnames * sizeof *L->names);
+	if (!L->names)
+		return oom(L);
+	for (size_t i = 0; i < m->nparams; i++)
+		L->names[i] = m->params[i].name;
+	for (size_t i = 0; i < MANIFEST_SHAPE_VARS; i++)
+		L->names[m->nparams + i] = shape_var_names[i];
+	return 0;
+}
+
+static int load_constraint(const struct loader *L, const yaml_node_t *map,
+			   size_t i)
+{
+	char where[64], what[96];
+	snprintf(where, sizeof where, "constraints[%zu]", i);
+	if (expect_type(L, map, YAML_MAPPING_NODE,
+			"a mapping with expr (and why) for each constraint") ||
+	    check_keys(L, map, constraint_keys, where))
+		return -1;
+	tmpl_constraint *c = &L->m->constraints[i];
+	const yaml_node_t *n = map_require(L, map, "expr", where);
+	snprintf(what, sizeof what, "expr of %s", where);
+	if (!n || take_expr(L, n, what, &c->expr))
+		return -1;
+	n = map_find(L, map, "why");
+	snprintf(what, sizeof what, "why of %s", where);
+	return n ? take_string(L, n, what, 0, &c->why) : 0;
+}
+
+static int load_constraints(const struct loader *L, const yaml_node_t *root)
+{
+	const yaml_node_t *seq = map_find(L, root, "constraints");
+	if (!seq)
+		return 0;
+	if (expect_type(L, seq, YAML_SEQUENCE_NODE, "a sequence of constraints"))
+		return -1;
+	const yaml_node_item_t *it = seq->data.sequence.items.start;
+	size_t n = (size_t)(seq->data.sequence.items.top - it);
+	if (n == 0)
+		return 0;
+	L->m->constraints = calloc(n, sizeof *L->m->constraints);
+	if (!L->m->constraints)
+		return oom(L);
+	L->m->nconstraints = n;
+	for (size_t i = 0; i < n; i++)
+		if (load_constraint(L, node_at(L, it[i]), i))
+			return -1;
+	return 0;
+}
+
+static int load_launch(const struct loader *L, const yaml_node_t *root)
+{
+	const yaml_node_t *map = map_require(L, root, "launch", "the manifest");
+	if (!map || expect_type(L, map, YAML_MAPPING_NODE,
+				"a mapping of launch expressions") ||
+	    check_keys(L, map, launch_keys, "launch"))
+		return -1;
+	tmpl_launch *l = &L->m->launch;
+	char **slots[] = { &l->threads, &l->rows_per_cta, &l->smem_bytes,
+			   &l->persistent, &l->max_n };
+	for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
+		const yaml_node_t *n = map_require(L, map, launch_keys[i], "launch");
+		char what[64];
+		snprintf(what, sizeof what, "launch.%s", launch_keys[i]);
+		if (!n || take_expr(L, n, what, slots[i]))
+			return -1;
+	}
+	return 0;
+}
+
+static int load_header(const struct loader *L, const yaml_node_t *root)
+{
+	const yaml_node_t *n;
+	if (load_template(L, root))
+		return -1;
+	n = map_require(L, root, "op", "the manifest");
+	if (!n || take_string(L, n, "op", 1, &L->m->op))
+		return -1;
+	if (load_source(L, root))
+		return -1;
+	n = map_find(L, root, "summary");
+	if (n)
+		return take_string(L, n, "summary", 0, &L->m->summary);
+	L->m->summary = strdup("");
+	return L->m->summary ? 0 : oom(L);
+}
+
+static int load_document(struct loader *L)
+{
+	const yaml_node_t *root = yaml_document_get_root_node(L->doc);
+	if (!root)
+		return at_error_set(L->err,
+				    "%s:1:1: expected a mapping of manifest keys, got an empty document",
+				    L->path);
+	if (expect_type(L, root, YAML_MAPPING_NODE,
+			"a mapping of manifest keys") ||
+	    check_keys(L, root, top_keys, "the manifest") ||
+	    load_header(L, root) || load_dtypes(L, root) ||
+	    load_params(L, root) || build_names(L) ||
+	    load_constraints(L, root) || load_launch(L, root))
+		return -1;
+	/* Last, so that mistakes in the file itself are reported first. */
+	return check_source(L, root);
+}
+
+/* Reader errors (bad encoding) carry a byte offset, not a mark. */
+static void offset_to_mark(FILE *f, size_t offset, size_t *line, size_t *col)
+{
+	*line = 0;
+	*col = 0;
+	rewind(f);
+	for (size_t i = 0; i < offset; i++) {
+		int c = getc(f);
+		if (c == EOF)
+			break;
+		if (c == '\n') {
+			(*line)++;
+			*col = 0;
+		} else {
+			(*col)++;
+		}
+	}
+}
+
+static int yaml_failure(const char *path, FILE *f, const yaml_parser_t *yp,
+			at_error *err)
+{
+	const char *problem = yp->problem ? yp->problem : "unknown error";
+	size_t line = yp->problem_mark.line, col = yp->problem_mark.column;
+
+	if (yp->error == YAML_MEMORY_ERROR)
+		return at_error_set(err, "%s: out of memory", path);
+	if (yp->error == YAML_READER_ERROR) {
+		offset_to_mark(f, yp->problem_offset, &line, &col);
+		return at_error_set(err, "%s:%zu:%zu: invalid YAML: %s at %zu:%zu",
+				    path, line + 1, col + 1, problem, line + 1,
+				    col + 1);
+	}
+	if (yp->context)
+		return at_error_set(err,
+				    "%s:%zu:%zu: invalid YAML: %s at %zu:%zu (%s at %zu:%zu)",
+				    path, line + 1, col + 1, problem, line + 1,
+				    col + 1, yp->context, yp->context_mark.line + 1,
+				    yp->context_mark.column + 1);
+	return at_error_set(err, "%s:%zu:%zu: invalid YAML: %s at %zu:%zu", path,
+			    line + 1, col + 1, problem, line + 1, col + 1);
+}
+
+/* A second document would be silently ignored; refuse it instead. */
+static int check_single_document(const char *path, FILE *f, yaml_parser_t *yp,
+				 at_error *err)
+{
+	yaml_document_t extra;
+	if (!yaml_parser_load(yp, &extra))
+		return yaml_failure(path, f, yp, err);
+	const yaml_node_t *root = yaml_document_get_root_node(&extra);
+	int rc = 0;
+	if (root)
+		rc = at_error_set(err,
+				  "%s:%zu:%zu: expected a single YAML document, got a second one",
+				  path, root->start_mark.line + 1,
+				  root->start_mark.column + 1);
+	yaml_document_delete(&extra);
+	return rc;
+}
+
+static int parse_file(const char *path, FILE *f, tmpl_manifest *out,
+		      at_error *err)
+{
+	yaml_parser_t yp;
+	yaml_document_t doc;
+	if (!yaml_parser_initialize(&yp))
+		return at_error_set(err, "%s: out of memory", path);
+	yaml_parser_set_input_file(&yp, f);
+	int rc;
+	if (!yaml_parser_load(&yp, &doc)) {
+		rc = yaml_failure(path, f, &yp, err);
+	} else {
+		struct loader L = { .path = path, .doc = &doc, .m = out, .err = err };
+		rc = check_single_document(path, f, &yp, err);
+		if (rc == 0)
+			rc = load_document(&L);
+		free(L.names);
+		yaml_document_delete(&doc);
+	}
+	yaml_parser_delete(&yp);
+	return rc;
+}
+
+int manifest_load(const char *path, tmpl_manifest *out, at_error *err)
+{
+	memset(out, 0, sizeof *out);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return at_error_set(err, "%s: cannot open: %s", path,
+				    strerror(errno));
+	int rc = parse_file(path, f, out, err);
+	fclose(f);
+	if (rc == 0) {
+		out->manifest_path = strdup(path);
+		if (!out->manifest_path)
+			rc = at_error_set(err, "%s: out of memory", path);
+	}
+	if (rc)
+		manifest_free(out);
+	return rc ? -1 : 0;
+}
+
+void manifest_free(tmpl_manifest *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nparams; i++) {
+		free(m->params[i].name);
+		free(m->params[i].values);
+		free(m->params[i].doc);
+	}
+	free(m->params);
+	for (size_t i = 0; i < m->nconstraints; i++) {
+		free(m->constraints[i].expr);
+		free(m->constraints[i].why);
+	}
+	free(m->constraints);
+	free(m->launch.threads);
+	free(m->launch.rows_per_cta);
+	free(m->launch.smem_bytes);
+	free(m->launch.persistent);
+	free(m->launch.max_n);
+	free(m->name);
+	free(m->op);
+	free(m->summary);
+	free(m->manifest_path);
+	free(m->source_path);
+	memset(m, 0, sizeof *m);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int is_manifest_name(const char *name)
+{
+	size_t n = strlen(name);
+	/* Like the shell's *.yaml: hidden files (editor backups) are skipped. */
+	return name[0] != '.' && n > 5 && strcmp(name + n - 5, ".yaml") == 0;
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+static int list_manifests(const char *dir, char ***names, size_t *n,
+			  at_error *err)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return at_error_set(err, "%s: cannot open folder: %s", dir,
+				    strerror(errno));
+	size_t cap = 0;
+	const struct dirent *e;
+	*names = NULL;
+	*n = 0;
+	while ((e = readdir(d))) {
+		if (!is_manifest_name(e->d_name))
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			char **grown = realloc(*names, cap * sizeof *grown);
+			if (!grown)
+				goto nomem;
+			*names = grown;
+		}
+		if (!((*names)[*n] = strdup(e->d_name)))
+			goto nomem;
+		(*n)++;
+	}
+	closedir(d);
+	if (*n)
+		qsort(*names, *n, sizeof **names, cmp_str);
+	return 0;
+nomem:
+	closedir(d);
+	free_names(*names, *n);
+	*names = NULL;
+	*n = 0;
+	return at_error_set(err, "%s: out of memory", dir);
+}
+
+static char *join_path(const char *dir, const char *name)
+{
+	size_t dlen = strlen(dir);
+	int slash = dlen > 0 && dir[dlen - 1] == '/';
+	size_t len = dlen + strlen(name) + 2;
+	char *p = malloc(len);
+	if (p)
+		snprintf(p, len, "%s%s%s", dir, slash ? "" : "/", name);
+	return p;
+}
+
+int manifest_load_dir(const char *dir, tmpl_manifest **out, size_t *n,
+		      at_error *err)
+{
+	char **names = NULL;
+	size_t count = 0, i;
+	*out = NULL;
+	*n = 0;
+	if (list_manifests(dir, &names, &count, err))
+		return -1;
+	tmpl_manifest *ms = count ? calloc(count, sizeof *ms) : NULL;
+	if (count && !ms) {
+		free_names(names, count);
+		return at_error_set(err, "%s: out of memory", dir);
+	}
+	for (i = 0; i < count; i++) {
+		char *path = join_path(dir, names[i]);
+		int rc = path ? manifest_load(path, &ms[i], err) :
+				at_error_set(err, "%s: out of memory", dir);
+		free(path);
+		if (rc)
+			break;
+	}
+	free_names(names, count);
+	if (i < count) {
+		manifest_free_all(ms, i);
+		return -1;
+	}
+	*out = ms;
+	*n = count;
+	return 0;
+}
+
+void manifest_free_all(tmpl_manifest *ms, size_t n)
+{
+	for (size_t i = 0; ms && i < n; i++)
+		manifest_free(&ms[i]);
+	free(ms);
+}
+
+int manifest_param_index(const tmpl_manifest *m, const char *name)
+{
+	for (size_t i = 0; i < m->nparams; i++)
+		if (strcmp(m->params[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+size_t manifest_vars(const tmpl_manifest *m, const long long *values,
+		     const shape_env *env, expr_var *vars)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < m->nparams; i++, k++) {
+		vars[k].name = m->params[i].name;
+		vars[k].value = values[i];
+	}
+	if (!env)
+		return k;
+	const long long shape[MANIFEST_SHAPE_VARS] = {
+		env->M,	 env->N,	   env->elem_bytes, env->sm_count,
+		env->cc, env->max_threads, env->max_smem,   env->regs_per_sm,
+	};
+	for (size_t i = 0; i < MANIFEST_SHAPE_VARS; i++, k++) {
+		vars[k].name = shape_var_names[i];
+		vars[k].value = shape[i];
+	}
+	return k;
+}
+
+static expr_var *alloc_vars(const tmpl_manifest *m, at_error *err)
+{
+	expr_var *vars = malloc((m->nparams + MANIFEST_SHAPE_VARS) * sizeof *vars);
+	if (!vars)
+		at_error_set(err, "out of memory");
+	return vars;
+}
+
+int manifest_check(const tmpl_manifest *m, const long long *values,
+		   const shape_env *env, at_error *err)
+{
+	expr_var *vars = alloc_vars(m, err);
+	if (!vars)
+		return -1;
+	size_t nvars = manifest_vars(m, values, env, vars);
+	int rc = 1;
+	for (size_t i = 0; i < m->nconstraints && rc == 1; i++) {
+		const tmpl_constraint *c = &m->constraints[i];
+		long long v;
+		int r = expr_eval(c->expr, vars, nvars, &v, err);
+		if (r == EXPR_UNKNOWN)
+			continue; /* needs shape variables not known yet */
+		if (r != EXPR_OK) {
+			rc = -1;
+		} else if (v == 0) {
+			at_error_set(err, "constraint `%s` fails%s%s", c->expr,
+				     c->why ? ": " : "", c->why ? c->why : "");
+			rc = 0;
+		}
+	}
+	free(vars);
+	return rc;
+}
+
+int manifest_eval(const tmpl_manifest *m, const char *expr,
+		  const long long *values, const shape_env *env,
+		  long long *out, at_error *err)
+{
+	expr_var *vars = alloc_vars(m, err);
+	if (!vars)
+		return EXPR_ERROR;
+	size_t nvars = manifest_vars(m, values, env, vars);
+	int rc = expr_eval(expr, vars, nvars, out, err);
+	free(vars);
+	return rc;
+}

@@ -1,0 +1,113 @@
+/* A template's manifest: the YAML file beside the CUDA template that declares
+ * its parameter space, its constraints and its launch geometry.
+ *
+ * Format (templates/softmax_block.yaml is a full example):
+ *
+ *   template: softmax_block          # name; must match the file's stem
+ *   op: softmax
+ *   source: softmax_block.cu         # relative to the manifest's folder
+ *   summary: One CTA per row, row held in registers; medium N.
+ *   dtypes: [f32, f16, bf16]
+ *   params:
+ *     - name: threads                # lower case; the template sees THREADS
+ *       values: [128, 256, 512, 1024]
+ *       default: 256                 # must be one of values
+ *       doc: threads per CTA
+ *   constraints:                     # all must be non-zero for a variant
+ *     - expr: "elems_per_thread % vec == 0"
+ *       why: whole vectors per thread
+ *   launch:                          # expressions over params + shape vars
+ *     threads: "threads"             # threads per CTA
+ *     rows_per_cta: "1"              # rows one CTA handles per step
+ *     smem_bytes: "0"                # dynamic shared memory per CTA
+ *     persistent: "persistent"       # non-zero: grid from occupancy, loop rows
+ *     max_n: "threads * elems_per_thread"   # longest row served; 0 = any
+ *
+ * Variables an expression may use besides the params (see manifest_shape_vars):
+ *   M, N, elem_bytes, sm_count, cc (e.g. 90), max_threads, max_smem, regs_per_sm.
+ */
+#ifndef AT_GEN_MANIFEST_H
+#define AT_GEN_MANIFEST_H
+
+#include <stddef.h>
+
+#include "common/dtype.h"
+#include "common/error.h"
+#include "gen/expr.h"
+
+typedef struct tmpl_param {
+	char *name;
+	long long *values;
+	size_t nvalues;
+	long long def;
+	char *doc;
+} tmpl_param;
+
+typedef struct tmpl_constraint {
+	char *expr;
+	char *why; /* may be NULL */
+} tmpl_constraint;
+
+typedef struct tmpl_launch {
+	char *threads;
+	char *rows_per_cta;
+	char *smem_bytes;
+	char *persistent;
+	char *max_n;
+} tmpl_launch;
+
+typedef struct tmpl_manifest {
+	char *name;
+	char *op;
+	char *summary;
+	char *manifest_path; /* as given to manifest_load */
+	char *source_path;   /* manifest's folder joined with `source` */
+	unsigned dtype_mask; /* bit (1u << at_dtype) for each dtype served */
+	tmpl_param *params;
+	size_t nparams;
+	tmpl_constraint *constraints;
+	size_t nconstraints;
+	tmpl_launch launch;
+} tmpl_manifest;
+
+/* The variables describing a shape and a device, in the order listed above. */
+#define MANIFEST_SHAPE_VARS 8
+typedef struct shape_env {
+	long long M, N, elem_bytes, sm_count, cc, max_threads, max_smem, regs_per_sm;
+} shape_env;
+
+/* Loads and validates one manifest: required keys present, no unknown keys,
+ * values integers, default among values, every expression valid over the
+ * params plus the shape variables, source file readable. On error returns -1
+ * with "path:line:column: what was expected" in err; *out is left zeroed. */
+int manifest_load(const char *path, tmpl_manifest *out, at_error *err);
+
+void manifest_free(tmpl_manifest *m);
+
+/* Loads every *.yaml in dir, sorted by file name. Fails on the first bad one. */
+int manifest_load_dir(const char *dir, tmpl_manifest **out, size_t *n,
+		      at_error *err);
+void manifest_free_all(tmpl_manifest *ms, size_t n);
+
+/* Index of the param with that name, or -1. */
+int manifest_param_index(const tmpl_manifest *m, const char *name);
+
+/* Fills vars[0..nparams + MANIFEST_SHAPE_VARS) with the params' values
+ * (values[i] for params[i]) followed by the shape variables. vars must have
+ * room for that many; names point into m and static strings. */
+size_t manifest_vars(const tmpl_manifest *m, const long long *values,
+		     const shape_env *env, expr_var *vars);
+
+/* Evaluates every constraint. Returns 1 if all hold, 0 if one fails (its
+ * `why`, or its expression, goes to err as "constraint `expr` fails: why"),
+ * -1 on an evaluation error. A constraint naming a variable not given (when
+ * env is NULL, the shape variables are not given) is skipped. */
+int manifest_check(const tmpl_manifest *m, const long long *values,
+		   const shape_env *env, at_error *err);
+
+/* Evaluates one launch expression (e.g. m->launch.threads). */
+int manifest_eval(const tmpl_manifest *m, const char *expr,
+		  const long long *values, const shape_env *env,
+		  long long *out, at_error *err);
+
+#endif

@@ -1,0 +1,125 @@
+// Template softmax_block: one CTA per row, the whole row held in registers.
+// Regime: medium rows (about 1K to 32K elements) that fit in the registers of
+// one CTA; the row is read once and written once.
+//
+// Parameters (macros set by the generator):
+//   THREADS           threads per CTA
+//   VEC               elements per vector access (VEC * element size <= 16 B)
+//   ELEMS_PER_THREAD  elements each thread holds (a multiple of VEC)
+//   STAGES            rows in flight per CTA in the persistent loop: the
+//                     loads of the next STAGES-1 rows are issued before the
+//                     current row is reduced (1 = no prefetch)
+//   PERSISTENT        0: one CTA per row; 1: a grid sized from occupancy
+//                     whose CTAs loop over rows
+#include "softmax_common.cuh"
+
+#define ITERS (ELEMS_PER_THREAD / VEC)
+#define WARPS (THREADS / 32)
+
+struct row_buf {
+	vec_t v[ITERS];
+};
+
+__device__ __forceinline__ void load_row(row_buf &b, const elem_t *row, long long n,
+					 bool vec_ok)
+{
+#pragma unroll
+	for (int i = 0; i < ITERS; i++)
+		load_vec(b.v[i], row, ((long long)i * THREADS + threadIdx.x) * VEC, n,
+			 vec_ok);
+}
+
+// Reduces v over the CTA; `slot` is a 32-float shared array owned by this
+// reduction. Every thread gets the result.
+__device__ __forceinline__ float cta_max(float v, float *slot)
+{
+	v = group_max(v, 32);
+	if (WARPS == 1)
+		return v;
+	if (threadIdx.x % 32 == 0)
+		slot[threadIdx.x / 32] = v;
+	__syncthreads();
+	v = threadIdx.x % 32 < WARPS ? slot[threadIdx.x % 32] : NEG_INF_F;
+	return group_max(v, WARPS);
+}
+
+__device__ __forceinline__ float cta_sum(float v, float *slot)
+{
+	v = group_sum(v, 32);
+	if (WARPS == 1)
+		return v;
+	if (threadIdx.x % 32 == 0)
+		slot[threadIdx.x / 32] = v;
+	__syncthreads();
+	v = threadIdx.x % 32 < WARPS ? slot[threadIdx.x % 32] : 0.0f;
+	return group_sum(v, WARPS);
+}
+
+// Softmax of one row from registers to y. The two reductions use separate
+// shared slots, so consecutive rows need no extra barrier: a warp can only
+// overwrite a slot after every warp has passed the next reduction's barrier.
+__device__ __forceinline__ void finish_row(const row_buf &b, elem_t *row, long long n,
+					   bool vec_ok, float *max_slot, float *sum_slot)
+{
+	float v[ITERS][VEC];
+	float m = NEG_INF_F;
+#pragma unroll
+	for (int i = 0; i < ITERS; i++)
+#pragma unroll
+		for (int j = 0; j < VEC; j++) {
+			v[i][j] = to_f32(b.v[i].v[j]);
+			m = fmaxf(m, v[i][j]);
+		}
+	m = cta_max(m, max_slot);
+	const float m2 = m * LOG2E_F;
+	float s = 0.0f;
+#pragma unroll
+	for (int i = 0; i < ITERS; i++)
+#pragma unroll
+		for (int j = 0; j < VEC; j++) {
+			v[i][j] = fast_exp2(fmaf(v[i][j], LOG2E_F, -m2));
+			s += v[i][j];
+		}
+	s = cta_sum(s, sum_slot);
+	const float inv = 1.0f / s;
+#pragma unroll
+	for (int i = 0; i < ITERS; i++) {
+#pragma unroll
+		for (int j = 0; j < VEC; j++)
+			v[i][j] *= inv;
+		store_vec(row, ((long long)i * THREADS + threadIdx.x) * VEC, n, vec_ok, v[i]);
+	}
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+softmax_kernel(elem_t *__restrict__ y, const elem_t *__restrict__ x, long long M,
+	       long long N, long long ldy, long long ldx)
+{
+	__shared__ float max_slot[32], sum_slot[32];
+	const bool vec_ok = rows_vec_aligned(x, ldx) && rows_vec_aligned(y, ldy);
+#if PERSISTENT
+	row_buf buf[STAGES];
+	const long long step = gridDim.x;
+	long long row = blockIdx.x;
+#pragma unroll
+	for (int s = 0; s < STAGES - 1; s++)
+		if (row + s * step < M)
+			load_row(buf[s], x + (row + s * step) * ldx, N, vec_ok);
+	for (; row < M; row += STAGES * step) {
+#pragma unroll
+		for (int s = 0; s < STAGES; s++) {
+			const long long r = row + s * step;
+			const long long ahead = r + (STAGES - 1) * step;
+			if (ahead < M)
+				load_row(buf[(s + STAGES - 1) % STAGES], x + ahead * ldx, N, vec_ok);
+			if (r < M)
+				finish_row(buf[s], y + r * ldy, N, vec_ok, max_slot, sum_slot);
+		}
+	}
+#else
+	row_buf buf;
+	const long long row = blockIdx.x;
+	load_row(buf, x + row * ldx, N, vec_ok);
+	finish_row(buf, y + row * ldy, N, vec_ok, max_slot, sum_slot);
+#endif
+}

@@ -1,0 +1,164 @@
+// Shared pieces of the softmax templates, inlined into each generated source
+// by the generator: the element type chosen by DTYPE_F32 / DTYPE_F16 /
+// DTYPE_BF16, conversions to and from f32 (math is always in f32), 16-byte
+// vector access with a scalar path for misaligned rows, and warp reductions.
+// No CUDA headers are included so that NVRTC needs no include path.
+#pragma once
+
+#if DTYPE_F32
+typedef float elem_t;
+#define ELEM_NEG_INF_BITS 0xff800000u
+#else
+typedef unsigned short elem_t; // raw f16 / bf16 bits
+#if DTYPE_F16
+#define ELEM_NEG_INF_BITS 0xfc00u
+#else
+#define ELEM_NEG_INF_BITS 0xff80u
+#endif
+#endif
+
+#define LOG2E_F 1.4426950408889634f
+#define NEG_INF_F (-__int_as_float(0x7f800000))
+
+// A VEC-element vector that is loaded and stored as one access.
+struct alignas(VEC * sizeof(elem_t)) vec_t {
+	elem_t v[VEC];
+};
+
+__device__ __forceinline__ float to_f32(elem_t v)
+{
+#if DTYPE_F32
+	return v;
+#elif DTYPE_F16
+	float f;
+	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
+	return f;
+#else
+	return __uint_as_float(((unsigned)v) << 16);
+#endif
+}
+
+__device__ __forceinline__ elem_t from_f32(float f)
+{
+#if DTYPE_F32
+	return f;
+#elif DTYPE_F16
+	unsigned short h;
+	asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+	return h;
+#elif __CUDA_ARCH__ >= 800
+	unsigned short h;
+	asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+	return h;
+#else
+	unsigned u = __float_as_uint(f);
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (unsigned short)((u >> 16) | 0x40);
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (unsigned short)(u >> 16);
+#endif
+}
+
+// Packs two f32 into two adjacent half-precision elements with one
+// instruction where the GPU has it (lo goes to the lower address).
+__device__ __forceinline__ void store_pair(elem_t *dst, float lo, float hi)
+{
+#if !DTYPE_F32 && __CUDA_ARCH__ >= 800
+	unsigned packed;
+#if DTYPE_F16
+	asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(hi), "f"(lo));
+#else
+	asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(hi), "f"(lo));
+#endif
+	dst[0] = (elem_t)(packed & 0xffffu);
+	dst[1] = (elem_t)(packed >> 16);
+#else
+	dst[0] = from_f32(lo);
+	dst[1] = from_f32(hi);
+#endif
+}
+
+__device__ __forceinline__ elem_t elem_neg_inf(void)
+{
+#if DTYPE_F32
+	return __int_as_float((int)ELEM_NEG_INF_BITS);
+#else
+	return (elem_t)ELEM_NEG_INF_BITS;
+#endif
+}
+
+// 2^x with the hardware approximation (relative error ~2^-22).
+__device__ __forceinline__ float fast_exp2(float x)
+{
+	float y;
+	asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+}
+
+// True when every row of p with stride ld (elements) starts on a VEC-element
+// boundary, so whole vectors can be moved; checked once per launch.
+__device__ __forceinline__ bool rows_vec_aligned(const void *p, long long ld)
+{
+	return VEC == 1 ||
+	       (((unsigned long long)p % (VEC * sizeof(elem_t))) == 0 && ld % VEC == 0);
+}
+
+// Loads the VEC elements at row[col...]; elements at or past n read as -inf
+// so that they vanish from the max and the sum.
+__device__ __forceinline__ void load_vec(vec_t &out, const elem_t *row, long long col,
+					 long long n, bool vec_ok)
+{
+	if (vec_ok && col + VEC <= n) {
+		out = *reinterpret_cast<const vec_t *>(row + col);
+	} else {
+#pragma unroll
+		for (int j = 0; j < VEC; j++)
+			out.v[j] = col + j < n ? row[col + j] : elem_neg_inf();
+	}
+}
+
+// Converts, scales by inv and stores VEC results at row[col...] (masked).
+__device__ __forceinline__ void store_vec(elem_t *row, long long col, long long n,
+					  bool vec_ok, const float *vals)
+{
+	vec_t out;
+#if DTYPE_F32
+#pragma unroll
+	for (int j = 0; j < VEC; j++)
+		out.v[j] = vals[j];
+#else
+#pragma unroll
+	for (int j = 0; j + 1 < VEC; j += 2)
+		store_pair(&out.v[j], vals[j], vals[j + 1]);
+	if (VEC % 2)
+		out.v[VEC - 1] = from_f32(vals[VEC - 1]);
+#endif
+	if (vec_ok && col + VEC <= n) {
+		*reinterpret_cast<vec_t *>(row + col) = out;
+	} else {
+#pragma unroll
+		for (int j = 0; j < VEC; j++)
+			if (col + j < n)
+				row[col + j] = out.v[j];
+	}
+}
+
+// Max and sum over `width` consecutive lanes (width a power of two <= 32);
+// every lane of the group gets the result.
+__device__ __forceinline__ float group_max(float v, int width)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1)
+		if (o < width)
+			v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return v;
+}
+
+__device__ __forceinline__ float group_sum(float v, int width)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1)
+		if (o < width)
+			v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}

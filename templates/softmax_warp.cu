@@ -1,0 +1,124 @@
+// Template softmax_warp: a warp or a sub-warp of LANES threads per row,
+// several rows per CTA, rows held in registers, reductions by shuffles only
+// (no shared memory, no barriers).
+// Regime: short rows (up to about 1K elements) where a CTA per row would
+// leave most threads idle and pay a barrier per row.
+//
+// Parameters (macros set by the generator):
+//   THREADS           threads per CTA (a multiple of 32)
+//   LANES             threads per row (2..32, a power of two)
+//   ROWS_PER_CTA      rows a CTA handles per step; each group of LANES
+//                     threads takes ROWS_PER_CTA / (THREADS / LANES) of them
+//   VEC               elements per vector access (VEC * element size <= 16 B)
+//   ELEMS_PER_THREAD  elements of one row each thread holds (multiple of VEC)
+//   STAGES            row steps in flight in the persistent loop (1 = none)
+//   PERSISTENT        0: one step per CTA; 1: occupancy-sized grid that loops
+#include "softmax_common.cuh"
+
+#define ITERS (ELEMS_PER_THREAD / VEC)
+#define GROUPS (THREADS / LANES)
+#define ROWS_PER_GROUP (ROWS_PER_CTA / GROUPS)
+
+struct rows_buf {
+	vec_t v[ROWS_PER_GROUP][ITERS];
+};
+
+// Loads this group's rows of the step that starts at row `first`.
+__device__ __forceinline__ void load_rows(rows_buf &b, const elem_t *x, long long first,
+					  long long M, long long N, long long ldx, bool vec_ok)
+{
+	const int lane = threadIdx.x % LANES;
+	const long long base = first + (long long)(threadIdx.x / LANES) * ROWS_PER_GROUP;
+#pragma unroll
+	for (int r = 0; r < ROWS_PER_GROUP; r++) {
+		// Rows past M still take part in the shuffles, with nothing loaded.
+		const long long n = base + r < M ? N : 0;
+#pragma unroll
+		for (int i = 0; i < ITERS; i++)
+			load_vec(b.v[r][i], x + (base + r) * ldx,
+				 ((long long)i * LANES + lane) * VEC, n, vec_ok);
+	}
+}
+
+__device__ __forceinline__ void finish_rows(const rows_buf &b, elem_t *y, long long first,
+					    long long M, long long N, long long ldy,
+					    bool vec_ok)
+{
+	const int lane = threadIdx.x % LANES;
+	const long long base = first + (long long)(threadIdx.x / LANES) * ROWS_PER_GROUP;
+	float v[ROWS_PER_GROUP][ITERS][VEC];
+	float m[ROWS_PER_GROUP], s[ROWS_PER_GROUP];
+#pragma unroll
+	for (int r = 0; r < ROWS_PER_GROUP; r++) {
+		m[r] = NEG_INF_F;
+#pragma unroll
+		for (int i = 0; i < ITERS; i++)
+#pragma unroll
+			for (int j = 0; j < VEC; j++) {
+				v[r][i][j] = to_f32(b.v[r][i].v[j]);
+				m[r] = fmaxf(m[r], v[r][i][j]);
+			}
+	}
+#pragma unroll
+	for (int r = 0; r < ROWS_PER_GROUP; r++)
+		m[r] = group_max(m[r], LANES) * LOG2E_F;
+#pragma unroll
+	for (int r = 0; r < ROWS_PER_GROUP; r++) {
+		s[r] = 0.0f;
+#pragma unroll
+		for (int i = 0; i < ITERS; i++)
+#pragma unroll
+			for (int j = 0; j < VEC; j++) {
+				v[r][i][j] = fast_exp2(fmaf(v[r][i][j], LOG2E_F, -m[r]));
+				s[r] += v[r][i][j];
+			}
+	}
+#pragma unroll
+	for (int r = 0; r < ROWS_PER_GROUP; r++)
+		s[r] = 1.0f / group_sum(s[r], LANES);
+#pragma unroll
+	for (int r = 0; r < ROWS_PER_GROUP; r++) {
+		if (base + r >= M)
+			continue;
+#pragma unroll
+		for (int i = 0; i < ITERS; i++) {
+#pragma unroll
+			for (int j = 0; j < VEC; j++)
+				v[r][i][j] *= s[r];
+			store_vec(y + (base + r) * ldy, ((long long)i * LANES + lane) * VEC, N,
+				  vec_ok, v[r][i]);
+		}
+	}
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+softmax_kernel(elem_t *__restrict__ y, const elem_t *__restrict__ x, long long M,
+	       long long N, long long ldy, long long ldx)
+{
+	const bool vec_ok = rows_vec_aligned(x, ldx) && rows_vec_aligned(y, ldy);
+#if PERSISTENT
+	rows_buf buf[STAGES];
+	const long long step = (long long)gridDim.x * ROWS_PER_CTA;
+	long long first = (long long)blockIdx.x * ROWS_PER_CTA;
+#pragma unroll
+	for (int s = 0; s < STAGES - 1; s++)
+		if (first + s * step < M)
+			load_rows(buf[s], x, first + s * step, M, N, ldx, vec_ok);
+	for (; first < M; first += STAGES * step) {
+#pragma unroll
+		for (int s = 0; s < STAGES; s++) {
+			const long long f = first + s * step;
+			const long long ahead = f + (STAGES - 1) * step;
+			if (ahead < M)
+				load_rows(buf[(s + STAGES - 1) % STAGES], x, ahead, M, N, ldx, vec_ok);
+			if (f < M)
+				finish_rows(buf[s], y, f, M, N, ldy, vec_ok);
+		}
+	}
+#else
+	rows_buf buf;
+	const long long first = (long long)blockIdx.x * ROWS_PER_CTA;
+	load_rows(buf, x, first, M, N, ldx, vec_ok);
+	finish_rows(buf, y, first, M, N, ldy, vec_ok);
+#endif
+}

@@ -1,0 +1,130 @@
+/* GPU timing: see bench.h. */
+#include "tuner/bench.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/strbuf.h"
+
+int bench_open(bench *b, const gpu_device *gpu, int warmup, int reps, at_error *err)
+{
+	memset(b, 0, sizeof *b);
+	if (reps < 1 || reps > BENCH_MAX_REPS)
+		return at_error_set(err, "repetitions must be 1..%d", BENCH_MAX_REPS);
+	b->warmup = warmup;
+	b->reps = reps;
+	b->start = xcalloc((size_t)reps, sizeof *b->start);
+	b->stop = xcalloc((size_t)reps, sizeof *b->stop);
+	CU_TRY(err, cudrv.cuStreamCreate(&b->stream, CU_STREAM_NON_BLOCKING));
+	for (int i = 0; i < reps; i++) {
+		CU_TRY(err, cudrv.cuEventCreate(&b->start[i], CU_EVENT_DEFAULT));
+		CU_TRY(err, cudrv.cuEventCreate(&b->stop[i], CU_EVENT_DEFAULT));
+	}
+	b->flush_bytes = (size_t)(gpu->l2_bytes > 0 ? gpu->l2_bytes : 64 << 20) * 2;
+	CU_TRY(err, cudrv.cuMemAlloc(&b->flush, b->flush_bytes));
+	return 0;
+}
+
+void bench_close(bench *b)
+{
+	for (int i = 0; i < b->reps; i++) {
+		if (b->start && b->start[i])
+			cudrv.cuEventDestroy(b->start[i]);
+		if (b->stop && b->stop[i])
+			cudrv.cuEventDestroy(b->stop[i]);
+	}
+	if (b->flush)
+		cudrv.cuMemFree(b->flush);
+	if (b->stream)
+		cudrv.cuStreamDestroy(b->stream);
+	free(b->start);
+	free(b->stop);
+	memset(b, 0, sizeof *b);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double median_of(double *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int collect(bench *b, timing *out, at_error *err)
+{
+	double *us = xmalloc((size_t)b->reps * sizeof *us);
+	int rc = 0;
+	CUresult cr = cudrv.cuStreamSynchronize(b->stream);
+	if (cr != CUDA_SUCCESS)
+		rc = cudrv_error(err, cr, "running the timed launches");
+	for (int i = 0; i < b->reps && rc == 0; i++) {
+		float ms = 0;
+		cr = cudrv.cuEventElapsedTime(&ms, b->start[i], b->stop[i]);
+		if (cr != CUDA_SUCCESS)
+			rc = cudrv_error(err, cr, "cuEventElapsedTime");
+		us[i] = ms * 1e3;
+	}
+	if (rc == 0) {
+		out->median_us = median_of(us, (size_t)b->reps);
+		out->min_us = us[0];
+		out->max_us = us[b->reps - 1];
+		out->reps = b->reps;
+	}
+	free(us);
+	return rc;
+}
+
+int bench_time(bench *b, bench_launch_fn launch, void *arg, timing *out, at_error *err)
+{
+	for (int i = 0; i < b->warmup; i++)
+		if (launch(arg, b->stream, err))
+			return -1;
+	for (int i = 0; i < b->reps; i++) {
+		CU_TRY(err, cudrv.cuMemsetD32Async(b->flush, (unsigned)i, b->flush_bytes / 4,
+						   b->stream));
+		CU_TRY(err, cudrv.cuEventRecord(b->start[i], b->stream));
+		if (launch(arg, b->stream, err))
+			return -1;
+		CU_TRY(err, cudrv.cuEventRecord(b->stop[i], b->stream));
+	}
+	return collect(b, out, err);
+}
+
+typedef struct copy_arg {
+	CUdeviceptr dst, src;
+	size_t bytes;
+} copy_arg;
+
+static int launch_copy(void *arg, CUstream stream, at_error *err)
+{
+	copy_arg *c = arg;
+	CU_TRY(err, cudrv.cuMemcpyDtoDAsync(c->dst, c->src, c->bytes, stream));
+	return 0;
+}
+
+int bench_copy_gbps(bench *b, size_t bytes, double *gbps, at_error *err)
+{
+	copy_arg c = { 0, 0, bytes };
+	CU_TRY(err, cudrv.cuMemAlloc(&c.src, bytes));
+	CUresult rc = cudrv.cuMemAlloc(&c.dst, bytes);
+	if (rc != CUDA_SUCCESS) {
+		cudrv.cuMemFree(c.src);
+		return cudrv_error(err, rc, "allocating the copy benchmark's buffers");
+	}
+	timing t;
+	int status = 0;
+	rc = cudrv.cuMemsetD32Async(c.src, 0x3f800000u, bytes / 4, b->stream);
+	if (rc != CUDA_SUCCESS)
+		status = cudrv_error(err, rc, "filling the copy benchmark's source");
+	else if (bench_time(b, launch_copy, &c, &t, err) != 0)
+		status = -1;
+	else
+		*gbps = 2.0 * (double)bytes / (t.median_us * 1e3);
+	cudrv.cuMemFree(c.src);
+	cudrv.cuMemFree(c.dst);
+	return status;
+}

@@ -1,0 +1,44 @@
+/* Timing on the GPU with CUDA events: warm-up launches, then repetitions
+ * each preceded by an L2 flush (a write over twice the L2 size), so every
+ * repetition starts cold as in the seeds' benchmark. Launches are queued
+ * back to back and timed by events between flush and kernel, so host launch
+ * overhead stays out of the numbers. */
+#ifndef AT_TUNER_BENCH_H
+#define AT_TUNER_BENCH_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+#include "tuner/device.h"
+
+#define BENCH_MAX_REPS 10000
+
+typedef struct bench {
+	CUstream stream;
+	CUevent *start, *stop; /* one pair per repetition */
+	CUdeviceptr flush;
+	size_t flush_bytes;
+	int warmup, reps;
+} bench;
+
+typedef struct timing {
+	double median_us, min_us, max_us;
+	int reps;
+} timing;
+
+/* One launch of the thing being timed, on stream. */
+typedef int (*bench_launch_fn)(void *arg, CUstream stream, at_error *err);
+
+int bench_open(bench *b, const gpu_device *gpu, int warmup, int reps, at_error *err);
+void bench_close(bench *b);
+
+int bench_time(bench *b, bench_launch_fn launch, void *arg, timing *out, at_error *err);
+
+/* Device-to-device copy bandwidth (bytes read + written per second / 1e9)
+ * over buffers of `bytes`, the ceiling results are compared with. */
+int bench_copy_gbps(bench *b, size_t bytes, double *gbps, at_error *err);
+
+/* The median of v[0..n) (sorts v). */
+double median_of(double *v, size_t n);
+
+#endif

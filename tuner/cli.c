@@ -1,0 +1,164 @@
+/* The subcommand table and helpers shared by the subcommands. */
+#include "tuner/cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tuner/version.h"
+
+const cli_command cli_commands[] = {
+	{ "sweep", cmd_sweep, "tune every shape of a config and store the winners",
+	  "usage: autotune sweep [-c CONFIG] [--db FILE] [--compile-only] [--arch sm_XX]\n"
+	  "                      [--device N] [--templates DIR] [--threads N]\n"
+	  "\n"
+	  "For each (op, dtype, M, N) in CONFIG (default configs/softmax.yaml), compiles\n"
+	  "every variant of every template that can serve the shape with NVRTC for the\n"
+	  "GPU, checks it against a CPU reference on fresh random input, times the\n"
+	  "variants that pass, and stores every result and the winner in the database\n"
+	  "(default autotune.db, or $AUTOTUNE_DB). Shapes already in the database are\n"
+	  "skipped, so an interrupted sweep resumes where it stopped.\n"
+	  "\n"
+	  "  -c, --config FILE   the sweep config (YAML)\n"
+	  "      --db FILE       the tuning database\n"
+	  "      --compile-only  compile every variant (no GPU needed) and report failures\n"
+	  "      --arch sm_XX    architecture for --compile-only (default sm_90)\n"
+	  "      --device N      which GPU to tune on (default 0)\n"
+	  "      --templates DIR templates folder (default: beside the program, or\n"
+	  "                      $AUTOTUNE_TEMPLATES)\n"
+	  "      --threads N     NVRTC compile threads (default: one per core)\n" },
+	{ "list", cmd_list, "print the winners stored in a database",
+	  "usage: autotune list [--db FILE] [--format table|csv|json]\n"
+	  "\n"
+	  "Prints the winner of every tuned shape: GPU, op, dtype, M, N, template,\n"
+	  "params, median time, GB/s and percentage of the copy bandwidth.\n" },
+	{ "templates", cmd_templates, "list the templates and their parameter spaces",
+	  "usage: autotune templates [--templates DIR]\n"
+	  "\n"
+	  "Lists every template with its op, dtypes, parameters (values and default)\n"
+	  "and constraints.\n" },
+	{ "gen", cmd_gen, "print the specialised source of one variant",
+	  "usage: autotune gen --template T [--param NAME=VALUE]... [--dtype f32|f16|bf16]\n"
+	  "                    [-M M] [-N N] [--compile] [--arch sm_XX] [--templates DIR]\n"
+	  "\n"
+	  "Prints the exact CUDA source of template T specialised for the params (those\n"
+	  "not given take their defaults) and the dtype (default f32). With -M/-N the\n"
+	  "shape constraints are checked too. --compile compiles it with NVRTC (sm_90\n"
+	  "unless --arch) and adds the cubin's registers, shared memory and spills.\n" },
+	{ "help", cmd_help, "show help for a command", "usage: autotune help [COMMAND]\n" },
+	{ "version", cmd_version, "print the version", "usage: autotune version\n" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+const cli_command *cli_find(const char *name)
+{
+	for (const cli_command *c = cli_commands; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+int cli_usage_error(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "autotune %s: ", name);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nsee 'autotune help %s'\n", name);
+	return 2;
+}
+
+int cli_fail(const char *msg)
+{
+	fprintf(stderr, "autotune: %s\n", msg);
+	return 1;
+}
+
+int cli_help(const char *name)
+{
+	const cli_command *c = cli_find(name);
+	if (!c)
+		return cli_usage_error("help", "no command \"%s\"", name);
+	fputs(c->help, stdout);
+	return 0;
+}
+
+int cli_parse_long(const char *cmd, const char *opt, const char *text, long long min,
+		   long long max, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(text, &end, 10);
+	if (errno || end == text || *end || v < min || v > max)
+		return cli_usage_error(cmd, "%s needs an integer from %lld to %lld, got \"%s\"",
+				       opt, min, max, text);
+	*out = v;
+	return 0;
+}
+
+int cli_parse_arch(const char *cmd, const char *text, int *out)
+{
+	const char *p = strncmp(text, "sm_", 3) == 0 ? text + 3 : text;
+	char digits[16];
+	size_t n = 0;
+	for (; *p && n + 1 < sizeof digits; p++)
+		if (*p != '.')
+			digits[n++] = *p;
+	digits[n] = '\0';
+	long long v;
+	if (*p || cli_parse_long(cmd, "--arch", digits, 50, 200, &v) != 0)
+		return cli_usage_error(cmd, "--arch expects sm_XX (e.g. sm_90), got \"%s\"", text);
+	*out = (int)v;
+	return 0;
+}
+
+static void print_overview(FILE *out)
+{
+	fprintf(out, "usage: autotune COMMAND [OPTIONS]\n\n"
+		     "A code-generating autotuner for GPU softmax kernels.\n\ncommands:\n");
+	for (const cli_command *c = cli_commands; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->summary);
+	fprintf(out, "\n'autotune help COMMAND' or 'autotune COMMAND --help' for details.\n");
+}
+
+int cmd_help(int argc, char **argv)
+{
+	if (argc > 2)
+		return cli_usage_error("help", "expected at most one command name");
+	if (argc == 2)
+		return cli_help(argv[1]);
+	print_overview(stdout);
+	return 0;
+}
+
+int cmd_version(int argc, char **argv)
+{
+	if (argc > 1)
+		return cli_usage_error("version", "takes no arguments");
+	printf("autotune %s\n", AUTOTUNE_VERSION);
+	return 0;
+}
+
+int cli_main(int argc, char **argv)
+{
+	if (argc < 2) {
+		print_overview(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		return cmd_help(1, argv);
+	if (strcmp(argv[1], "--version") == 0)
+		return cmd_version(1, argv);
+	const cli_command *c = cli_find(argv[1]);
+	if (!c) {
+		fprintf(stderr, "autotune: unknown command \"%s\"\nsee 'autotune help'\n", argv[1]);
+		return 2;
+	}
+	for (int i = 2; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return cli_help(c->name);
+	return c->run(argc - 1, argv + 1);
+}

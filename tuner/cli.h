@@ -1,0 +1,45 @@
+/* The command line's shared pieces: each subcommand is a function taking
+ * argc/argv (argv[0] is the subcommand's name) and returning the exit
+ * status: 0 success, 1 failure, 2 usage error. Help goes to stdout. */
+#ifndef AT_TUNER_CLI_H
+#define AT_TUNER_CLI_H
+
+typedef struct cli_command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+	const char *help; /* the full page for `autotune help NAME` */
+} cli_command;
+
+extern const cli_command cli_commands[];
+
+/* Runs `autotune ARGS...` and returns the exit status. */
+int cli_main(int argc, char **argv);
+
+const cli_command *cli_find(const char *name);
+
+/* Prints "autotune NAME: message" and a hint to stderr; returns 2. */
+int cli_usage_error(const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Prints "autotune: message" to stderr; returns 1. */
+int cli_fail(const char *msg);
+
+/* Prints the command's help page to stdout; returns 0. */
+int cli_help(const char *name);
+
+/* Parses a positive integer option value; returns 0 or a usage error. */
+int cli_parse_long(const char *cmd, const char *opt, const char *text, long long min,
+		   long long max, long long *out);
+
+/* Parses "sm_90", "90" or "9.0" into 90. */
+int cli_parse_arch(const char *cmd, const char *text, int *out);
+
+int cmd_sweep(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_templates(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+
+#endif

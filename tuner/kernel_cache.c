@@ -1,0 +1,137 @@
+/* The run's compiled-kernel cache: see kernel_cache.h. */
+#include "tuner/kernel_cache.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/strbuf.h"
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+void kernel_cache_init(kernel_cache *c, int cc, int nthreads)
+{
+	memset(c, 0, sizeof *c);
+	c->nbuckets = 1024;
+	c->buckets = xcalloc(c->nbuckets, sizeof *c->buckets);
+	c->cc = cc;
+	c->nthreads = nthreads < 1 ? 1 : nthreads;
+}
+
+void kernel_cache_free(kernel_cache *c)
+{
+	for (size_t b = 0; b < c->nbuckets; b++) {
+		for (kernel_entry *e = c->buckets[b], *next; e; e = next) {
+			next = e->next;
+			if (e->module)
+				cudrv.cuModuleUnload(e->module);
+			compiled_kernel_free(&e->k);
+			free(e->source);
+			free(e->error);
+			free(e);
+		}
+	}
+	free(c->buckets);
+	memset(c, 0, sizeof *c);
+}
+
+static kernel_entry *find(kernel_cache *c, const char *src, uint64_t h)
+{
+	for (kernel_entry *e = c->buckets[h % c->nbuckets]; e; e = e->next)
+		if (e->hash == h && strcmp(e->source, src) == 0)
+			return e;
+	return NULL;
+}
+
+typedef struct compile_batch {
+	kernel_entry **todo;
+	size_t n;
+	atomic_size_t next;
+	int cc;
+} compile_batch;
+
+static void *compile_worker(void *arg)
+{
+	compile_batch *b = arg;
+	for (size_t i; (i = atomic_fetch_add(&b->next, 1)) < b->n;) {
+		kernel_entry *e = b->todo[i];
+		at_error err = { { 0 } };
+		e->status = nvrtc_compile(e->source, "variant.cu", b->cc, &e->k, &err);
+		if (e->status == COMPILE_ERROR)
+			e->error = xstrdup(err.msg);
+	}
+	return NULL;
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static void compile_all(kernel_cache *c, kernel_entry **todo, size_t n)
+{
+	compile_batch b = { .todo = todo, .n = n, .cc = c->cc };
+	atomic_init(&b.next, 0);
+	int nthreads = (size_t)c->nthreads < n ? c->nthreads : (int)n;
+	pthread_t tids[256];
+	int started = 0;
+	double start = now_ms();
+	for (int t = 1; t < nthreads && t < 256; t++)
+		if (pthread_create(&tids[started], NULL, compile_worker, &b) == 0)
+			started++;
+	compile_worker(&b);
+	for (int t = 0; t < started; t++)
+		pthread_join(tids[t], NULL);
+	c->compile_ms += now_ms() - start;
+	c->compiled += n;
+}
+
+void kernel_cache_get(kernel_cache *c, char *const *sources, size_t n,
+		      kernel_entry **entries)
+{
+	kernel_entry **todo = xmalloc((n ? n : 1) * sizeof *todo);
+	size_t ntodo = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t h = fnv1a(sources[i]);
+		kernel_entry *e = find(c, sources[i], h);
+		if (!e) {
+			e = xcalloc(1, sizeof *e);
+			e->source = xstrdup(sources[i]);
+			e->hash = h;
+			e->next = c->buckets[h % c->nbuckets];
+			c->buckets[h % c->nbuckets] = e;
+			c->count++;
+			todo[ntodo++] = e;
+		}
+		entries[i] = e;
+	}
+	if (ntodo)
+		compile_all(c, todo, ntodo);
+	free(todo);
+}
+
+int kernel_entry_load(kernel_entry *e, at_error *err)
+{
+	if (e->fn)
+		return 0;
+	if (e->status != COMPILE_OK)
+		return at_error_set(err, "the variant did not compile");
+	CU_TRY(err, cudrv.cuModuleLoadData(&e->module, e->k.cubin));
+	CUresult rc = cudrv.cuModuleGetFunction(&e->fn, e->module, "softmax_kernel");
+	if (rc != CUDA_SUCCESS) {
+		cudrv.cuModuleUnload(e->module);
+		e->module = NULL;
+		return cudrv_error(err, rc, "cuModuleGetFunction(softmax_kernel)");
+	}
+	return 0;
+}

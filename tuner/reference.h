@@ -1,0 +1,37 @@
+/* The CPU side of checking: random inputs, the softmax reference in double
+ * precision, and the error of a GPU result against it. */
+#ifndef AT_TUNER_REFERENCE_H
+#define AT_TUNER_REFERENCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/dtype.h"
+
+/* Fills count elements of dtype dt with values uniform in [-8, 8), from a
+ * deterministic generator seeded by seed (different seeds, different data). */
+void ref_fill_random(void *host, at_dtype dt, size_t count, uint64_t seed);
+
+/* ref[i*N + j] = softmax of row i of x (row stride ldx elements), computed
+ * in double from the dtype's values, in parallel over rows. NaN rows follow
+ * PyTorch: a row with a NaN, or whose max is +-inf with an inf-inf, is NaN. */
+void ref_softmax(const void *x, at_dtype dt, long long M, long long N, long long ldx,
+		 double *ref);
+
+typedef struct check_result {
+	double rel_l2;        /* ||y - ref|| / ||ref|| over the finite ref values */
+	long long mismatches; /* elements where y is NaN and ref is not, or vice versa */
+	long long first_bad;  /* index of the first such element, -1 if none */
+} check_result;
+
+/* Compares y (dtype dt, row stride ldy) with ref. */
+check_result ref_compare(const void *y, at_dtype dt, long long M, long long N,
+			 long long ldy, const double *ref);
+
+/* The relative L2 tolerance for dt: 1e-5 for f32, 1e-2 for f16 and bf16. */
+double ref_tolerance(at_dtype dt);
+
+/* Element i of a host buffer of dtype dt as double. */
+double ref_load(const void *buf, at_dtype dt, size_t i);
+
+#endif

@@ -1,0 +1,248 @@
+/* Tuning one shape: see tune_shape.h. */
+#include "tuner/tune_shape.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/strbuf.h"
+#include "tuner/enumerate.h"
+#include "tuner/reference.h"
+
+/* The buffers of one shape, on both sides. */
+typedef struct shape_data {
+	CUdeviceptr x, y;
+	void *host_x, *host_y;
+	double *ref;
+	size_t bytes;
+} shape_data;
+
+/* One variant being launched (for bench_time's callback). */
+typedef struct variant_launch {
+	kernel_entry *entry;
+	launch_geometry geom;
+	unsigned grid;
+	CUdeviceptr y, x;
+	long long M, N;
+} variant_launch;
+
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static void free_data(shape_data *d)
+{
+	if (d->x)
+		cudrv.cuMemFree(d->x);
+	if (d->y)
+		cudrv.cuMemFree(d->y);
+	free(d->host_x);
+	free(d->host_y);
+	free(d->ref);
+	memset(d, 0, sizeof *d);
+}
+
+static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, at_error *err)
+{
+	memset(d, 0, sizeof *d);
+	size_t count = (size_t)(s->M * s->N);
+	d->bytes = count * at_dtype_size(s->dtype);
+	d->host_x = xmalloc(d->bytes);
+	d->host_y = xmalloc(d->bytes);
+	d->ref = xmalloc(count * sizeof *d->ref);
+	/* Fresh data for every shape and sweep: the seed mixes both. */
+	uint64_t seed = ctx->seed ^ ((uint64_t)s->M * 0x9e3779b97f4a7c15ULL) ^
+			((uint64_t)s->N << 20) ^ (uint64_t)s->dtype;
+	ref_fill_random(d->host_x, s->dtype, count, seed);
+	ref_softmax(d->host_x, s->dtype, s->M, s->N, s->N, d->ref);
+	CU_TRY(err, cudrv.cuMemAlloc(&d->x, d->bytes));
+	CU_TRY(err, cudrv.cuMemAlloc(&d->y, d->bytes));
+	CU_TRY(err, cudrv.cuMemcpyHtoD(d->x, d->host_x, d->bytes));
+	return 0;
+}
+
+static int launch_variant(void *arg, CUstream stream, at_error *err)
+{
+	variant_launch *l = arg;
+	return launch_softmax(l->entry->fn, &l->geom, l->grid, l->y, l->x, l->M, l->N, l->N,
+			      l->N, stream, err);
+}
+
+/* Errors after which the context is unusable: the sweep cannot go on in
+ * this process. */
+static int context_is_dead(CUresult rc)
+{
+	return rc == CUDA_ERROR_ILLEGAL_ADDRESS || rc == CUDA_ERROR_LAUNCH_FAILED ||
+	       rc == CUDA_ERROR_MISALIGNED_ADDRESS || rc == CUDA_ERROR_ILLEGAL_INSTRUCTION ||
+	       rc == CUDA_ERROR_HARDWARE_STACK_ERROR || rc == CUDA_ERROR_INVALID_PC ||
+	       rc == CUDA_ERROR_LAUNCH_TIMEOUT || rc == CUDA_ERROR_INVALID_ADDRESS_SPACE;
+}
+
+/* Runs the variant once on a poisoned output and compares with the
+ * reference. Returns 0 (row->status says pass or fail), or -1 when the
+ * context died. */
+static int check_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
+			 variant_launch *l, result_row *row, char *reason, size_t cap,
+			 at_error *err)
+{
+	at_error lerr = { { 0 } };
+	/* 0xff bytes are NaN in every dtype: an unwritten element fails. */
+	CUresult rc = cudrv.cuMemsetD8Async(d->y, 0xff, d->bytes, ctx->bench->stream);
+	if (rc == CUDA_SUCCESS && launch_variant(l, ctx->bench->stream, &lerr) != 0)
+		rc = CUDA_ERROR_LAUNCH_FAILED;
+	if (rc == CUDA_SUCCESS)
+		rc = cudrv.cuStreamSynchronize(ctx->bench->stream);
+	if (rc != CUDA_SUCCESS) {
+		if (!lerr.msg[0])
+			cudrv_error(&lerr, rc, "running the variant");
+		row->status = RESULT_LAUNCH_FAILED;
+		snprintf(reason, cap, "%s", lerr.msg);
+		if (context_is_dead(rc))
+			return at_error_set(err, "%s; the GPU context is lost, so the sweep stops "
+					    "here (results so far are saved; run again to resume)",
+					    lerr.msg);
+		return 0;
+	}
+	CU_TRY(err, cudrv.cuMemcpyDtoH(d->host_y, d->y, d->bytes));
+	check_result c = ref_compare(d->host_y, s->dtype, s->M, s->N, s->N, d->ref);
+	row->rel_err = c.rel_l2;
+	double tol = ref_tolerance(s->dtype);
+	if (c.mismatches) {
+		row->status = RESULT_CHECK_FAILED;
+		snprintf(reason, cap, "%lld elements NaN where the reference is not, or the "
+			 "reverse (first at row %lld, column %lld)", c.mismatches,
+			 c.first_bad / s->N, c.first_bad % s->N);
+	} else if (!(c.rel_l2 <= tol)) {
+		row->status = RESULT_CHECK_FAILED;
+		snprintf(reason, cap, "relative L2 error %.3g exceeds %.0e", c.rel_l2, tol);
+	} else {
+		row->status = RESULT_OK;
+	}
+	return 0;
+}
+
+/* Fills row for variant v; entry is its compiled kernel. */
+static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
+		       const variant *v, kernel_entry *entry, const shape_env *env,
+		       result_row *row, char *reason, size_t cap, at_error *err)
+{
+	row->template_name = v->tmpl->name;
+	row->rel_err = -1;
+	row->registers = row->smem_bytes = row->spill_bytes = -1;
+	row->arch = ctx->cache->cc;
+	variant_launch l = { .entry = entry, .y = d->y, .x = d->x, .M = s->M, .N = s->N };
+	at_error verr = { { 0 } };
+	if (variant_geometry(v, env, &l.geom, &verr))
+		return at_error_set(err, "%s", verr.msg); /* a manifest bug: stop */
+	row->threads = l.geom.threads;
+	row->rows_per_cta = l.geom.rows_per_cta;
+	row->dyn_smem = l.geom.dyn_smem;
+	row->persistent = l.geom.persistent;
+	row->max_n = l.geom.max_n;
+	if (entry->status != COMPILE_OK) {
+		row->status = RESULT_COMPILE_FAILED;
+		snprintf(reason, cap, "%s", entry->status == COMPILE_FAILED ? entry->k.log : entry->error);
+		return 0;
+	}
+	row->registers = entry->k.registers;
+	row->smem_bytes = entry->k.smem_bytes;
+	row->spill_bytes = entry->k.spill_bytes;
+	row->compile_ms = entry->k.compile_ms;
+	row->cubin = entry->k.cubin;
+	row->cubin_size = entry->k.cubin_size;
+	row->ptx = entry->k.ptx;
+	if (kernel_entry_load(entry, &verr) ||
+	    launch_grid(&l.geom, entry->fn, s->M, ctx->gpu->info.sm_count, &l.grid, &verr)) {
+		row->status = RESULT_LAUNCH_FAILED;
+		snprintf(reason, cap, "%s", verr.msg);
+		return 0;
+	}
+	if (check_variant(ctx, s, d, &l, row, reason, cap, err))
+		return -1;
+	if (row->status != RESULT_OK)
+		return 0;
+	timing t;
+	if (bench_time(ctx->bench, launch_variant, &l, &t, &verr)) {
+		row->status = RESULT_LAUNCH_FAILED;
+		snprintf(reason, cap, "%s", verr.msg);
+		return 0;
+	}
+	row->time_us = t.median_us;
+	row->time_min_us = t.min_us;
+	row->time_max_us = t.max_us;
+	row->reps = t.reps;
+	row->gbps = 2.0 * (double)d->bytes / (t.median_us * 1e3);
+	row->pct_copy = 100.0 * row->gbps / ctx->copy_gbps;
+	return 0;
+}
+
+static void summarize(const result_row *rows, char **params, size_t n, shape_summary *sum)
+{
+	memset(sum, 0, sizeof *sum);
+	sum->variants = n;
+	for (size_t i = 0; i < n; i++)
+		sum->passed += rows[i].status == RESULT_OK;
+	long w = tdb_pick_winner(rows, n);
+	if (w < 0)
+		return;
+	snprintf(sum->winner_template, sizeof sum->winner_template, "%s", rows[w].template_name);
+	snprintf(sum->winner_params, sizeof sum->winner_params, "%s", params[w]);
+	sum->time_us = rows[w].time_us;
+	sum->gbps = rows[w].gbps;
+	sum->pct_copy = rows[w].pct_copy;
+}
+
+#define REASON_CAP sizeof(((at_error *)0)->msg)
+
+int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error *err)
+{
+	shape_env env = gpu_shape_env(ctx->gpu, s->M, s->N, at_dtype_size(s->dtype));
+	variant *vs = NULL;
+	size_t n = 0;
+	if (plan_shape_variants(ctx->plan, s, &env, &vs, &n, err))
+		return -1;
+	char **sources = plan_sources(vs, n, err);
+	if (!sources) {
+		free(vs);
+		return -1;
+	}
+	kernel_entry **entries = xcalloc(n ? n : 1, sizeof *entries);
+	kernel_cache_get(ctx->cache, sources, n, entries);
+	plan_free_sources(sources, n);
+
+	double start = now_ms();
+	shape_data d;
+	result_row *rows = xcalloc(n ? n : 1, sizeof *rows);
+	char **params = xcalloc(n ? n : 1, sizeof *params);
+	char *reasons = xcalloc(n ? n : 1, REASON_CAP);
+	int rc = make_data(ctx, s, &d, err);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		params[i] = variant_params_str(&vs[i]);
+		rows[i].params = params[i];
+		rc = try_variant(ctx, s, &d, &vs[i], entries[i], &env, &rows[i],
+				 reasons + i * REASON_CAP, REASON_CAP, err);
+		if (reasons[i * REASON_CAP])
+			rows[i].reason = reasons + i * REASON_CAP;
+		progress_step(ctx->progress, i + 1, n);
+	}
+	ctx->bench_ms += now_ms() - start;
+	if (rc == 0) {
+		shape_key key = { ctx->gpu_id, s->op, s->dtype, s->M, s->N };
+		rc = tdb_store_shape(ctx->db, ctx->sweep_id, &key, rows, n, err);
+		summarize(rows, params, n, sum);
+	}
+	free_data(&d);
+	for (size_t i = 0; i < n; i++)
+		free(params[i]);
+	free(params);
+	free(reasons);
+	free(rows);
+	free(entries);
+	free(vs);
+	return rc;
+}
