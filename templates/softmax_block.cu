@@ -9,6 +9,7 @@
 //   STAGES            rows in flight per CTA in the persistent loop: the
 //                     loads of the next STAGES-1 rows are issued before the
 //                     current row is reduced (1 = no prefetch)
+//   CACHE_HINT        1: streaming cache hints on loads and stores
 //   PERSISTENT        0: one CTA per row; 1: a grid sized from occupancy
 //                     whose CTAs loop over rows
 #include "softmax_common.cuh"
@@ -40,7 +41,8 @@ __device__ __forceinline__ float cta_max(float v, float *slot)
 		slot[threadIdx.x / 32] = v;
 	__syncthreads();
 	v = threadIdx.x % 32 < WARPS ? slot[threadIdx.x % 32] : NEG_INF_F;
-	return group_max(v, WARPS);
+	// lanes 0..WARPS-1 hold the partials; lane 0 ends with the total
+	return __shfl_sync(0xffffffffu, group_max(v, WARPS), 0);
 }
 
 __device__ __forceinline__ float cta_sum(float v, float *slot)
@@ -52,7 +54,7 @@ __device__ __forceinline__ float cta_sum(float v, float *slot)
 		slot[threadIdx.x / 32] = v;
 	__syncthreads();
 	v = threadIdx.x % 32 < WARPS ? slot[threadIdx.x % 32] : 0.0f;
-	return group_sum(v, WARPS);
+	return __shfl_sync(0xffffffffu, group_sum(v, WARPS), 0);
 }
 
 // Softmax of one row from registers to y. The two reductions use separate

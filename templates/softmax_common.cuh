@@ -103,13 +103,56 @@ __device__ __forceinline__ bool rows_vec_aligned(const void *p, long long ld)
 	       (((unsigned long long)p % (VEC * sizeof(elem_t))) == 0 && ld % VEC == 0);
 }
 
+#ifndef CACHE_HINT
+#define CACHE_HINT 0
+#endif
+
+// One whole-vector access. With CACHE_HINT, loads are evict-first with a
+// 256-byte L2 prefetch and stores are evict-first: every byte is touched
+// once, so nothing is worth keeping in the caches.
+__device__ __forceinline__ vec_t ld_vec(const elem_t *p)
+{
+#if CACHE_HINT
+	vec_t out;
+	unsigned *w = reinterpret_cast<unsigned *>(&out);
+	if (sizeof(vec_t) == 16)
+		asm("ld.global.cs.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+			     : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "l"(p));
+	else if (sizeof(vec_t) == 8)
+		asm("ld.global.cs.L2::256B.v2.u32 {%0,%1}, [%2];"
+			     : "=r"(w[0]), "=r"(w[1]) : "l"(p));
+	else
+		out = *reinterpret_cast<const vec_t *>(p);
+	return out;
+#else
+	return *reinterpret_cast<const vec_t *>(p);
+#endif
+}
+
+__device__ __forceinline__ void st_vec(elem_t *p, const vec_t &v)
+{
+#if CACHE_HINT
+	const unsigned *w = reinterpret_cast<const unsigned *>(&v);
+	if (sizeof(vec_t) == 16)
+		asm volatile("st.global.cs.v4.u32 [%0], {%1,%2,%3,%4};"
+			     :: "l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory");
+	else if (sizeof(vec_t) == 8)
+		asm volatile("st.global.cs.v2.u32 [%0], {%1,%2};"
+			     :: "l"(p), "r"(w[0]), "r"(w[1]) : "memory");
+	else
+		*reinterpret_cast<vec_t *>(p) = v;
+#else
+	*reinterpret_cast<vec_t *>(p) = v;
+#endif
+}
+
 // Loads the VEC elements at row[col...]; elements at or past n read as -inf
 // so that they vanish from the max and the sum.
 __device__ __forceinline__ void load_vec(vec_t &out, const elem_t *row, long long col,
 					 long long n, bool vec_ok)
 {
 	if (vec_ok && col + VEC <= n) {
-		out = *reinterpret_cast<const vec_t *>(row + col);
+		out = ld_vec(row + col);
 	} else {
 #pragma unroll
 		for (int j = 0; j < VEC; j++)
@@ -134,7 +177,7 @@ __device__ __forceinline__ void store_vec(elem_t *row, long long col, long long 
 		out.v[VEC - 1] = from_f32(vals[VEC - 1]);
 #endif
 	if (vec_ok && col + VEC <= n) {
-		*reinterpret_cast<vec_t *>(row + col) = out;
+		st_vec(row + col, out);
 	} else {
 #pragma unroll
 		for (int j = 0; j < VEC; j++)

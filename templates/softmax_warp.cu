@@ -12,6 +12,7 @@
 //   VEC               elements per vector access (VEC * element size <= 16 B)
 //   ELEMS_PER_THREAD  elements of one row each thread holds (multiple of VEC)
 //   STAGES            row steps in flight in the persistent loop (1 = none)
+//   CACHE_HINT        1: streaming cache hints on loads and stores
 //   PERSISTENT        0: one step per CTA; 1: occupancy-sized grid that loops
 #include "softmax_common.cuh"
 

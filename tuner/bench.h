@@ -1,5 +1,5 @@
 /* Timing on the GPU with CUDA events: warm-up launches, then repetitions
- * each preceded by an L2 flush (a write over twice the L2 size), so every
+ * each preceded by an L2 flush (a read of twice the L2 size), so every
  * repetition starts cold as in the seeds' benchmark. Launches are queued
  * back to back and timed by events between flush and kernel, so host launch
  * overhead stays out of the numbers. */
@@ -18,6 +18,9 @@ typedef struct bench {
 	CUevent *start, *stop; /* one pair per repetition */
 	CUdeviceptr flush;
 	size_t flush_bytes;
+	CUmodule flush_module;
+	CUfunction flush_fn;
+	unsigned flush_grid;
 	int warmup, reps;
 } bench;
 

@@ -133,5 +133,14 @@ int kernel_entry_load(kernel_entry *e, at_error *err)
 		e->module = NULL;
 		return cudrv_error(err, rc, "cuModuleGetFunction(softmax_kernel)");
 	}
+	/* The driver's numbers are authoritative; ptxas' log is only parsed
+	 * for compile-only runs. */
+	int regs = 0, smem = 0, local = 0;
+	if (cudrv.cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, e->fn) == CUDA_SUCCESS)
+		e->k.registers = regs;
+	if (cudrv.cuFuncGetAttribute(&smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, e->fn) == CUDA_SUCCESS)
+		e->k.smem_bytes = smem;
+	if (cudrv.cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, e->fn) == CUDA_SUCCESS)
+		e->k.stack_bytes = local;
 	return 0;
 }

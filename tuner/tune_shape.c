@@ -149,15 +149,15 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 		snprintf(reason, cap, "%s", entry->status == COMPILE_FAILED ? entry->k.log : entry->error);
 		return 0;
 	}
-	row->registers = entry->k.registers;
-	row->smem_bytes = entry->k.smem_bytes;
-	row->spill_bytes = entry->k.spill_bytes;
 	row->compile_ms = entry->k.compile_ms;
 	row->cubin = entry->k.cubin;
 	row->cubin_size = entry->k.cubin_size;
 	row->ptx = entry->k.ptx;
-	if (kernel_entry_load(entry, &verr) ||
-	    launch_grid(&l.geom, entry->fn, s->M, ctx->gpu->info.sm_count, &l.grid, &verr)) {
+	int loaded = kernel_entry_load(entry, &verr);
+	row->registers = entry->k.registers;
+	row->smem_bytes = entry->k.smem_bytes;
+	row->spill_bytes = entry->k.spill_bytes;
+	if (loaded || launch_grid(&l.geom, entry->fn, s->M, ctx->gpu->info.sm_count, &l.grid, &verr)) {
 		row->status = RESULT_LAUNCH_FAILED;
 		snprintf(reason, cap, "%s", verr.msg);
 		return 0;
