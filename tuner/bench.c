@@ -7,11 +7,16 @@
 #include "common/strbuf.h"
 #include "gen/nvrtc_compile.h"
 
-/* Reads the whole flush buffer. Reading (rather than writing, as a memset
- * would) leaves L2 full of clean lines, so the timed kernel pays for no
- * write-back of someone else's data; the store never happens but keeps the
- * loads alive. */
+/* Reads the whole flush buffer (AUTOTUNE_FLUSH=read, for experiments: the
+ * L2 keeps part of a re-read input through a read-only scan, so it
+ * overstates bandwidth). The store never happens but keeps the loads. */
 static const char flush_source[] =
+	"extern \"C\" __global__ void discard_l2(const char *p, unsigned long long lines)\n"
+	"{\n"
+	"	for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n"
+	"	     i < lines; i += (unsigned long long)gridDim.x * blockDim.x)\n"
+	"		asm volatile(\"discard.global.L2 [%0], 128;\" :: \"l\"(p + i * 128) : \"memory\");\n"
+	"}\n"
 	"extern \"C\" __global__ void flush_l2(const int4 *p, unsigned long long n, int *sink)\n"
 	"{\n"
 	"	int acc = 0;\n"
@@ -39,12 +44,28 @@ static int load_flush_kernel(bench *b, const gpu_device *gpu, at_error *err)
 	if (cr != CUDA_SUCCESS)
 		return cudrv_error(err, cr, "loading the L2 flush kernel");
 	CU_TRY(err, cudrv.cuModuleGetFunction(&b->flush_fn, b->flush_module, "flush_l2"));
+	CU_TRY(err, cudrv.cuModuleGetFunction(&b->discard_fn, b->flush_module, "discard_l2"));
 	b->flush_grid = (unsigned)gpu->info.sm_count * 4;
 	return 0;
 }
 
-static int flush_l2(bench *b, at_error *err)
+/* See bench.h for the flush modes and why the default cleans L2. */
+static int flush_l2(bench *b, unsigned rep, at_error *err)
 {
+	if (b->flush_mode == FLUSH_NONE)
+		return 0;
+	if (b->flush_mode == FLUSH_WRITE || b->flush_mode == FLUSH_CLEAN)
+		CU_TRY(err, cudrv.cuMemsetD32Async(b->flush, rep, b->flush_bytes / 4, b->stream));
+	if (b->flush_mode == FLUSH_WRITE)
+		return 0;
+	if (b->flush_mode == FLUSH_CLEAN) {
+		/* drop the flush buffer's dirty lines without writing them back */
+		unsigned long long lines = b->flush_bytes / 128;
+		void *dargs[] = { &b->flush, &lines };
+		CU_TRY(err, cudrv.cuLaunchKernel(b->discard_fn, b->flush_grid, 1, 1, 512, 1, 1, 0,
+						 b->stream, dargs, NULL));
+		return 0;
+	}
 	unsigned long long n = b->flush_bytes / 16;
 	/* The buffer holds zeros, so the sentinel store never happens. */
 	CUdeviceptr sink = b->flush;
@@ -68,7 +89,22 @@ int bench_open(bench *b, const gpu_device *gpu, int warmup, int reps, at_error *
 		CU_TRY(err, cudrv.cuEventCreate(&b->start[i], CU_EVENT_DEFAULT));
 		CU_TRY(err, cudrv.cuEventCreate(&b->stop[i], CU_EVENT_DEFAULT));
 	}
+	const char *mode = getenv("AUTOTUNE_FLUSH");
+	if (!mode || !*mode || strcmp(mode, "clean") == 0)
+		b->flush_mode = FLUSH_CLEAN;
+	else if (strcmp(mode, "write") == 0)
+		b->flush_mode = FLUSH_WRITE;
+	else if (strcmp(mode, "read") == 0)
+		b->flush_mode = FLUSH_READ;
+	else if (strcmp(mode, "none") == 0)
+		b->flush_mode = FLUSH_NONE;
+	else
+		return at_error_set(err, "AUTOTUNE_FLUSH must be clean, write, read or none, got \"%s\"",
+				    mode);
+	/* 256 MB as do_bench, or twice the L2 where that is larger */
 	b->flush_bytes = (size_t)(gpu->l2_bytes > 0 ? gpu->l2_bytes : 64 << 20) * 2;
+	if (b->flush_bytes < (256u << 20))
+		b->flush_bytes = 256u << 20;
 	CU_TRY(err, cudrv.cuMemAlloc(&b->flush, b->flush_bytes));
 	CU_TRY(err, cudrv.cuMemsetD32Async(b->flush, 0, b->flush_bytes / 4, b->stream));
 	return load_flush_kernel(b, gpu, err);
@@ -135,7 +171,7 @@ int bench_time(bench *b, bench_launch_fn launch, void *arg, timing *out, at_erro
 		if (launch(arg, b->stream, err))
 			return -1;
 	for (int i = 0; i < b->reps; i++) {
-		if (flush_l2(b, err))
+		if (flush_l2(b, (unsigned)i, err))
 			return -1;
 		CU_TRY(err, cudrv.cuEventRecord(b->start[i], b->stream));
 		if (launch(arg, b->stream, err))

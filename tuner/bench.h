@@ -1,6 +1,9 @@
 /* Timing on the GPU with CUDA events: warm-up launches, then repetitions
- * each preceded by an L2 flush (a read of twice the L2 size), so every
- * repetition starts cold as in the seeds' benchmark. Launches are queued
+ * each preceded by an L2 flush, so every repetition starts from a cold,
+ * clean L2: a 256 MB write evicts everything, then its dirty lines are
+ * discarded (discard.global.L2) so that the timed kernel does not pay for
+ * writing the flush buffer back. AUTOTUNE_FLUSH=write keeps the dirty lines,
+ * as triton.testing.do_bench does (the peers' numbers in ANCHORS.md). Launches are queued
  * back to back and timed by events between flush and kernel, so host launch
  * overhead stays out of the numbers. */
 #ifndef AT_TUNER_BENCH_H
@@ -13,14 +16,17 @@
 
 #define BENCH_MAX_REPS 10000
 
+typedef enum flush_mode { FLUSH_CLEAN, FLUSH_WRITE, FLUSH_READ, FLUSH_NONE } flush_mode;
+
 typedef struct bench {
 	CUstream stream;
 	CUevent *start, *stop; /* one pair per repetition */
 	CUdeviceptr flush;
 	size_t flush_bytes;
 	CUmodule flush_module;
-	CUfunction flush_fn;
+	CUfunction flush_fn, discard_fn;
 	unsigned flush_grid;
+	flush_mode flush_mode; /* $AUTOTUNE_FLUSH: clean (default), write, read, none */
 	int warmup, reps;
 } bench;
 
