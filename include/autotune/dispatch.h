@@ -1,0 +1,186 @@
+/*
+** libautotune-dispatch: run the softmax kernel that `autotune sweep` found
+** fastest for this GPU and shape, in one call, with no tuning and no
+** run-time compilation.
+**
+**   atd_handle *h;
+**   if (atd_open(NULL, ATD_OPEN_FALLBACK, &h) != ATD_OK) ...;     // autotune.db
+**   atd_status s = atd_softmax(h, ATD_F32, y, x, M, N, N, N, stream);
+**   if (s != ATD_OK) fprintf(stderr, "%s\n", atd_errmsg(h));
+**   atd_close(h);
+**
+** VARIANT SELECTION, for the GPU of the calling thread's current CUDA
+** context, in this order (atd_query tells which level served a shape):
+**   1. ATD_LEVEL_EXACT      this GPU model, dtype, M and N were tuned;
+**   2. ATD_LEVEL_NEAREST    the tuned shape of this GPU model and dtype that is
+**                           nearest in (log M, log N), among variants valid
+**                           for N (a variant that holds rows in registers
+**                           serves only rows up to its length);
+**   3. ATD_LEVEL_SAME_ARCH  the same, from another GPU model with the same
+**                           compute capability (exact shape first);
+**   4. ATD_LEVEL_BUILTIN    a built-in kernel that serves every shape on
+**                           every GPU (compute capability 7.5 or newer), so a
+**                           call succeeds even with no database.
+** Tuned kernels are loaded from the cubins stored in the database; the
+** built-in one ships inside the library (SASS for sm_80 and sm_90, PTX that
+** the driver compiles for other GPUs). Rows whose pointer or stride is not
+** aligned for a kernel's vector width take its scalar path: never a fault.
+**
+** THREADS: every function is thread-safe. One handle may be shared by any
+** number of threads, devices and contexts; compiled modules are cached per
+** context, and the variant chosen for a shape is cached after its first use.
+**
+** ERRORS: functions return an atd_status; atd_status_string() names it and
+** atd_errmsg() gives the handle's most recent message (per handle, not per
+** thread). The library never prints and never exits; an optional log
+** callback receives warnings (e.g. a fallback to the built-in kernel).
+**
+** The library loads libcuda.so.1 at run time; it links SQLite.
+*/
+#ifndef AUTOTUNE_DISPATCH_H
+#define AUTOTUNE_DISPATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(ATD_BUILDING) && defined(__GNUC__)
+#define ATD_API __attribute__((visibility("default")))
+#else
+#define ATD_API
+#endif
+
+/* Version of this header; atd_version_number() gives the library's. */
+#define ATD_VERSION_MAJOR 0
+#define ATD_VERSION_MINOR 1
+#define ATD_VERSION_PATCH 0
+#define ATD_VERSION_STRING "0.1.0"
+#define ATD_VERSION_NUMBER (ATD_VERSION_MAJOR * 10000 + ATD_VERSION_MINOR * 100 + ATD_VERSION_PATCH)
+
+ATD_API int atd_version_number(void);
+ATD_API const char *atd_version(void);
+
+/* Status codes. The list generates the enum and the string table. */
+#define ATD_STATUS_LIST(X)                                                          \
+	X(ATD_OK, 0, "success")                                                     \
+	X(ATD_ERR_INVALID_ARGUMENT, 1, "invalid argument")                         \
+	X(ATD_ERR_NO_DRIVER, 2, "no NVIDIA driver or GPU found")                   \
+	X(ATD_ERR_NO_CONTEXT, 3, "no CUDA context is current on this thread")      \
+	X(ATD_ERR_CUDA, 4, "a CUDA driver call failed")                            \
+	X(ATD_ERR_DB_MISSING, 5, "the tuning database does not exist")             \
+	X(ATD_ERR_DB_CORRUPT, 6, "the file is not a readable tuning database")     \
+	X(ATD_ERR_DB_NEWER, 7, "the tuning database has a newer schema")           \
+	X(ATD_ERR_NO_MEMORY, 8, "out of host memory")                              \
+	X(ATD_ERR_NO_KERNEL, 9, "no kernel can serve this call")
+
+typedef enum atd_status {
+#define ATD_STATUS_ENUM(name, value, text) name = value,
+	ATD_STATUS_LIST(ATD_STATUS_ENUM)
+#undef ATD_STATUS_ENUM
+} atd_status;
+
+/* A static string for s ("success", ...); "unknown status" if s is not one. */
+ATD_API const char *atd_status_string(atd_status s);
+
+typedef enum atd_dtype {
+	ATD_F32 = 0,  /* float */
+	ATD_F16 = 1,  /* IEEE binary16 (__half) */
+	ATD_BF16 = 2, /* bfloat16 (__nv_bfloat16) */
+} atd_dtype;
+
+typedef enum atd_level {
+	ATD_LEVEL_EXACT = 1,
+	ATD_LEVEL_NEAREST = 2,
+	ATD_LEVEL_SAME_ARCH = 3,
+	ATD_LEVEL_BUILTIN = 4,
+} atd_level;
+
+/* "exact", "nearest", "same-arch", "built-in"; "?" otherwise. */
+ATD_API const char *atd_level_name(atd_level level);
+
+typedef struct atd_handle atd_handle;
+
+/* Flags for atd_open. */
+#define ATD_OPEN_FALLBACK 1u /* a missing, corrupt or newer database is not an
+				error: the handle serves the built-in kernel and
+				the log callback (if set later, atd_errmsg now)
+				says why */
+
+/*
+** Opens a tuning database read-only. path NULL means $AUTOTUNE_DB if set,
+** else "autotune.db" (as the autotune command line). The tuned shapes'
+** metadata is read now; kernels are loaded on first use.
+** Returns ATD_OK and *out; or ATD_ERR_DB_MISSING, ATD_ERR_DB_CORRUPT,
+** ATD_ERR_DB_NEWER, ATD_ERR_NO_MEMORY with *out NULL (without
+** ATD_OPEN_FALLBACK), or ATD_ERR_INVALID_ARGUMENT if out is NULL.
+** With ATD_OPEN_FALLBACK those database errors still give a handle (built-in
+** kernel only) and ATD_OK. The caller owns the handle: atd_close it.
+** Does not need a GPU.
+*/
+ATD_API atd_status atd_open(const char *path, unsigned flags, atd_handle **out);
+
+/* Releases the handle and every module it loaded. NULL is a no-op. No call
+ * on the handle may be in progress or follow. */
+ATD_API void atd_close(atd_handle *h);
+
+/* The handle's most recent error or warning message ("" if none). The
+ * string is owned by the handle and valid until its next call. */
+ATD_API const char *atd_errmsg(atd_handle *h);
+
+typedef enum atd_log_level { ATD_LOG_WARNING = 1, ATD_LOG_INFO = 2 } atd_log_level;
+typedef void (*atd_log_fn)(void *user, atd_log_level level, const char *message);
+
+/* Sets (fn non-NULL) or clears the log callback. It may be called from any
+ * thread that calls into the library, never concurrently for one handle. */
+ATD_API void atd_set_log(atd_handle *h, atd_log_fn fn, void *user);
+
+/*
+** y[i*ldy + j] = softmax over j < N of x[i*ldx + j], for i < M, on `stream`
+** (a CUstream or cudaStream_t; NULL is the default stream) on the device of
+** the current CUDA context. x and y are device pointers to dtype elements;
+** y == x (in place) is allowed, other overlaps are not. Asynchronous: the
+** kernel is queued, not finished, when it returns. Math is in f32.
+** Rows of all -inf give NaN, and NaN propagates, as in PyTorch.
+** Returns ATD_OK, or with nothing launched: ATD_ERR_INVALID_ARGUMENT (NULL
+** handle or pointer, M or N < 1, ldx or ldy < N, unknown dtype),
+** ATD_ERR_NO_DRIVER, ATD_ERR_NO_CONTEXT, ATD_ERR_CUDA (e.g. a launch
+** failure reported at launch), ATD_ERR_NO_MEMORY.
+*/
+ATD_API atd_status atd_softmax(atd_handle *h, atd_dtype dtype, void *y, const void *x,
+			       int64_t M, int64_t N, int64_t ldy, int64_t ldx, void *stream);
+
+/* What would serve a shape. Strings point into the handle and stay valid
+ * until atd_close. */
+typedef struct atd_choice {
+	atd_level level;
+	const char *template_name; /* e.g. "softmax_block" */
+	const char *params;        /* e.g. "threads=256 vec=4 ..." */
+	const char *gpu_name;      /* GPU model it was tuned on; "" for built-in */
+	int64_t tuned_M, tuned_N;  /* shape it was tuned at; 0 for built-in */
+	double tuned_us;           /* median time at that shape; 0 for built-in */
+} atd_choice;
+
+/* The choice for the current context's GPU (needs a GPU and a context). */
+ATD_API atd_status atd_query(atd_handle *h, atd_dtype dtype, int64_t M, int64_t N,
+			     atd_choice *out);
+
+/* A GPU described by hand, to ask what it would get without having it. */
+typedef struct atd_gpu {
+	const char *name; /* e.g. "NVIDIA H100 80GB HBM3" */
+	int cc_major, cc_minor;
+	int sm_count;
+	int64_t mem_bytes;
+} atd_gpu;
+
+/* The choice for a described GPU. Needs no GPU; thread-safe. */
+ATD_API atd_status atd_query_gpu(atd_handle *h, const atd_gpu *gpu, atd_dtype dtype,
+				 int64_t M, int64_t N, atd_choice *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AUTOTUNE_DISPATCH_H */

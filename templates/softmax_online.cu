@@ -1,0 +1,112 @@
+// Template softmax_online: online softmax in two passes (arXiv 1805.02867).
+// One CTA per row loops over the row in chunks: the first pass keeps a
+// running max and a sum rescaled whenever the max grows, so it needs one
+// exponential per element; the second pass writes exp(x - max) / sum.
+// Regime: any N on any GPU: the fallback when nothing faster fits, and the
+// built-in kernel of the dispatch library. The row is read twice; for rows
+// of up to a few MB the second read mostly hits L2.
+//
+// Parameters (macros set by the generator):
+//   THREADS     threads per CTA
+//   VEC         elements per vector access (VEC * element size <= 16 B)
+//   UNROLL      vectors each thread loads per loop step (loads in flight)
+//   CACHE_HINT  1: streaming cache hints on loads and stores
+//   PERSISTENT  0: one CTA per row; 1: occupancy-sized grid looping over rows
+#include "softmax_common.cuh"
+
+#define WARPS (THREADS / 32)
+#define STEP ((long long)THREADS * VEC * UNROLL)
+
+// Merges (m2, s2) into (m, s): s scaled to the larger max. Maxima are in
+// log2 units; an all -inf side contributes nothing.
+__device__ __forceinline__ void merge(float &m, float &s, float m2, float s2)
+{
+	const float mx = fmaxf(m, m2);
+	if (mx == NEG_INF_F)
+		return;
+	s = s * fast_exp2(m - mx) + s2 * fast_exp2(m2 - mx);
+	m = mx;
+}
+
+__device__ __forceinline__ void cta_merge(float &m, float &s, float *m_slot, float *s_slot)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1)
+		merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+	if (WARPS == 1)
+		return;
+	if (threadIdx.x % 32 == 0) {
+		m_slot[threadIdx.x / 32] = m;
+		s_slot[threadIdx.x / 32] = s;
+	}
+	__syncthreads();
+	const int lane = threadIdx.x % 32;
+	m = lane < WARPS ? m_slot[lane] : NEG_INF_F;
+	s = lane < WARPS ? s_slot[lane] : 0.0f;
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1)
+		if (o < WARPS)
+			merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+	m = __shfl_sync(0xffffffffu, m, 0);
+	s = __shfl_sync(0xffffffffu, s, 0);
+	__syncthreads(); // the slots are reused by the next row
+}
+
+__device__ __forceinline__ void softmax_row(elem_t *y, const elem_t *x, long long N, bool vec_ok,
+					    float *m_slot, float *s_slot)
+{
+	float m = NEG_INF_F, s = 0.0f;
+	for (long long base = 0; base < N; base += STEP) {
+		vec_t v[UNROLL];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+			load_vec(v[u], x, base + ((long long)u * THREADS + threadIdx.x) * VEC, N, vec_ok);
+		float cm = NEG_INF_F;
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+			for (int j = 0; j < VEC; j++)
+				cm = fmaxf(cm, to_f32(v[u].v[j]) * LOG2E_F);
+		if (cm == NEG_INF_F)
+			continue; // nothing but padding or -inf: adds 0
+		if (cm > m) {
+			s *= fast_exp2(m - cm);
+			m = cm;
+		}
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+			for (int j = 0; j < VEC; j++)
+				s += fast_exp2(fmaf(to_f32(v[u].v[j]), LOG2E_F, -m));
+	}
+	cta_merge(m, s, m_slot, s_slot);
+	const float inv = 1.0f / s;
+	for (long long base = 0; base < N; base += STEP) {
+		vec_t v[UNROLL];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+			load_vec(v[u], x, base + ((long long)u * THREADS + threadIdx.x) * VEC, N, vec_ok);
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			float out[VEC];
+#pragma unroll
+			for (int j = 0; j < VEC; j++)
+				out[j] = fast_exp2(fmaf(to_f32(v[u].v[j]), LOG2E_F, -m)) * inv;
+			store_vec(y, base + ((long long)u * THREADS + threadIdx.x) * VEC, N, vec_ok, out);
+		}
+	}
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long ldy, long long ldx)
+{
+	__shared__ float m_slot[32], s_slot[32];
+	const bool vec_ok = rows_vec_aligned(x, ldx) && rows_vec_aligned(y, ldy);
+#if PERSISTENT
+	for (long long row = blockIdx.x; row < M; row += gridDim.x)
+		softmax_row(y + row * ldy, x + row * ldx, N, vec_ok, m_slot, s_slot);
+#else
+	const long long row = blockIdx.x;
+	softmax_row(y + row * ldy, x + row * ldx, N, vec_ok, m_slot, s_slot);
+#endif
+}
