@@ -9,6 +9,7 @@
 
 #include "common/strbuf.h"
 #include "gen/nvrtc_compile.h"
+#include "tuner/baselines.h"
 #include "tuner/table.h"
 #include "tuner/tune_shape.h"
 #include "tuner/version.h"
@@ -71,13 +72,15 @@ static int summary_from_db(const winner_row *w, void *ctx)
 static void print_summary(const sweep_plan *p, const summary_row *rows, double copy_gbps)
 {
 	static const char *const header[] = { "op", "dtype", "M", "N", "winner", "params",
-					      "time_us", "GB/s", "%copy", NULL };
+					      "time_us", "GB/s", "%copy", "naive GB/s", "cuDNN GB/s",
+					      NULL };
 	table t;
 	table_init(&t, header);
 	for (size_t i = 0; i < p->nshapes; i++) {
 		const sweep_shape *s = &p->shapes[i];
 		const shape_summary *sum = &rows[i].sum;
-		char m[32], n[32], us[32] = "", gbps[32] = "", pct[32] = "";
+		char m[32], n[32], us[32] = "", gbps[32] = "", pct[32] = "", naive[32] = "",
+			cudnn[32] = "";
 		snprintf(m, sizeof m, "%lld", s->M);
 		snprintf(n, sizeof n, "%lld", s->N);
 		if (sum->winner_template[0]) {
@@ -85,9 +88,13 @@ static void print_summary(const sweep_plan *p, const summary_row *rows, double c
 			snprintf(gbps, sizeof gbps, "%.0f", sum->gbps);
 			snprintf(pct, sizeof pct, "%.1f", sum->pct_copy);
 		}
+		if (sum->naive_gbps > 0)
+			snprintf(naive, sizeof naive, "%.0f", sum->naive_gbps);
+		if (sum->cudnn_gbps > 0)
+			snprintf(cudnn, sizeof cudnn, "%.0f", sum->cudnn_gbps);
 		const char *cells[] = { s->op, at_dtype_name(s->dtype), m, n,
 					sum->winner_template[0] ? sum->winner_template : "(none passed)",
-					sum->winner_params, us, gbps, pct };
+					sum->winner_params, us, gbps, pct, naive, cudnn };
 		table_add(&t, cells);
 	}
 	printf("\nWinners (device-to-device copy: %.0f GB/s):\n", copy_gbps);
@@ -120,9 +127,10 @@ static int run_shapes(tune_ctx *ctx, const sweep_plan *p, summary_row *rows, at_
 		char outcome[512];
 		const shape_summary *sum = &rows[i].sum;
 		if (sum->winner_template[0])
-			snprintf(outcome, sizeof outcome, "%zu variants, %zu passed; %s %s: %.0f GB/s (%.1f%% of copy)",
+			snprintf(outcome, sizeof outcome, "%zu variants, %zu passed; %s %s: %.0f GB/s "
+				 "(%.1f%% of copy; naive %.0f, cuDNN %.0f GB/s)",
 				 sum->variants, sum->passed, sum->winner_template, sum->winner_params,
-				 sum->gbps, sum->pct_copy);
+				 sum->gbps, sum->pct_copy, sum->naive_gbps, sum->cudnn_gbps);
 		else
 			snprintf(outcome, sizeof outcome, "%zu variants, none passed (no template serves "
 				 "this shape, or every variant failed its check)", sum->variants);
@@ -152,6 +160,11 @@ static int sweep_on_gpu(const sweep_options *o, sweep_plan *p, gpu_device *gpu, 
 	summary_row *rows = xcalloc(p->nshapes ? p->nshapes : 1, sizeof *rows);
 	int rc = bench_open(&b, gpu, p->cfg.warmup, p->cfg.repetitions, err);
 	if (rc == 0)
+		rc = baselines_open(&ctx.baselines, gpu->cc, err);
+	if (rc == 0 && !baselines_cudnn_available(ctx.baselines))
+		fprintf(stderr, "autotune: cuDNN baseline not timed: %s\n",
+			baselines_cudnn_reason(ctx.baselines));
+	if (rc == 0)
 		rc = tdb_gpu_id(db, &gpu->info, &ctx.gpu_id, err);
 	if (rc == 0) {
 		size_t free_b = 0, total_b = 0;
@@ -178,6 +191,7 @@ static int sweep_on_gpu(const sweep_options *o, sweep_plan *p, gpu_device *gpu, 
 		       cache.compiled, cache.compile_ms / 1e3, ctx.bench_ms / 1e3, db_path);
 	}
 	free(rows);
+	baselines_close(ctx.baselines);
 	kernel_cache_free(&cache);
 	bench_close(&b);
 	tdb_close(db);

@@ -9,6 +9,7 @@
 
 #include "common/strbuf.h"
 #include "tuner/enumerate.h"
+#include "tuner/baselines.h"
 #include "tuner/reference.h"
 
 /* The buffers of one shape, on both sides. */
@@ -83,17 +84,17 @@ static int context_is_dead(CUresult rc)
 	       rc == CUDA_ERROR_LAUNCH_TIMEOUT || rc == CUDA_ERROR_INVALID_ADDRESS_SPACE;
 }
 
-/* Runs the variant once on a poisoned output and compares with the
+/* Runs the launch once on a poisoned output and compares with the
  * reference. Returns 0 (row->status says pass or fail), or -1 when the
  * context died. */
-static int check_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
-			 variant_launch *l, result_row *row, char *reason, size_t cap,
-			 at_error *err)
+static int check_launch(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
+			bench_launch_fn launch, void *arg, result_row *row, char *reason,
+			size_t cap, at_error *err)
 {
 	at_error lerr = { { 0 } };
 	/* 0xff bytes are NaN in every dtype: an unwritten element fails. */
 	CUresult rc = cudrv.cuMemsetD8Async(d->y, 0xff, d->bytes, ctx->bench->stream);
-	if (rc == CUDA_SUCCESS && launch_variant(l, ctx->bench->stream, &lerr) != 0)
+	if (rc == CUDA_SUCCESS && launch(arg, ctx->bench->stream, &lerr) != 0)
 		rc = CUDA_ERROR_LAUNCH_FAILED;
 	if (rc == CUDA_SUCCESS)
 		rc = cudrv.cuStreamSynchronize(ctx->bench->stream);
@@ -125,6 +126,10 @@ static int check_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	}
 	return 0;
 }
+
+static int check_and_time(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
+			  bench_launch_fn launch, void *arg, result_row *row, char *reason,
+			  size_t cap, at_error *err);
 
 /* Fills row for variant v; entry is its compiled kernel. */
 static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
@@ -162,14 +167,27 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 		snprintf(reason, cap, "%s", verr.msg);
 		return 0;
 	}
-	if (check_variant(ctx, s, d, &l, row, reason, cap, err))
+	return check_and_time(ctx, s, d, launch_variant, &l, row, reason, cap, err);
+}
+
+/* Checks a launch and times it into row: variants only if they passed,
+ * baselines also when they are inaccurate (the seeds' naive softmax in bf16
+ * is), since their speed is what they are there for. */
+static int check_and_time(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
+			  bench_launch_fn launch, void *arg, result_row *row, char *reason,
+			  size_t cap, at_error *err)
+{
+	if (check_launch(ctx, s, d, launch, arg, row, reason, cap, err))
 		return -1;
-	if (row->status != RESULT_OK)
+	if (row->status == RESULT_LAUNCH_FAILED ||
+	    (row->status != RESULT_OK && !row->baseline))
 		return 0;
 	timing t;
-	if (bench_time(ctx->bench, launch_variant, &l, &t, &verr)) {
+	at_error terr = { { 0 } };
+	if (bench_time(ctx->bench, launch, arg, &t, &terr)) {
 		row->status = RESULT_LAUNCH_FAILED;
-		snprintf(reason, cap, "%s", verr.msg);
+		snprintf(reason, cap, "%s", terr.msg);
+		row->time_us = 0;
 		return 0;
 	}
 	row->time_us = t.median_us;
@@ -181,12 +199,53 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	return 0;
 }
 
+/* Times the baselines of this shape into rows[0..] (at most 2); returns how
+ * many rows it filled, or -1 when the context died. */
+static int run_baselines(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
+			 result_row *rows, char *reasons, size_t cap, at_error *err)
+{
+	baseline_run run;
+	at_error berr = { { 0 } };
+	if (baseline_run_init(&run, ctx->baselines, s->dtype, d->y, d->x, s->M, s->N, &berr)) {
+		baseline_run_free(&run);
+		return 0; /* no room for the naive intermediates: skip baselines */
+	}
+	static const char *const names[] = { "naive", "cudnn" };
+	const bench_launch_fn launchers[] = { baseline_launch_naive, baseline_launch_cudnn };
+	int n = baselines_cudnn_available(ctx->baselines) ? 2 : 1;
+	for (int i = 0; i < n; i++) {
+		result_row *row = &rows[i];
+		memset(row, 0, sizeof *row);
+		row->baseline = 1;
+		row->template_name = names[i];
+		row->params = "";
+		row->rel_err = -1;
+		row->registers = row->smem_bytes = row->spill_bytes = -1;
+		char *reason = reasons + (size_t)i * cap;
+		if (check_and_time(ctx, s, d, launchers[i], &run, row, reason, cap, err)) {
+			baseline_run_free(&run);
+			return -1;
+		}
+		if (reason[0])
+			row->reason = reason;
+	}
+	baseline_run_free(&run);
+	return n;
+}
+
 static void summarize(const result_row *rows, char **params, size_t n, shape_summary *sum)
 {
 	memset(sum, 0, sizeof *sum);
-	sum->variants = n;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].baseline) {
+			double *slot = strcmp(rows[i].template_name, "naive") == 0 ? &sum->naive_gbps
+										    : &sum->cudnn_gbps;
+			*slot = rows[i].time_us > 0 ? rows[i].gbps : 0;
+			continue;
+		}
+		sum->variants++;
 		sum->passed += rows[i].status == RESULT_OK;
+	}
 	long w = tdb_pick_winner(rows, n);
 	if (w < 0)
 		return;
@@ -217,9 +276,9 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 
 	double start = now_ms();
 	shape_data d;
-	result_row *rows = xcalloc(n ? n : 1, sizeof *rows);
+	result_row *rows = xcalloc(n + 2, sizeof *rows); /* + the baselines */
 	char **params = xcalloc(n ? n : 1, sizeof *params);
-	char *reasons = xcalloc(n ? n : 1, REASON_CAP);
+	char *reasons = xcalloc(n + 2, REASON_CAP);
 	int rc = make_data(ctx, s, &d, err);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		params[i] = variant_params_str(&vs[i]);
@@ -230,11 +289,19 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 			rows[i].reason = reasons + i * REASON_CAP;
 		progress_step(ctx->progress, i + 1, n);
 	}
+	size_t nrows = n;
+	if (rc == 0 && ctx->baselines) {
+		int nb = run_baselines(ctx, s, &d, rows + n, reasons + n * REASON_CAP, REASON_CAP, err);
+		if (nb < 0)
+			rc = -1;
+		else
+			nrows += (size_t)nb;
+	}
 	ctx->bench_ms += now_ms() - start;
 	if (rc == 0) {
 		shape_key key = { ctx->gpu_id, s->op, s->dtype, s->M, s->N };
-		rc = tdb_store_shape(ctx->db, ctx->sweep_id, &key, rows, n, err);
-		summarize(rows, params, n, sum);
+		rc = tdb_store_shape(ctx->db, ctx->sweep_id, &key, rows, nrows, err);
+		summarize(rows, params, nrows, sum);
 	}
 	free_data(&d);
 	for (size_t i = 0; i < n; i++)

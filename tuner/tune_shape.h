@@ -21,6 +21,7 @@ typedef struct tune_ctx {
 	double copy_gbps;
 	unsigned long long seed;
 	progress *progress;
+	struct baselines *baselines; /* NULL: time no baselines */
 	double bench_ms; /* accumulated time spent checking and timing */
 } tune_ctx;
 
@@ -30,6 +31,7 @@ typedef struct shape_summary {
 	char winner_template[64];
 	char winner_params[256];
 	double time_us, gbps, pct_copy;
+	double naive_gbps, cudnn_gbps; /* 0: not timed */
 } shape_summary;
 
 /* Returns 0 when the shape was tuned and stored (even if no variant
