@@ -39,13 +39,6 @@ static const tmpl_manifest *tmpl(const char *name)
 	return NULL;
 }
 
-static const tmpl_param *param_of(const tmpl_manifest *t, const char *name)
-{
-	int i = manifest_param_index(t, name);
-	cr_assert_geq(i, 0, "template %s has no param %s", t->name, name);
-	return &t->params[i];
-}
-
 static long long value(const variant *v, const char *name)
 {
 	int i = manifest_param_index(v->tmpl, name);
@@ -151,13 +144,17 @@ Test(enumerate, block_matches_brute_force)
 
 Test(enumerate, block_exact_count_f32_n1024)
 {
-	/* Worked out by hand from the constraints (f32: vec 2 or 4):
-	 * threads 256: vec 4, ept 4 -> stages/persistent 3 x cache_hint 2 = 6;
-	 * threads 512: vec 2, ept 2 -> 6;  threads 1024: vec 2 -> (1024-32)*2 >= N, none;
-	 * threads 128: vec 4, ept 8 -> 6;  threads 64: vec 4, ept 16 -> 6;
-	 * threads 256, vec 2: ept 4 -> 6.
-	 * (persistent, stages) in {(0,1), (1,1), (1,2)}. */
-	cr_assert_eq(check_block(AT_F32, 4096, 1024), 30);
+	/* Worked out by hand from the constraints. f32: vec 2 or 4; the row
+	 * needs threads * ept in [1024, 1024 + threads * vec), ept a multiple
+	 * of vec, and (threads - 32) * vec < 1024:
+	 *   threads   64: ept 16 with vec 2 or 4     -> 2
+	 *   threads  128: ept 8 with vec 2 or 4      -> 2
+	 *   threads  256: ept 4 with vec 2 or 4      -> 2
+	 *   threads  512: ept 2 with vec 2 (not 4)   -> 1
+	 *   threads 1024: (1024 - 32) * 2 >= 1024    -> 0
+	 * each times (persistent, stages) in {(0,1), (1,1), (1,2)} and
+	 * cache_hint in {0, 1}: 7 * 6 = 42. */
+	cr_assert_eq(check_block(AT_F32, 4096, 1024), 42);
 }
 
 Test(enumerate, block_rows_too_long_for_registers_give_none)

@@ -5,7 +5,11 @@
  *          read and 3MN+2M written;
  *   cudnn  cudnnSoftmaxForward (accurate, per instance), when libcudnn can be
  *          loaded at run time ($AUTOTUNE_CUDNN, the loader's path, the CUDA
- *          toolkit, or PyTorch's wheel). */
+ *          toolkit, or PyTorch's wheel);
+ *   copy   a 16-byte copy of the same bytes (x to y): not a softmax but the
+ *          ceiling at this size, where launch and ramp-up weigh more than in
+ *          the sweep's 1 GiB copy. Not checked; timed when the bytes are a
+ *          multiple of 16. */
 #ifndef AT_TUNER_BASELINES_H
 #define AT_TUNER_BASELINES_H
 
@@ -41,5 +45,6 @@ void baseline_run_free(baseline_run *r);
 /* bench_launch_fn-compatible launchers (arg is a baseline_run). */
 int baseline_launch_naive(void *arg, CUstream stream, at_error *err);
 int baseline_launch_cudnn(void *arg, CUstream stream, at_error *err);
+int baseline_launch_copy(void *arg, CUstream stream, at_error *err);
 
 #endif

@@ -72,15 +72,15 @@ static int summary_from_db(const winner_row *w, void *ctx)
 static void print_summary(const sweep_plan *p, const summary_row *rows, double copy_gbps)
 {
 	static const char *const header[] = { "op", "dtype", "M", "N", "winner", "params",
-					      "time_us", "GB/s", "%copy", "naive GB/s", "cuDNN GB/s",
-					      NULL };
+					      "time_us", "GB/s", "%copy", "%same-size copy", "naive GB/s",
+					      "cuDNN GB/s", NULL };
 	table t;
 	table_init(&t, header);
 	for (size_t i = 0; i < p->nshapes; i++) {
 		const sweep_shape *s = &p->shapes[i];
 		const shape_summary *sum = &rows[i].sum;
 		char m[32], n[32], us[32] = "", gbps[32] = "", pct[32] = "", naive[32] = "",
-			cudnn[32] = "";
+			cudnn[32] = "", same[32] = "";
 		snprintf(m, sizeof m, "%lld", s->M);
 		snprintf(n, sizeof n, "%lld", s->N);
 		if (sum->winner_template[0]) {
@@ -88,13 +88,15 @@ static void print_summary(const sweep_plan *p, const summary_row *rows, double c
 			snprintf(gbps, sizeof gbps, "%.0f", sum->gbps);
 			snprintf(pct, sizeof pct, "%.1f", sum->pct_copy);
 		}
+		if (sum->copy_gbps > 0 && sum->winner_template[0])
+			snprintf(same, sizeof same, "%.1f", 100.0 * sum->gbps / sum->copy_gbps);
 		if (sum->naive_gbps > 0)
 			snprintf(naive, sizeof naive, "%.0f", sum->naive_gbps);
 		if (sum->cudnn_gbps > 0)
 			snprintf(cudnn, sizeof cudnn, "%.0f", sum->cudnn_gbps);
 		const char *cells[] = { s->op, at_dtype_name(s->dtype), m, n,
 					sum->winner_template[0] ? sum->winner_template : "(none passed)",
-					sum->winner_params, us, gbps, pct, naive, cudnn };
+					sum->winner_params, us, gbps, pct, same, naive, cudnn };
 		table_add(&t, cells);
 	}
 	printf("\nWinners (device-to-device copy: %.0f GB/s):\n", copy_gbps);
@@ -187,6 +189,8 @@ static int sweep_on_gpu(const sweep_options *o, sweep_plan *p, gpu_device *gpu, 
 		rc = tdb_sweep_finish(db, ctx.sweep_id, cache.compile_ms / 1e3, ctx.bench_ms / 1e3, err);
 	if (rc == 0) {
 		print_summary(p, rows, ctx.copy_gbps);
+		printf("%%copy: of the sweep's 1 GiB device-to-device copy; %%same-size copy: of a "
+		       "16-byte copy kernel moving the shape's bytes.\n");
 		printf("Compiled %zu kernels in %.1f s; checked and timed in %.1f s. Database: %s\n",
 		       cache.compiled, cache.compile_ms / 1e3, ctx.bench_ms / 1e3, db_path);
 	}

@@ -170,6 +170,27 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	return check_and_time(ctx, s, d, launch_variant, &l, row, reason, cap, err);
 }
 
+/* Times a launch that has no softmax to check (the copy ceiling). */
+static int time_unchecked(tune_ctx *ctx, shape_data *d, bench_launch_fn launch, void *arg,
+			  result_row *row, char *reason, size_t cap)
+{
+	timing t;
+	at_error terr = { { 0 } };
+	row->status = RESULT_OK;
+	if (bench_time(ctx->bench, launch, arg, &t, &terr)) {
+		row->status = RESULT_LAUNCH_FAILED;
+		snprintf(reason, cap, "%s", terr.msg);
+		return 0;
+	}
+	row->time_us = t.median_us;
+	row->time_min_us = t.min_us;
+	row->time_max_us = t.max_us;
+	row->reps = t.reps;
+	row->gbps = 2.0 * (double)d->bytes / (t.median_us * 1e3);
+	row->pct_copy = 100.0 * row->gbps / ctx->copy_gbps;
+	return 0;
+}
+
 /* Checks a launch and times it into row: variants only if they passed,
  * baselines also when they are inaccurate (the seeds' naive softmax in bf16
  * is), since their speed is what they are there for. */
@@ -199,7 +220,7 @@ static int check_and_time(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	return 0;
 }
 
-/* Times the baselines of this shape into rows[0..] (at most 2); returns how
+/* Times the baselines of this shape into rows[0..] (at most 3); returns how
  * many rows it filled, or -1 when the context died. */
 static int run_baselines(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 			 result_row *rows, char *reasons, size_t cap, at_error *err)
@@ -210,24 +231,31 @@ static int run_baselines(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 		baseline_run_free(&run);
 		return 0; /* no room for the naive intermediates: skip baselines */
 	}
-	static const char *const names[] = { "naive", "cudnn" };
-	const bench_launch_fn launchers[] = { baseline_launch_naive, baseline_launch_cudnn };
-	int n = baselines_cudnn_available(ctx->baselines) ? 2 : 1;
-	for (int i = 0; i < n; i++) {
-		result_row *row = &rows[i];
+	static const char *const names[] = { "naive", "cudnn", "copy" };
+	const bench_launch_fn launchers[] = { baseline_launch_naive, baseline_launch_cudnn,
+					      baseline_launch_copy };
+	int n = 0;
+	for (int i = 0; i < 3; i++) {
+		if ((i == 1 && !baselines_cudnn_available(ctx->baselines)) ||
+		    (i == 2 && d->bytes % 16))
+			continue;
+		result_row *row = &rows[n];
 		memset(row, 0, sizeof *row);
 		row->baseline = 1;
 		row->template_name = names[i];
 		row->params = "";
 		row->rel_err = -1;
 		row->registers = row->smem_bytes = row->spill_bytes = -1;
-		char *reason = reasons + (size_t)i * cap;
-		if (check_and_time(ctx, s, d, launchers[i], &run, row, reason, cap, err)) {
+		char *reason = reasons + (size_t)n * cap;
+		int rc = i == 2 ? time_unchecked(ctx, d, launchers[i], &run, row, reason, cap)
+				: check_and_time(ctx, s, d, launchers[i], &run, row, reason, cap, err);
+		if (rc) {
 			baseline_run_free(&run);
 			return -1;
 		}
 		if (reason[0])
 			row->reason = reason;
+		n++;
 	}
 	baseline_run_free(&run);
 	return n;
@@ -238,8 +266,10 @@ static void summarize(const result_row *rows, char **params, size_t n, shape_sum
 	memset(sum, 0, sizeof *sum);
 	for (size_t i = 0; i < n; i++) {
 		if (rows[i].baseline) {
-			double *slot = strcmp(rows[i].template_name, "naive") == 0 ? &sum->naive_gbps
-										    : &sum->cudnn_gbps;
+			const char *name = rows[i].template_name;
+			double *slot = strcmp(name, "naive") == 0   ? &sum->naive_gbps
+				       : strcmp(name, "cudnn") == 0 ? &sum->cudnn_gbps
+								    : &sum->copy_gbps;
 			*slot = rows[i].time_us > 0 ? rows[i].gbps : 0;
 			continue;
 		}
@@ -276,9 +306,9 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 
 	double start = now_ms();
 	shape_data d;
-	result_row *rows = xcalloc(n + 2, sizeof *rows); /* + the baselines */
+	result_row *rows = xcalloc(n + 3, sizeof *rows); /* + the baselines */
 	char **params = xcalloc(n ? n : 1, sizeof *params);
-	char *reasons = xcalloc(n + 2, REASON_CAP);
+	char *reasons = xcalloc(n + 3, REASON_CAP);
 	int rc = make_data(ctx, s, &d, err);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		params[i] = variant_params_str(&vs[i]);

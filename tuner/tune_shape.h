@@ -32,6 +32,7 @@ typedef struct shape_summary {
 	char winner_params[256];
 	double time_us, gbps, pct_copy;
 	double naive_gbps, cudnn_gbps; /* 0: not timed */
+	double copy_gbps;              /* a copy of the same bytes */
 } shape_summary;
 
 /* Returns 0 when the shape was tuned and stored (even if no variant

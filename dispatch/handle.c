@@ -1,0 +1,167 @@
+/* The handle's life: atd_open reads the database's metadata (or, with
+ * ATD_OPEN_FALLBACK, makes a built-in-only handle and keeps the reason),
+ * atd_close unloads what was loaded; plus the handle's message and log. */
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/tuning_db.h" /* TDB_PATH_ENV, TDB_DEFAULT_PATH only */
+#include "dispatch/handle.h"
+#include "dispatch/tuned_db.h"
+
+/* Why the calling thread's last atd_open failed: a failed open has no
+ * handle to hold it, so atd_errmsg(NULL) gives it. */
+static _Thread_local char open_error[ATDI_MSG_CAP];
+
+atd_status atdi_fail(atd_handle *h, atd_status s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	pthread_mutex_lock(&h->lock);
+	vsnprintf(h->errmsg, sizeof h->errmsg, fmt, ap);
+	pthread_mutex_unlock(&h->lock);
+	va_end(ap);
+	return s;
+}
+
+atd_status atdi_cuda_fail(atd_handle *h, atd_status s, CUresult rc, const char *what)
+{
+	at_error err;
+	cudrv_error(&err, rc, what);
+	return atdi_fail(h, s, "%s", err.msg);
+}
+
+void atdi_note(atdi_notes *notes, atd_log_level level, const char *fmt, ...)
+{
+	if (notes->n == (int)(sizeof notes->level / sizeof notes->level[0]))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(notes->text[notes->n], sizeof notes->text[0], fmt, ap);
+	va_end(ap);
+	notes->level[notes->n++] = level;
+}
+
+void atdi_notes_emit(atd_handle *h, const atdi_notes *notes)
+{
+	for (int i = 0; i < notes->n; i++) {
+		if (notes->level[i] == ATD_LOG_WARNING)
+			atdi_fail(h, ATD_OK, "%s", notes->text[i]);
+		pthread_mutex_lock(&h->log_lock);
+		if (h->log_fn)
+			h->log_fn(h->log_user, notes->level[i], notes->text[i]);
+		pthread_mutex_unlock(&h->log_lock);
+	}
+}
+
+static void handle_free(atd_handle *h)
+{
+	atdi_modules_unload(h);
+	for (size_t i = 0; i < h->nctxs; i++)
+		free(h->ctxs[i]);
+	free(h->ctxs);
+	sqlite3_close(h->db);
+	atdi_table_free(&h->table);
+	atdi_lookup_free(&h->lookup);
+	atdi_lookup_free(&h->warned);
+	free(h->pending);
+	pthread_mutex_destroy(&h->lock);
+	pthread_mutex_destroy(&h->slow);
+	pthread_mutex_destroy(&h->log_lock);
+	free(h);
+}
+
+static atd_handle *handle_new(void)
+{
+	atd_handle *h = calloc(1, sizeof *h);
+	if (!h)
+		return NULL;
+	pthread_mutexattr_t recursive;
+	int ok = pthread_mutexattr_init(&recursive) == 0;
+	if (ok)
+		pthread_mutexattr_settype(&recursive, PTHREAD_MUTEX_RECURSIVE);
+	int locks = !ok ? 0
+		: pthread_mutex_init(&h->lock, NULL) != 0 ? 0
+		: pthread_mutex_init(&h->slow, NULL) != 0 ? 1
+		: pthread_mutex_init(&h->log_lock, &recursive) != 0 ? 2 : 3;
+	if (ok)
+		pthread_mutexattr_destroy(&recursive);
+	if (locks == 3)
+		return h;
+	if (locks > 1)
+		pthread_mutex_destroy(&h->slow);
+	if (locks > 0)
+		pthread_mutex_destroy(&h->lock);
+	free(h);
+	return NULL;
+}
+
+static atd_status open_failed(atd_status s, const char *msg)
+{
+	snprintf(open_error, sizeof open_error, "%s", msg);
+	return s;
+}
+
+ATD_API atd_status atd_open(const char *path, unsigned flags, atd_handle **out)
+{
+	if (!out)
+		return open_failed(ATD_ERR_INVALID_ARGUMENT, "atd_open: out is NULL");
+	*out = NULL;
+	if (!path) {
+		const char *env = getenv(TDB_PATH_ENV);
+		path = env && *env ? env : TDB_DEFAULT_PATH;
+	}
+	atd_handle *h = handle_new();
+	if (!h)
+		return open_failed(ATD_ERR_NO_MEMORY, "out of memory creating a handle");
+	char msg[ATDI_MSG_CAP];
+	atd_status s = atdi_db_open(path, &h->db, msg, sizeof msg);
+	if (s == ATD_OK) {
+		s = atdi_db_load(h->db, path, &h->table, msg, sizeof msg);
+		if (s != ATD_OK) {
+			sqlite3_close(h->db);
+			h->db = NULL;
+		}
+	}
+	if (s == ATD_OK) {
+		*out = h;
+		return ATD_OK;
+	}
+	if ((flags & ATD_OPEN_FALLBACK) && s != ATD_ERR_NO_MEMORY) {
+		snprintf(h->errmsg, sizeof h->errmsg, "%.980s; using the built-in kernel only", msg);
+		h->pending = strdup(h->errmsg); /* lost if out of memory: only a log line */
+		*out = h;
+		return ATD_OK;
+	}
+	handle_free(h);
+	return open_failed(s, msg);
+}
+
+ATD_API void atd_close(atd_handle *h)
+{
+	if (h)
+		handle_free(h);
+}
+
+ATD_API const char *atd_errmsg(atd_handle *h)
+{
+	return h ? h->errmsg : open_error;
+}
+
+ATD_API void atd_set_log(atd_handle *h, atd_log_fn fn, void *user)
+{
+	if (!h)
+		return;
+	pthread_mutex_lock(&h->log_lock);
+	h->log_fn = fn;
+	h->log_user = fn ? user : NULL;
+	char *pending = fn ? h->pending : NULL;
+	if (pending) {
+		h->pending = NULL;
+		fn(user, ATD_LOG_WARNING, pending);
+	}
+	pthread_mutex_unlock(&h->log_lock);
+	free(pending);
+}

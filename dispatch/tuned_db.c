@@ -1,0 +1,301 @@
+/* Read-only access to the tuning database for the dispatch library: see
+ * tuned_db.h. Everything is read with two queries at open; code is read
+ * one kernels row at a time, on first use. */
+#include "dispatch/tuned_db.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "db/tuning_db.h" /* TDB_SCHEMA_VERSION only: nothing is linked */
+
+/* How long a read waits for the tuner's write transaction to end. */
+#define BUSY_TIMEOUT_MS 5000
+
+static atd_status fail(atd_status s, char *msg, size_t cap, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static atd_status fail(atd_status s, char *msg, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, cap, fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+/* SQLite reports a non-database file when a statement is first prepared;
+ * an out-of-memory there is not the file's fault. */
+static atd_status sql_status(sqlite3 *db)
+{
+	int rc = sqlite3_errcode(db);
+	return rc == SQLITE_NOMEM ? ATD_ERR_NO_MEMORY : ATD_ERR_DB_CORRUPT;
+}
+
+static atd_status check_version(sqlite3 *db, const char *path, char *msg, size_t cap)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return fail(sql_status(db), msg, cap, "%s: not a tuning database: %s", path,
+			    sqlite3_errmsg(db));
+	int rc = sqlite3_step(st);
+	int version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return fail(sql_status(db), msg, cap, "%s: not a tuning database: %s", path,
+			    sqlite3_errmsg(db));
+	if (version > TDB_SCHEMA_VERSION)
+		return fail(ATD_ERR_DB_NEWER, msg, cap,
+			    "%s: schema version %d is newer than this library's (%d); "
+			    "use a newer libautotune-dispatch",
+			    path, version, TDB_SCHEMA_VERSION);
+	if (version < TDB_SCHEMA_VERSION)
+		return fail(ATD_ERR_DB_CORRUPT, msg, cap,
+			    "%s: not a tuning database (schema version %d, expected %d)", path,
+			    version, TDB_SCHEMA_VERSION);
+	return ATD_OK;
+}
+
+atd_status atdi_db_open(const char *path, sqlite3 **out, char *msg, size_t cap)
+{
+	*out = NULL;
+	struct stat sb;
+	if (stat(path, &sb) != 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return fail(ATD_ERR_DB_MISSING, msg, cap, "%s: no such tuning database", path);
+		return fail(ATD_ERR_DB_CORRUPT, msg, cap, "%s: %s", path, strerror(errno));
+	}
+	if (S_ISDIR(sb.st_mode))
+		return fail(ATD_ERR_DB_CORRUPT, msg, cap, "%s: is a directory, not a tuning database",
+			    path);
+	sqlite3 *db = NULL;
+	int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+	if (rc != SQLITE_OK) {
+		atd_status s = rc == SQLITE_NOMEM || !db ? ATD_ERR_NO_MEMORY : ATD_ERR_DB_CORRUPT;
+		fail(s, msg, cap, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		return s;
+	}
+	sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
+	atd_status s = check_version(db, path, msg, cap);
+	if (s != ATD_OK) {
+		sqlite3_close(db);
+		return s;
+	}
+	*out = db;
+	return ATD_OK;
+}
+
+static char *dup_text(sqlite3_stmt *st, int col)
+{
+	const char *s = (const char *)sqlite3_column_text(st, col);
+	return strdup(s ? s : "");
+}
+
+static atd_status load_gpus(sqlite3 *db, const char *path, atdi_table *t, char *msg,
+			    size_t cap)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT id, name, cc_major, cc_minor, sm_count, mem_bytes "
+			       "FROM gpus ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return fail(sql_status(db), msg, cap, "%s: not a tuning database: %s", path,
+			    sqlite3_errmsg(db));
+	size_t alloc = 0;
+	atd_status s = ATD_OK;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (t->ngpus == alloc) {
+			size_t n = alloc ? 2 * alloc : 8;
+			atdi_gpu_row *g = realloc(t->gpus, n * sizeof *g);
+			if (!g) {
+				s = ATD_ERR_NO_MEMORY;
+				break;
+			}
+			t->gpus = g;
+			alloc = n;
+		}
+		atdi_gpu_row *g = &t->gpus[t->ngpus];
+		g->id = sqlite3_column_int64(st, 0);
+		g->name = dup_text(st, 1);
+		g->cc_major = sqlite3_column_int(st, 2);
+		g->cc_minor = sqlite3_column_int(st, 3);
+		g->sm_count = sqlite3_column_int(st, 4);
+		g->mem_bytes = sqlite3_column_int64(st, 5);
+		if (!g->name) {
+			s = ATD_ERR_NO_MEMORY;
+			break;
+		}
+		t->ngpus++;
+	}
+	if (s == ATD_OK && rc != SQLITE_DONE)
+		s = fail(sql_status(db), msg, cap, "%s: reading the GPUs: %s", path, sqlite3_errmsg(db));
+	else if (s == ATD_ERR_NO_MEMORY)
+		fail(s, msg, cap, "%s: out of memory reading the GPUs", path);
+	sqlite3_finalize(st);
+	return s;
+}
+
+static long gpu_index(const atdi_table *t, long long id)
+{
+	for (size_t i = 0; i < t->ngpus; i++)
+		if (t->gpus[i].id == id)
+			return (long)i;
+	return -1;
+}
+
+/* Fills e from a row of the winners query; returns 0 if the row is not
+ * usable (it is then skipped), -1 for no memory, 1 if kept. */
+static int entry_from_row(const atdi_table *t, sqlite3_stmt *st, atdi_entry *e)
+{
+	memset(e, 0, sizeof *e);
+	long gi = gpu_index(t, sqlite3_column_int64(st, 0));
+	const char *dt = (const char *)sqlite3_column_text(st, 1);
+	if (gi < 0 || !dt || at_dtype_parse(dt, &e->dtype) != 0)
+		return 0;
+	e->gpu = (size_t)gi;
+	e->M = sqlite3_column_int64(st, 2);
+	e->N = sqlite3_column_int64(st, 3);
+	e->result_id = sqlite3_column_int64(st, 4);
+	e->time_us = sqlite3_column_type(st, 7) == SQLITE_NULL ? INFINITY
+							     : sqlite3_column_double(st, 7);
+	e->geom.threads = sqlite3_column_int(st, 8);
+	e->geom.rows_per_cta = sqlite3_column_int(st, 9);
+	e->geom.dyn_smem = sqlite3_column_int(st, 10);
+	e->geom.persistent = sqlite3_column_int(st, 11) != 0;
+	e->geom.max_n = sqlite3_column_int64(st, 12);
+	e->arch = sqlite3_column_int(st, 13);
+	if (e->M < 1 || e->N < 1 || e->geom.threads < 1 || e->geom.rows_per_cta < 1 ||
+	    e->geom.dyn_smem < 0 || e->geom.max_n < 0)
+		return 0;
+	e->template_name = dup_text(st, 5);
+	e->params = dup_text(st, 6);
+	if (!e->template_name || !e->params) {
+		free(e->template_name);
+		free(e->params);
+		return -1;
+	}
+	return 1;
+}
+
+static atd_status load_entries(sqlite3 *db, const char *path, atdi_table *t, char *msg,
+			       size_t cap)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT w.gpu_id, w.dtype, w.m, w.n, r.id, r.template, r.params, "
+			       "r.time_us, r.threads, r.rows_per_cta, r.dyn_smem, r.persistent, "
+			       "r.max_n, k.arch "
+			       "FROM winners w JOIN results r ON r.id = w.result_id "
+			       "JOIN kernels k ON k.result_id = w.result_id "
+			       "WHERE w.op = 'softmax'",
+			       -1, &st, NULL) != SQLITE_OK)
+		return fail(sql_status(db), msg, cap, "%s: not a tuning database: %s", path,
+			    sqlite3_errmsg(db));
+	size_t alloc = 0;
+	atd_status s = ATD_OK;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (t->nentries == alloc) {
+			size_t n = alloc ? 2 * alloc : 64;
+			atdi_entry *e = realloc(t->entries, n * sizeof *e);
+			if (!e) {
+				s = ATD_ERR_NO_MEMORY;
+				break;
+			}
+			t->entries = e;
+			alloc = n;
+		}
+		int kept = entry_from_row(t, st, &t->entries[t->nentries]);
+		if (kept < 0) {
+			s = ATD_ERR_NO_MEMORY;
+			break;
+		}
+		t->nentries += (size_t)kept;
+	}
+	if (s == ATD_OK && rc != SQLITE_DONE)
+		s = fail(sql_status(db), msg, cap, "%s: reading the winners: %s", path,
+			 sqlite3_errmsg(db));
+	else if (s == ATD_ERR_NO_MEMORY)
+		fail(s, msg, cap, "%s: out of memory reading the winners", path);
+	sqlite3_finalize(st);
+	return s;
+}
+
+atd_status atdi_db_load(sqlite3 *db, const char *path, atdi_table *t, char *msg, size_t cap)
+{
+	memset(t, 0, sizeof *t);
+	atd_status s = load_gpus(db, path, t, msg, cap);
+	if (s == ATD_OK)
+		s = load_entries(db, path, t, msg, cap);
+	if (s != ATD_OK)
+		atdi_table_free(t);
+	return s;
+}
+
+atd_status atdi_db_code(sqlite3 *db, long long result_id, int gpu_arch, atdi_code *out,
+			char *msg, size_t cap)
+{
+	memset(out, 0, sizeof *out);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, "SELECT arch, entry, cubin, ptx FROM kernels WHERE result_id = ?1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return fail(sql_status(db), msg, cap, "reading the code of result %lld: %s", result_id,
+			    sqlite3_errmsg(db));
+	sqlite3_bind_int64(st, 1, result_id);
+	int rc = sqlite3_step(st);
+	atd_status s = ATD_OK;
+	if (rc != SQLITE_ROW) {
+		s = rc == SQLITE_DONE
+			    ? fail(ATD_ERR_NO_KERNEL, msg, cap, "result %lld has no stored code", result_id)
+			    : fail(sql_status(db), msg, cap, "reading the code of result %lld: %s",
+				   result_id, sqlite3_errmsg(db));
+		sqlite3_finalize(st);
+		return s;
+	}
+	out->arch = sqlite3_column_int(st, 0);
+	out->entry = dup_text(st, 1);
+	/* Only the column used is read: SQLite fetches blobs lazily. */
+	out->is_ptx = out->arch != gpu_arch;
+	const void *src;
+	size_t size;
+	if (out->is_ptx) {
+		src = sqlite3_column_text(st, 3);
+		size = (size_t)sqlite3_column_bytes(st, 3) + 1; /* with its NUL */
+	} else {
+		src = sqlite3_column_blob(st, 2);
+		size = (size_t)sqlite3_column_bytes(st, 2);
+	}
+	if (!src || size <= (out->is_ptx ? 1u : 0u)) {
+		s = out->is_ptx ? fail(ATD_ERR_NO_KERNEL, msg, cap,
+				       "result %lld was compiled for sm_%d and has no PTX for sm_%d",
+				       result_id, out->arch, gpu_arch)
+				: fail(ATD_ERR_NO_KERNEL, msg, cap, "result %lld has an empty cubin",
+				       result_id);
+	} else if (!out->entry || !(out->image = malloc(size))) {
+		s = fail(ATD_ERR_NO_MEMORY, msg, cap, "out of memory reading the code of result %lld",
+			 result_id);
+	} else {
+		memcpy(out->image, src, size);
+		out->size = size;
+	}
+	sqlite3_finalize(st);
+	if (s != ATD_OK)
+		atdi_code_free(out);
+	return s;
+}
+
+void atdi_code_free(atdi_code *c)
+{
+	if (!c)
+		return;
+	free(c->entry);
+	free(c->image);
+	memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,178 @@
+/* Tests of `autotune show` (tuner/cmd_show.c), called as a function: what
+ * it prints for a described GPU at each level, the database GPU's SM count
+ * and memory filled in when omitted, and its exit codes: 2 for usage
+ * errors, 1 for an unknown op, a missing database or no GPU. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db/tuning_db.h"
+
+/* From test_dispatch_fixture.c. */
+void td_setup(void);
+void td_teardown(void);
+const char *td_path(const char *name);
+tdb *td_db_new(const char *name);
+long long td_gpu(tdb *db, const char *name, int cc_major, int cc_minor, int sm_count,
+		 long long mem_bytes);
+long long td_sweep(tdb *db, long long gpu_id);
+long long td_shape(tdb *db, long long sweep, long long gpu, const char *op, at_dtype dt,
+		   long long M, long long N, const char *tmpl, const char *params, double us,
+		   long long max_n);
+
+int cmd_show(int argc, char **argv);
+
+TestSuite(dispatch_show, .init = td_setup, .fini = td_teardown);
+
+#define H100 "NVIDIA H100 80GB HBM3"
+
+static char db_path[512];
+
+static void make_db(void)
+{
+	tdb *db = td_db_new("show.db");
+	long long gpu = td_gpu(db, H100, 9, 0, 132, 85520809984LL);
+	long long sweep = td_sweep(db, gpu);
+	td_shape(db, sweep, gpu, "softmax", AT_F32, 4096, 1024, "softmax_block",
+		 "threads=256 vec=4 unroll=1", 12.5, 0);
+	tdb_close(db);
+	snprintf(db_path, sizeof db_path, "%s", td_path("show.db"));
+}
+
+static char out[1 << 14], err[1 << 14];
+
+/* Points fd at a new file; returns a copy of what it pointed at. */
+static int capture(int fd, const char *name)
+{
+	int saved = dup(fd);
+	int f = open(td_path(name), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	cr_assert_geq(f, 0);
+	dup2(f, fd);
+	close(f);
+	return saved;
+}
+
+static void restore(int fd, int saved, const char *name, char *buf, size_t cap)
+{
+	dup2(saved, fd);
+	close(saved);
+	FILE *f = fopen(td_path(name), "r");
+	buf[fread(buf, 1, cap - 1, f)] = '\0';
+	fclose(f);
+}
+
+/* Runs `show ARGS...` (NULL-terminated), its stdout and stderr captured
+ * into out and err. */
+static int show(const char *first, ...)
+{
+	char *argv[32] = { "show" };
+	int argc = 1;
+	va_list ap;
+	va_start(ap, first);
+	for (const char *a = first; a; a = va_arg(ap, const char *))
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	fflush(stdout);
+	fflush(stderr);
+	int saved_out = capture(1, "stdout"), saved_err = capture(2, "stderr");
+	int rc = cmd_show(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	restore(1, saved_out, "stdout", out, sizeof out);
+	restore(2, saved_err, "stderr", err, sizeof err);
+	return rc;
+}
+
+static void assert_has(const char *line)
+{
+	cr_assert(strstr(out, line) != NULL, "no \"%s\" in:\n%s", line, out);
+}
+
+Test(dispatch_show, prints_the_variant_level_and_where_it_was_tuned)
+{
+	make_db();
+	int rc = show("--op", "softmax", "--dtype", "f32", "-M", "4096", "-N", "1000", "--db",
+		      db_path, "--gpu", H100, "--cc", "9.0", "--sm-count", "132", "--mem-bytes",
+		      "85520809984", NULL);
+	cr_assert_eq(rc, 0, "%s", out);
+	assert_has("shape       softmax f32 M=4096 N=1000\n");
+	assert_has("level       nearest\n");
+	assert_has("template    softmax_block\n");
+	assert_has("params      threads=256 vec=4 unroll=1\n");
+	assert_has("tuned on    " H100 " at M=4096 N=1024\n");
+	assert_has("tuned time  12.500 us\n");
+}
+
+Test(dispatch_show, the_sm_count_and_memory_of_a_tuned_gpu_can_be_left_out)
+{
+	make_db();
+	cr_assert_eq(show("-M", "4096", "-N", "1024", "--db", db_path, "--gpu", H100, "--cc",
+			  "sm_90", NULL),
+		     0, "%s", out);
+	assert_has("level       exact\n");
+	assert_has("132 SMs, 85520809984 bytes");
+}
+
+Test(dispatch_show, other_gpus_get_same_arch_or_the_builtin)
+{
+	make_db();
+	cr_assert_eq(show("-M", "4096", "-N", "1024", "--db", db_path, "--gpu", "NVIDIA H100 PCIe",
+			  "--cc", "9.0", "--sm-count", "114", "--mem-bytes", "85029158912", NULL),
+		     0);
+	assert_has("level       same-arch\n");
+	cr_assert_eq(show("--dtype", "bf16", "-M", "4096", "-N", "1024", "--db", db_path, "--gpu",
+			  "NVIDIA A100-SXM4-80GB", "--cc", "8.0", NULL),
+		     0);
+	assert_has("level       built-in\n");
+	assert_has("template    softmax_online\n");
+	assert_has("tuned on    - (the built-in kernel serves every shape)\n");
+}
+
+Test(dispatch_show, usage_errors_exit_2)
+{
+	make_db();
+	cr_assert_eq(show("-N", "1000", "--db", db_path, "--gpu", H100, "--cc", "9.0", NULL), 2);
+	cr_assert(strstr(err, "autotune show: -M and -N are required") != NULL, "%s", err);
+	cr_assert_eq(show("-M", "0", "-N", "1000", NULL), 2);
+	cr_assert_eq(show("-M", "x", "-N", "1000", NULL), 2);
+	cr_assert_eq(show("-M", "1", "-N", "1000", "--dtype", "f64", NULL), 2);
+	cr_assert_eq(show("-M", "1", "-N", "1000", "--gpu", H100, NULL), 2);
+	cr_assert_eq(show("-M", "1", "-N", "1000", "--cc", "9.0", NULL), 2);
+	cr_assert_eq(show("-M", "1", "-N", "1000", "--sm-count", "132", NULL), 2);
+	cr_assert_eq(show("-M", "1", "-N", "1000", "--gpu", H100, "--cc", "nine", NULL), 2);
+	cr_assert_eq(show("-M", "1", "-N", "1000", "--frobnicate", NULL), 2);
+	cr_assert_eq(show("-M", "1", "-N", "1000", "extra", NULL), 2);
+	cr_assert_eq(show("-M", NULL), 2);
+}
+
+Test(dispatch_show, an_unknown_op_fails_naming_it)
+{
+	make_db();
+	cr_assert_eq(show("--op", "layernorm", "-M", "1", "-N", "1", "--db", db_path, "--gpu", H100,
+			  "--cc", "9.0", NULL),
+		     1);
+	cr_assert_str_eq(err, "autotune: no op \"layernorm\": the dispatch library serves only softmax\n");
+}
+
+Test(dispatch_show, a_missing_database_fails)
+{
+	cr_assert_eq(show("-M", "1", "-N", "1", "--db", td_path("absent.db"), "--gpu", H100, "--cc",
+			  "9.0", NULL),
+		     1);
+	cr_assert(strstr(err, "absent.db: no such tuning database") != NULL, "%s", err);
+}
+
+Test(dispatch_show, without_a_gpu_or_a_description_it_fails)
+{
+	if (access("/dev/nvidiactl", F_OK) == 0)
+		cr_skip_test("this machine has an NVIDIA GPU");
+	make_db();
+	cr_assert_eq(show("-M", "4096", "-N", "1000", "--db", db_path, NULL), 1);
+	cr_assert(strstr(err, "no NVIDIA driver") != NULL, "%s", err);
+	cr_assert(strstr(err, "--gpu NAME --cc X.Y") != NULL, "%s", err);
+	cr_assert_str_eq(out, "");
+}
