@@ -2,6 +2,7 @@
 #   make            build build/autotune
 #   make deps       install missing Debian packages, check the CUDA toolkit
 #   make test       build and run the Criterion tests (no GPU needed)
+#   make browser-test  render the example report and check it in headless Chromium
 #   make sweep      run the default sweep into the default database
 # Everything built goes under build/. V=1 shows the commands.
 
@@ -47,7 +48,7 @@ LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/schema_sql.o
 	$(BUILD)/obj/builtin_kernels.o
 TEST_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRC))
 
-.PHONY: all deps test sweep clean lib install uninstall examples regen-builtin
+.PHONY: all deps test sweep clean lib install uninstall examples regen-builtin browser-test
 all: $(BUILD)/autotune lib
 
 # Installs missing Debian packages (needs root or sudo) and checks CUDA.
@@ -102,7 +103,7 @@ $(BUILD)/obj/builtin_kernels.c: $(foreach d,$(BUILTIN_DTYPES),$(BUILD)/builtin/s
 	  done; } > $@
 
 $(BUILD)/obj/builtin_kernels.o: $(BUILD)/obj/builtin_kernels.c
-	$(Q)$(CC) -std=c11 -c -fPIC $< -o $@
+	$(Q)$(CC) -std=c11 -c -fPIC -fvisibility=hidden $< -o $@
 
 regen-builtin: $(BUILD)/autotune
 	$(Q)for d in $(BUILTIN_DTYPES); do \
@@ -133,10 +134,13 @@ $(ATD_SHARED): $(ATD_PIC_OBJ)
 	$(Q)ln -sf $(ATD_LIB).so.$(ATD_VERSION) $(BUILD)/lib/$(ATD_LIB).so.$(ATD_SOVERSION)
 	$(Q)ln -sf $(ATD_LIB).so.$(ATD_SOVERSION) $(BUILD)/lib/$(ATD_LIB).so
 
+# The .pc names PREFIX, so install writes its own rather than copying this one.
+ATD_PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(libdir)|' \
+	-e 's|@INCLUDEDIR@|$(includedir)|' -e 's|@VERSION@|$(ATD_VERSION)|'
+
 $(BUILD)/lib/autotune-dispatch.pc: dispatch/autotune-dispatch.pc.in include/autotune/dispatch.h
 	@mkdir -p $(dir $@)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(libdir)|' -e 's|@INCLUDEDIR@|$(includedir)|' \
-	  -e 's|@VERSION@|$(ATD_VERSION)|' $< > $@
+	$(Q)$(ATD_PC_SED) $< > $@
 
 lib: $(ATD_STATIC) $(ATD_SHARED) $(BUILD)/lib/autotune-dispatch.pc
 
@@ -149,7 +153,8 @@ install: all
 	install -m 755 $(ATD_SHARED) $(DESTDIR)$(libdir)/
 	ln -sf $(ATD_LIB).so.$(ATD_VERSION) $(DESTDIR)$(libdir)/$(ATD_LIB).so.$(ATD_SOVERSION)
 	ln -sf $(ATD_LIB).so.$(ATD_SOVERSION) $(DESTDIR)$(libdir)/$(ATD_LIB).so
-	install -m 644 $(BUILD)/lib/autotune-dispatch.pc $(DESTDIR)$(pkgconfigdir)/
+	$(ATD_PC_SED) dispatch/autotune-dispatch.pc.in > $(DESTDIR)$(pkgconfigdir)/autotune-dispatch.pc
+	chmod 644 $(DESTDIR)$(pkgconfigdir)/autotune-dispatch.pc
 	install -m 644 templates/*.cu templates/*.cuh templates/*.yaml $(DESTDIR)$(datadir)/autotune/templates/
 
 uninstall:
@@ -183,6 +188,10 @@ $(BUILD)/tests: $(TEST_OBJ) $(LIB_OBJ)
 
 test: $(BUILD)/tests $(BUILD)/autotune lib
 	$(BUILD)/tests --jobs 2
+
+# Renders reports/example/h100-default.db and checks the page in headless Chromium.
+browser-test: $(BUILD)/autotune
+	tests/browser/check_report.sh
 
 sweep: $(BUILD)/autotune
 	$(BUILD)/autotune sweep -c configs/softmax.yaml --db autotune.db

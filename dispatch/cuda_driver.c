@@ -32,15 +32,15 @@ static void load_driver(void)
 			 "cuGetProcAddress_v2 (a driver for CUDA 12.5 or newer is needed)");
 		return;
 	}
-#define CUDRV_RESOLVE(name)                                                    \
+#define CUDRV_RESOLVE(name, version)                                                    \
 	{                                                                      \
 		CUdriverProcAddressQueryResult found;                          \
 		void *fn = NULL;                                               \
-		if (get_proc(#name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, \
+		if (get_proc(#name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT,      \
 			     &found) != CUDA_SUCCESS || !fn) {                \
 			snprintf(load_message, sizeof load_message,            \
 				 "the NVIDIA driver lacks %s for CUDA %d", #name, \
-				 CUDA_VERSION);                                \
+				 version);                                     \
 			return;                                                \
 		}                                                              \
 		memcpy(&cudrv.name, &fn, sizeof fn);                           \

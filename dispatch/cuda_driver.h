@@ -13,48 +13,53 @@
 
 #include "common/error.h"
 
-#define CUDRV_FUNCTIONS(X)                          \
-	X(cuInit)                                   \
-	X(cuDriverGetVersion)                       \
-	X(cuDeviceGetCount)                         \
-	X(cuDeviceGet)                              \
-	X(cuDeviceGetName)                          \
-	X(cuDeviceGetAttribute)                     \
-	X(cuDeviceTotalMem)                         \
-	X(cuDevicePrimaryCtxRetain)                 \
-	X(cuDevicePrimaryCtxRelease)                \
-	X(cuCtxSetCurrent)                          \
-	X(cuCtxGetCurrent)                          \
-	X(cuCtxGetDevice)                           \
-	X(cuCtxSynchronize)                         \
-	X(cuGetErrorName)                           \
-	X(cuGetErrorString)                         \
-	X(cuMemAlloc)                               \
-	X(cuMemFree)                                \
-	X(cuMemGetInfo)                             \
-	X(cuMemcpyHtoD)                             \
-	X(cuMemcpyDtoH)                             \
-	X(cuMemcpyDtoDAsync)                        \
-	X(cuMemsetD32Async)                         \
-	X(cuMemsetD8Async)                          \
-	X(cuModuleLoadData)                         \
-	X(cuModuleUnload)                           \
-	X(cuModuleGetFunction)                      \
-	X(cuFuncGetAttribute)                       \
-	X(cuFuncSetAttribute)                       \
-	X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
-	X(cuLaunchKernel)                           \
-	X(cuStreamCreate)                           \
-	X(cuStreamDestroy)                          \
-	X(cuStreamSynchronize)                      \
-	X(cuEventCreate)                            \
-	X(cuEventDestroy)                           \
-	X(cuEventRecord)                            \
-	X(cuEventSynchronize)                       \
-	X(cuEventElapsedTime)
+/* X(name, version): the CUDA version whose ABI the header's plain name has.
+ * Most plain names are macros for the newest version (cuMemAlloc ->
+ * cuMemAlloc_v2); a few are not remapped although a newer version with
+ * another signature exists (cuCtxSynchronize_v2 takes a context), and
+ * asking for those at CUDA_VERSION would return the wrong function. */
+#define CUDRV_FUNCTIONS(X) \
+	X(cuInit, CUDA_VERSION) \
+	X(cuDriverGetVersion, CUDA_VERSION) \
+	X(cuDeviceGetCount, CUDA_VERSION) \
+	X(cuDeviceGet, CUDA_VERSION) \
+	X(cuDeviceGetName, CUDA_VERSION) \
+	X(cuDeviceGetAttribute, CUDA_VERSION) \
+	X(cuDeviceTotalMem, CUDA_VERSION) \
+	X(cuDevicePrimaryCtxRetain, CUDA_VERSION) \
+	X(cuDevicePrimaryCtxRelease, CUDA_VERSION) \
+	X(cuCtxSetCurrent, CUDA_VERSION) \
+	X(cuCtxGetCurrent, CUDA_VERSION) \
+	X(cuCtxGetDevice, 12000) \
+	X(cuCtxSynchronize, 12000) \
+	X(cuGetErrorName, CUDA_VERSION) \
+	X(cuGetErrorString, CUDA_VERSION) \
+	X(cuMemAlloc, CUDA_VERSION) \
+	X(cuMemFree, CUDA_VERSION) \
+	X(cuMemGetInfo, CUDA_VERSION) \
+	X(cuMemcpyHtoD, CUDA_VERSION) \
+	X(cuMemcpyDtoH, CUDA_VERSION) \
+	X(cuMemcpyDtoDAsync, CUDA_VERSION) \
+	X(cuMemsetD32Async, CUDA_VERSION) \
+	X(cuMemsetD8Async, CUDA_VERSION) \
+	X(cuModuleLoadData, CUDA_VERSION) \
+	X(cuModuleUnload, CUDA_VERSION) \
+	X(cuModuleGetFunction, CUDA_VERSION) \
+	X(cuFuncGetAttribute, CUDA_VERSION) \
+	X(cuFuncSetAttribute, CUDA_VERSION) \
+	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, CUDA_VERSION) \
+	X(cuLaunchKernel, CUDA_VERSION) \
+	X(cuStreamCreate, CUDA_VERSION) \
+	X(cuStreamDestroy, CUDA_VERSION) \
+	X(cuStreamSynchronize, CUDA_VERSION) \
+	X(cuEventCreate, CUDA_VERSION) \
+	X(cuEventDestroy, CUDA_VERSION) \
+	X(cuEventRecord, CUDA_VERSION) \
+	X(cuEventSynchronize, CUDA_VERSION) \
+	X(cuEventElapsedTime, CUDA_VERSION)
 
 /* __typeof__ of the macro-renamed prototype gives the exact versioned type. */
-#define CUDRV_MEMBER(name) __typeof__(name) *name;
+#define CUDRV_MEMBER(name, version) __typeof__(name) *name;
 typedef struct cudrv_table {
 	CUDRV_FUNCTIONS(CUDRV_MEMBER)
 } cudrv_table;

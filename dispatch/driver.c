@@ -4,6 +4,7 @@
  * gpus table), read once per context and kept for the handle's life. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dispatch/handle.h"
 
@@ -48,13 +49,20 @@ atd_status atdi_current(atd_handle *h, CUcontext *ctx)
 	return ATD_OK;
 }
 
+/* The device of ctx, which is current on this thread. */
+static CUresult ctx_device(CUcontext ctx, CUdevice *dev)
+{
+	(void)ctx;
+	return cudrv.cuCtxGetDevice(dev);
+}
+
 static atd_status read_identity(atd_handle *h, atdi_ctx_info *ci)
 {
 	CUresult rc;
 	const char *what;
 	int major = 0, minor = 0, sms = 0;
 	size_t mem = 0;
-	if ((rc = cudrv.cuCtxGetDevice(&ci->dev)) != CUDA_SUCCESS)
+	if ((rc = ctx_device(ci->ctx, &ci->dev)) != CUDA_SUCCESS)
 		what = "cuCtxGetDevice";
 	else if ((rc = cudrv.cuDeviceGetName(ci->name, (int)sizeof ci->name, ci->dev)) != CUDA_SUCCESS)
 		what = "cuDeviceGetName";

@@ -79,20 +79,22 @@ static atd_handle *handle_new(void)
 	if (!h)
 		return NULL;
 	pthread_mutexattr_t recursive;
-	int ok = pthread_mutexattr_init(&recursive) == 0;
-	if (ok)
-		pthread_mutexattr_settype(&recursive, PTHREAD_MUTEX_RECURSIVE);
-	int locks = !ok ? 0
-		: pthread_mutex_init(&h->lock, NULL) != 0 ? 0
-		: pthread_mutex_init(&h->slow, NULL) != 0 ? 1
-		: pthread_mutex_init(&h->log_lock, &recursive) != 0 ? 2 : 3;
-	if (ok)
-		pthread_mutexattr_destroy(&recursive);
-	if (locks == 3)
+	if (pthread_mutexattr_init(&recursive) != 0) {
+		free(h);
+		return NULL;
+	}
+	pthread_mutexattr_settype(&recursive, PTHREAD_MUTEX_RECURSIVE);
+	int made = 0;
+	if (pthread_mutex_init(&h->lock, NULL) == 0 && ++made &&
+	    pthread_mutex_init(&h->slow, NULL) == 0 && ++made &&
+	    pthread_mutex_init(&h->log_lock, &recursive) == 0)
+		made = 3;
+	pthread_mutexattr_destroy(&recursive);
+	if (made == 3)
 		return h;
-	if (locks > 1)
+	if (made == 2)
 		pthread_mutex_destroy(&h->slow);
-	if (locks > 0)
+	if (made >= 1)
 		pthread_mutex_destroy(&h->lock);
 	free(h);
 	return NULL;

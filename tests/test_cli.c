@@ -314,12 +314,7 @@ Test(cli, sweep_bad_option_values)
 	cr_assert(!file_exists(env_db), "a usage error wrote the database");
 }
 
-/* BUG (tuner/cli.c, cli_parse_arch): a bad --arch is reported twice, first
- * by the cli_parse_long call inside it (which prints its own usage error,
- * "--arch needs an integer from 50 to 200, got "x"", naming the digits it
- * extracted rather than what was typed) and then by cli_parse_arch's own
- * "--arch expects sm_XX (e.g. sm_90), got "sm_x"", each with its hint line. */
-Test(cli, sweep_bad_arch_is_reported_once, .disabled = true)
+Test(cli, sweep_bad_arch_is_reported_once)
 {
 	run_result r = RUN("sweep", "--arch", "sm_x");
 	expect_status(&r, 2);

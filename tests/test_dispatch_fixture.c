@@ -100,13 +100,13 @@ static long long winner_id(tdb *db, long long gpu, const char *op, at_dtype dt, 
 					"SELECT coalesce(result_id, 0) FROM winners WHERE gpu_id = ?1 "
 					"AND op = ?2 AND dtype = ?3 AND m = ?4 AND n = ?5",
 					-1, &st, NULL),
-		     SQLITE_OK);
+		     SQLITE_OK, "%s", sqlite3_errmsg(tdb_handle(db)));
 	sqlite3_bind_int64(st, 1, gpu);
 	sqlite3_bind_text(st, 2, op, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, at_dtype_name(dt), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 4, M);
 	sqlite3_bind_int64(st, 5, N);
-	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+	cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sqlite3_errmsg(tdb_handle(db)));
 	long long id = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return id;

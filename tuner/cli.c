@@ -12,7 +12,7 @@
 const cli_command cli_commands[] = {
 	{ "sweep", cmd_sweep, "tune every shape of a config and store the winners",
 	  "usage: autotune sweep [-c CONFIG] [--db FILE] [--compile-only] [--arch sm_XX]\n"
-	  "                      [--device N] [--templates DIR] [--threads N]\n"
+	  "                      [--device N] [--templates DIR] [--threads N] [--shard K/N]\n"
 	  "\n"
 	  "For each (op, dtype, M, N) in CONFIG (default configs/softmax.yaml), compiles\n"
 	  "every variant of every template that can serve the shape with NVRTC for the\n"
@@ -28,12 +28,38 @@ const cli_command cli_commands[] = {
 	  "      --device N      which GPU to tune on (default 0)\n"
 	  "      --templates DIR templates folder (default: beside the program, or\n"
 	  "                      $AUTOTUNE_TEMPLATES)\n"
-	  "      --threads N     NVRTC compile threads (default: one per core)\n" },
+	  "      --threads N     NVRTC compile threads (default: one per core)\n"
+	  "      --shard K/N     tune only share K of N of the shapes (disjoint shares that\n"
+	  "                      together cover the config; for running on several machines)\n" },
 	{ "list", cmd_list, "print the winners stored in a database",
 	  "usage: autotune list [--db FILE] [--format table|csv|json]\n"
 	  "\n"
 	  "Prints the winner of every tuned shape: GPU, op, dtype, M, N, template,\n"
 	  "params, median time, GB/s and percentage of the copy bandwidth.\n" },
+	{ "show", cmd_show, "show which tuned variant serves a shape",
+	  "usage: autotune show -M M -N N [--op softmax] [--dtype f32|f16|bf16] [--db FILE]\n"
+	  "                     [--gpu NAME --cc X.Y [--sm-count N] [--mem-bytes B]]\n"
+	  "\n"
+	  "Prints what an application would run for the shape (template, params,\n"
+	  "selection level, where and at what shape it was tuned, its tuned time),\n"
+	  "for GPU 0 of this machine, or for a GPU described with --gpu and --cc\n"
+	  "(no GPU needed; an omitted SM count or memory size is taken from the\n"
+	  "database's GPU of that name).\n" },
+	{ "report", cmd_report, "write an HTML report of a tuning database",
+	  "usage: autotune report [--db FILE] [-o FILE] [--heatmap MxN]\n"
+	  "\n"
+	  "Writes one self-contained HTML page (inline CSS and SVG, no network) about\n"
+	  "the database (default autotune.db, or $AUTOTUNE_DB): for each GPU, op and\n"
+	  "dtype, GB/s against N at each M for the tuned winner, the naive and cuDNN\n"
+	  "baselines and the sweep's copy bandwidth; a heat map of median time over\n"
+	  "two parameters of the winner's template; every variant per shape sorted by\n"
+	  "time, with the winner, its ties (within timing noise) and the failures\n"
+	  "marked; and the sweeps (GPU, driver, NVRTC, config, times). The file is\n"
+	  "written whole or not at all.\n"
+	  "\n"
+	  "      --db FILE       the tuning database\n"
+	  "  -o, --output FILE   the page to write (default report.html; - for stdout)\n"
+	  "      --heatmap MxN   the heat maps' shape (default: the largest per dtype)\n" },
 	{ "templates", cmd_templates, "list the templates and their parameter spaces",
 	  "usage: autotune templates [--templates DIR]\n"
 	  "\n"
@@ -102,16 +128,17 @@ int cli_parse_long(const char *cmd, const char *opt, const char *text, long long
 int cli_parse_arch(const char *cmd, const char *text, int *out)
 {
 	const char *p = strncmp(text, "sm_", 3) == 0 ? text + 3 : text;
-	char digits[16];
-	size_t n = 0;
-	for (; *p && n + 1 < sizeof digits; p++)
-		if (*p != '.')
-			digits[n++] = *p;
-	digits[n] = '\0';
-	long long v;
-	if (*p || cli_parse_long(cmd, "--arch", digits, 50, 200, &v) != 0)
+	int value = 0, digits = 0;
+	for (; *p; p++) {
+		if (*p == '.' && digits == 1)
+			continue; /* "9.0" */
+		if (*p < '0' || *p > '9' || ++digits > 3)
+			break;
+		value = value * 10 + (*p - '0');
+	}
+	if (*p || digits < 2 || value < 50)
 		return cli_usage_error(cmd, "--arch expects sm_XX (e.g. sm_90), got \"%s\"", text);
-	*out = (int)v;
+	*out = value;
 	return 0;
 }
 

@@ -37,6 +37,8 @@ int cli_parse_arch(const char *cmd, const char *text, int *out);
 
 int cmd_sweep(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_show(int argc, char **argv);
 int cmd_templates(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_help(int argc, char **argv);

@@ -13,8 +13,6 @@
 #include "tuner/cli.h"
 #include "tuner/device.h"
 
-int cmd_show(int argc, char **argv); /* registered in cli.c */
-
 typedef struct show_options {
 	const char *op, *db_path, *gpu_name;
 	at_dtype dtype;

@@ -7,7 +7,8 @@
 
 int cmd_sweep(int argc, char **argv)
 {
-	enum { OPT_DB = 256, OPT_COMPILE_ONLY, OPT_ARCH, OPT_DEVICE, OPT_TEMPLATES, OPT_THREADS };
+	enum { OPT_DB = 256, OPT_COMPILE_ONLY, OPT_ARCH, OPT_DEVICE, OPT_TEMPLATES, OPT_THREADS,
+	       OPT_SHARD };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "db", required_argument, NULL, OPT_DB },
@@ -16,6 +17,7 @@ int cmd_sweep(int argc, char **argv)
 		{ "device", required_argument, NULL, OPT_DEVICE },
 		{ "templates", required_argument, NULL, OPT_TEMPLATES },
 		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "shard", required_argument, NULL, OPT_SHARD },
 		{ NULL, 0, NULL, 0 },
 	};
 	sweep_options o = { .config_path = "configs/softmax.yaml" };
@@ -42,6 +44,11 @@ int cmd_sweep(int argc, char **argv)
 			if (cli_parse_long("sweep", "--threads", optarg, 1, 256, &v))
 				return 2;
 			o.threads = (int)v;
+			break;
+		case OPT_SHARD:
+			if (shard_parse(optarg, &o.shard))
+				return cli_usage_error("sweep", "--shard expects K/N with 1 <= K <= N, got \"%s\"",
+						       optarg);
 			break;
 		case ':': return cli_usage_error("sweep", "%s needs a value", argv[optind - 1]);
 		default: return cli_usage_error("sweep", "unknown option %s", argv[optind - 1]);

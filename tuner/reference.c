@@ -33,8 +33,13 @@ void ref_fill_random(void *host, at_dtype dt, size_t count, uint64_t seed)
 		float v = (float)((splitmix64(&state) >> 40) * (16.0 / 16777216.0) - 8.0);
 		switch (dt) {
 		case AT_F32: ((float *)host)[i] = v; break;
-		case AT_F16: ((uint16_t *)host)[i] = at_f32_to_f16(v); break;
-		case AT_BF16: ((uint16_t *)host)[i] = at_f32_to_bf16(v); break;
+		/* rounding can carry a value just under 8 up to 8: wrap it to -8 */
+		case AT_F16:
+			((uint16_t *)host)[i] = at_f32_to_f16(at_f16_to_f32(at_f32_to_f16(v)) >= 8.0f ? -8.0f : v);
+			break;
+		case AT_BF16:
+			((uint16_t *)host)[i] = at_f32_to_bf16(at_bf16_to_f32(at_f32_to_bf16(v)) >= 8.0f ? -8.0f : v);
+			break;
 		}
 	}
 }
@@ -78,6 +83,8 @@ static void *ref_worker(void *arg)
 void ref_softmax(const void *x, at_dtype dt, long long M, long long N, long long ldx,
 		 double *ref)
 {
+	if (M < 1 || N < 1)
+		return;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	int nthreads = cores < 1 ? 1 : cores > 64 ? 64 : (int)cores;
 	if ((long long)nthreads > M)

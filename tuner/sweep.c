@@ -202,10 +202,24 @@ static int sweep_on_gpu(const sweep_options *o, sweep_plan *p, gpu_device *gpu, 
 	return rc;
 }
 
+/* Loads the plan and keeps this shard's shapes. */
+static int load_plan(const sweep_options *o, sweep_plan *p, at_error *err)
+{
+	if (plan_load(p, o->config_path, o->templates_dir, err))
+		return -1;
+	if (o->shard.count > 1) {
+		size_t all = p->nshapes;
+		p->nshapes = shard_filter(p->shapes, p->nshapes, &o->shard);
+		fprintf(stderr, "autotune: shard %d/%d: %zu of %zu shapes\n", o->shard.index,
+			o->shard.count, p->nshapes, all);
+	}
+	return 0;
+}
+
 int sweep_run(const sweep_options *o, at_error *err)
 {
 	sweep_plan p;
-	if (plan_load(&p, o->config_path, o->templates_dir, err))
+	if (load_plan(o, &p, err))
 		return -1;
 	gpu_device gpu;
 	int rc = gpu_open(o->device, &gpu, err);
@@ -219,7 +233,7 @@ int sweep_run(const sweep_options *o, at_error *err)
 int sweep_compile_only(const sweep_options *o, at_error *err)
 {
 	sweep_plan p;
-	if (plan_load(&p, o->config_path, o->templates_dir, err))
+	if (load_plan(o, &p, err))
 		return -1;
 	int cc = o->arch ? o->arch : 90;
 	kernel_cache cache;

@@ -4,6 +4,7 @@
 #define AT_TUNER_SWEEP_H
 
 #include "common/error.h"
+#include "tuner/shard.h"
 
 typedef struct sweep_options {
 	const char *config_path;
@@ -13,6 +14,7 @@ typedef struct sweep_options {
 	int arch;                  /* 0: the GPU's (or 90 when compiling only) */
 	int device;                /* GPU ordinal */
 	int threads;               /* compile threads; 0: one per core */
+	shard_spec shard;          /* --shard K/N; count 0: every shape */
 } sweep_options;
 
 /* Returns 0 on success, -1 with err set. Prints the final table on stdout

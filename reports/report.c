@@ -1,0 +1,222 @@
+/* Assembling the report page from its sections, and writing it: see
+ * report.h. The sections live in report_sweep.c, report_curve.c,
+ * report_heat.c and report_shapes.c. */
+#include "reports/report.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/dtype.h"
+#include "reports/html.h"
+#include "reports/numfmt.h"
+#include "reports/outfile.h"
+#include "reports/report_curve.h"
+#include "reports/report_heat.h"
+#include "reports/report_shapes.h"
+#include "reports/report_sweep.h"
+
+static size_t shape_count(const report_data *d)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < d->n_groups; i++)
+		n += d->groups[i].n_shapes;
+	return n;
+}
+
+static void header(strbuf *out, const report_data *d, const report_options *opt)
+{
+	char a[NUMFMT_CAP], b[NUMFMT_CAP], c[NUMFMT_CAP];
+	strbuf_puts(out, "<header>\n<h1>Autotuning report</h1>\n<p class=\"sub\">Database <code>");
+	html_escape(out, opt->db_path);
+	strbuf_printf(out, "</code> \xc2\xb7 %zu GPU%s \xc2\xb7 %s sweep%s \xc2\xb7 %s shapes \xc2\xb7 %s "
+			   "results</p>\n</header>\n",
+		      d->n_gpus, d->n_gpus == 1 ? "" : "s", fmt_count(a, (long long)d->n_sweeps),
+		      d->n_sweeps == 1 ? "" : "s", fmt_count(b, (long long)shape_count(d)),
+		      fmt_count(c, d->n_results));
+}
+
+static int gpu_has_content(const report_data *d, size_t gi)
+{
+	for (size_t i = 0; i < d->n_groups; i++)
+		if (d->groups[i].gpu == gi)
+			return 1;
+	for (size_t i = 0; i < d->n_sweeps; i++)
+		if (d->sweeps[i].gpu_id == d->gpus[gi].id)
+			return 1;
+	return 0;
+}
+
+static void group_name(strbuf *out, const rd_group *g)
+{
+	html_escape(out, g->op);
+	strbuf_puts(out, " \xc2\xb7 ");
+	html_escape(out, g->dtype);
+}
+
+static void contents(strbuf *out, const report_data *d)
+{
+	strbuf_puts(out, "<nav id=\"contents\"><strong>Contents</strong>\n<ul>\n");
+	for (size_t gi = 0; gi < d->n_gpus; gi++) {
+		if (!gpu_has_content(d, gi))
+			continue;
+		strbuf_printf(out, "<li><a href=\"#gpu%zu\">", gi);
+		html_escape(out, d->gpus[gi].name);
+		strbuf_printf(out, "</a>: <a href=\"#gpu%zu-sweeps\">sweeps</a>", gi);
+		for (size_t i = 0; i < d->n_groups; i++) {
+			if (d->groups[i].gpu != gi)
+				continue;
+			strbuf_printf(out, " \xc2\xb7 <a href=\"#g%zu\">", i);
+			group_name(out, &d->groups[i]);
+			strbuf_puts(out, "</a>");
+		}
+		strbuf_puts(out, "</li>\n");
+	}
+	strbuf_puts(out, "<li><a href=\"#about\">How to read this report</a> (GB/s, winners, ties, "
+			 "the heat map)</li>\n</ul></nav>\n");
+}
+
+static void group_intro(strbuf *out, const rd_group *g)
+{
+	at_dtype dt;
+	char a[NUMFMT_CAP], b[NUMFMT_CAP];
+	long long nmin = g->shapes[0].N, nmax = nmin;
+	for (size_t i = 0; i < g->n_shapes; i++) {
+		nmin = g->shapes[i].N < nmin ? g->shapes[i].N : nmin;
+		nmax = g->shapes[i].N > nmax ? g->shapes[i].N : nmax;
+	}
+	strbuf_printf(out, "<p class=\"sub\">%zu shape%s, N from %s to %s", g->n_shapes,
+		      g->n_shapes == 1 ? "" : "s", fmt_count(a, nmin), fmt_count(b, nmax));
+	if (at_dtype_parse(g->dtype, &dt) == 0)
+		strbuf_printf(out, "; %zu bytes per element", at_dtype_size(dt));
+	strbuf_puts(out, ".</p>\n");
+}
+
+static int group_section(strbuf *out, const report_data *d, size_t gi,
+			 const report_options *opt, at_error *err)
+{
+	const rd_group *g = &d->groups[gi];
+	strbuf_printf(out, "<section id=\"g%zu\" class=\"group\">\n<h3>", gi);
+	group_name(out, g);
+	strbuf_puts(out, "</h3>\n");
+	if (g->n_shapes == 0) { /* not reached: a group exists for its shapes */
+		strbuf_puts(out, "</section>\n");
+		return 0;
+	}
+	group_intro(out, g);
+	strbuf_puts(out, "<div class=\"plots\">\n");
+	size_t hs = report_heat_shape(g, opt->heat_M, opt->heat_N);
+	if (report_curves(out, d, gi, err) ||
+	    report_heatmap(out, d, gi, hs, opt->heat_M, opt->heat_N, err))
+		return -1;
+	strbuf_printf(out, "</div>\n<h4 id=\"g%zu-winners-h\">Winners</h4>\n", gi);
+	report_winners_table(out, d, gi);
+	strbuf_printf(out, "<h4 id=\"g%zu-shapes\">Every variant, per shape</h4>\n"
+			   "<p class=\"note\">Click a shape to open its table: timed results "
+			   "sorted by median time (baselines among them), then the ones that failed. "
+			   "With JavaScript, a click on a column header sorts by it and a click on a "
+			   "row highlights it.</p>\n",
+		      gi);
+	report_shape_tables(out, d, gi);
+	strbuf_puts(out, "</section>\n");
+	return 0;
+}
+
+static void about(strbuf *out)
+{
+	strbuf_puts(
+		out,
+		"<section id=\"about\">\n<h2>How to read this report</h2>\n<ul>\n"
+		"<li><strong>GB/s</strong> = 2\xc2\xb7M\xc2\xb7N\xc2\xb7" "element size / median time: "
+		"the bytes a fused softmax must move (each element read once and written once). "
+		"<strong>% copy</strong> compares it with the device-to-device copy bandwidth "
+		"the sweep measured (bytes read + written); above 100% is possible, the copy "
+		"being a 1 GiB <code>cuMemcpyDtoD</code>.</li>\n"
+		"<li><strong>Times</strong> are in microseconds: the median of the repetitions, "
+		"with their minimum and maximum, each launch timed with CUDA events after the L2 "
+		"was flushed. Every variant was checked against a CPU reference before it was "
+		"timed.</li>\n"
+		"<li>The <strong>winner</strong> of a shape is the fastest variant that passed its "
+		"check (fewer registers break exact ties). Baselines (the naive five-kernel softmax, "
+		"cuDNN) are timed the same way and shown for comparison; they never win.</li>\n"
+		"<li id=\"tie-rule\">A variant <strong>ties</strong> with the winner when its median "
+		"is within max(1%, the winner's spread) of the winner's median, the spread being "
+		"(max \xe2\x88\x92 min) / median of the winner's repetitions: the difference is within "
+		"the timing noise. Baselines are not marked as ties.</li>\n"
+		"<li>The <strong>heat map</strong> shows, at one shape (the largest per dtype unless "
+		"chosen with <code>autotune report --heatmap MxN</code>), the median time of the "
+		"winner's template over two of its parameters: <code>threads</code> across (or the "
+		"first parameter that varies) and down the parameter that separates the most "
+		"variants. Each cell is the best variant with those two values.</li>\n"
+		"<li><strong>Not timed</strong>: <code>compile_failed</code> (NVRTC rejected it), "
+		"<code>check_failed</code> (wrong output), <code>launch_failed</code> (the launch "
+		"failed), each with its reason.</li>\n</ul>\n</section>\n");
+}
+
+int report_render(const report_data *d, const report_options *opt, strbuf *out, at_error *err)
+{
+	html_page_begin(out, "autotune report");
+	header(out, d, opt);
+	contents(out, d);
+	for (size_t gi = 0; gi < d->n_gpus; gi++) {
+		if (!gpu_has_content(d, gi))
+			continue;
+		strbuf_printf(out, "<section id=\"gpu%zu\" class=\"gpu\">\n<h2>", gi);
+		html_escape(out, d->gpus[gi].name);
+		strbuf_puts(out, "</h2>\n");
+		report_gpu_facts(out, &d->gpus[gi]);
+		report_sweeps(out, d, gi);
+		for (size_t i = 0; i < d->n_groups; i++)
+			if (d->groups[i].gpu == gi && group_section(out, d, i, opt, err))
+				return -1;
+		strbuf_puts(out, "</section>\n");
+	}
+	about(out);
+	strbuf_puts(out, "<footer><p class=\"note\">Written by <code>autotune report</code>");
+	if (opt->tool_version) {
+		strbuf_puts(out, " ");
+		html_escape(out, opt->tool_version);
+	}
+	strbuf_puts(out, ".</p></footer>\n");
+	html_page_end(out);
+	return 0;
+}
+
+/* Whether path names the same file as the database (so must not be written). */
+static int is_the_database(const char *path, const char *db_path)
+{
+	struct stat a, b;
+	return stat(path, &a) == 0 && stat(db_path, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+int report_write(const report_options *opt, at_error *err)
+{
+	tdb *db;
+	if (tdb_open_readonly(opt->db_path, &db, err))
+		return -1;
+	if (is_the_database(opt->out_path, opt->db_path)) {
+		tdb_close(db);
+		return at_error_set(err, "%s: cannot write: it is the database", opt->out_path);
+	}
+	report_data d;
+	int rc = report_data_load(db, opt->db_path, &d, err);
+	tdb_close(db);
+	if (rc)
+		return -1;
+	if (d.n_results == 0) {
+		report_data_free(&d);
+		return at_error_set(err, "%s has no results: run autotune sweep first", opt->db_path);
+	}
+	strbuf page = { 0 };
+	rc = report_render(&d, opt, &page, err);
+	if (rc == 0 && strcmp(opt->out_path, "-") == 0) {
+		if (fwrite(page.data, 1, page.len, stdout) != page.len || fflush(stdout) != 0)
+			rc = at_error_set(err, "standard output: cannot write");
+	} else if (rc == 0) {
+		rc = outfile_write(opt->out_path, page.data, page.len, err);
+	}
+	strbuf_free(&page);
+	report_data_free(&d);
+	return rc;
+}

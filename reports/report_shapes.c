@@ -1,0 +1,216 @@
+/* The per-shape tables of the report: see report_shapes.h. */
+#include "reports/report_shapes.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "reports/html.h"
+#include "reports/numfmt.h"
+#include "reports/report_curve.h"
+#include "reports/ties.h"
+
+static void cell_text(strbuf *out, const char *cls, const char *text)
+{
+	strbuf_printf(out, "<td%s%s%s>", cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "");
+	html_escape(out, text);
+	strbuf_puts(out, "</td>");
+}
+
+/* A numeric cell (already formatted by numfmt). */
+static void cell_num(strbuf *out, const char *text)
+{
+	strbuf_printf(out, "<td class=\"n\">%s</td>", text);
+}
+
+static void cell_int(strbuf *out, long long v)
+{
+	char b[NUMFMT_CAP];
+	cell_num(out, v < 0 ? fmt_grouped(b, NAN, 0) : fmt_count(b, v));
+}
+
+static void cell_ratio(strbuf *out, const rd_result *base, const rd_result *w)
+{
+	char b[NUMFMT_CAP];
+	if (!base || !w || !w->timed) {
+		cell_num(out, fmt_grouped(b, NAN, 0));
+		return;
+	}
+	strbuf_printf(out, "<td class=\"n\">%s\xc3\x97</td>", fmt_grouped(b, base->time_us / w->time_us, 2));
+}
+
+static void count_results(const rd_shape *s, size_t *variants, size_t *failed)
+{
+	*variants = *failed = 0;
+	for (size_t i = 0; i < s->n_results; i++) {
+		const rd_result *r = &s->results[i];
+		*variants += !r->baseline;
+		*failed += !r->timed;
+	}
+}
+
+void report_winners_table(strbuf *out, const report_data *d, size_t gi)
+{
+	const rd_group *g = &d->groups[gi];
+	strbuf_printf(out,
+		      "<div class=\"scroll\"><table id=\"g%zu-winners\" class=\"sortable winners\">\n"
+		      "<thead><tr><th class=\"n\">M</th><th class=\"n\">N</th><th>winner</th>"
+		      "<th>params</th><th class=\"n\">median \xc2\xb5s</th><th class=\"n\">GB/s</th>"
+		      "<th class=\"n\">%% copy</th><th class=\"n\">ties</th>"
+		      "<th class=\"n\" title=\"the winner's speed-up over cuDNN\">vs cuDNN</th>"
+		      "<th class=\"n\" title=\"the winner's speed-up over the naive baseline\">"
+		      "vs naive</th>"
+		      "<th class=\"n\">tried</th><th class=\"n\">failed</th></tr></thead>\n<tbody>\n",
+		      gi);
+	char b[NUMFMT_CAP];
+	for (size_t i = 0; i < g->n_shapes; i++) {
+		const rd_shape *s = &g->shapes[i];
+		const rd_result *w = rd_shape_winner(s);
+		const rd_result *cudnn = rd_shape_baseline(s, "cudnn"),
+				*naive = rd_shape_baseline(s, "naive");
+		size_t variants, failed;
+		count_results(s, &variants, &failed);
+		strbuf_printf(out, "<tr><td class=\"n\"><a href=\"#g%zu-shape-%lldx%lld\">%s</a></td>", gi,
+			      s->M, s->N, fmt_count(b, s->M));
+		strbuf_printf(out, "<td class=\"n\"><a href=\"#g%zu-shape-%lldx%lld\">%s</a></td>", gi,
+			      s->M, s->N, fmt_count(b, s->N));
+		if (w && w->timed) {
+			cell_text(out, "t", w->template_name);
+			cell_text(out, "p", w->params);
+			cell_num(out, fmt_us(b, w->time_us));
+			cell_num(out, fmt_gbps(b, w->gbps));
+			cell_num(out, fmt_pct(b, w->pct_copy));
+			cell_int(out, (long long)ties_count(s));
+		} else {
+			strbuf_puts(out, "<td colspan=\"2\"><span class=\"badge fail\">none passed</span></td>"
+					 "<td class=\"n\"></td><td class=\"n\"></td><td class=\"n\"></td>"
+					 "<td class=\"n\"></td>");
+		}
+		cell_ratio(out, cudnn, w);
+		cell_ratio(out, naive, w);
+		cell_int(out, (long long)variants);
+		cell_int(out, (long long)failed);
+		strbuf_puts(out, "</tr>\n");
+	}
+	strbuf_puts(out, "</tbody></table></div>\n");
+}
+
+static void summary_line(strbuf *out, const rd_shape *s)
+{
+	char m[NUMFMT_CAP], n[NUMFMT_CAP], us[NUMFMT_CAP], gb[NUMFMT_CAP], pct[NUMFMT_CAP];
+	const rd_result *w = rd_shape_winner(s);
+	size_t variants, failed;
+	count_results(s, &variants, &failed);
+	strbuf_printf(out, "<summary><strong>M = %s, N = %s</strong>: ", fmt_count(m, s->M),
+		      fmt_count(n, s->N));
+	if (w && w->timed) {
+		strbuf_puts(out, "winner <code>");
+		html_escape(out, w->template_name);
+		strbuf_printf(out, "</code> %s \xc2\xb5s, %s GB/s (%s%% of copy); ", fmt_us(us, w->time_us),
+			      fmt_gbps(gb, w->gbps), fmt_pct(pct, w->pct_copy));
+	} else {
+		strbuf_puts(out, "<span class=\"badge fail\">no variant passed</span>; ");
+	}
+	strbuf_printf(out, "%zu variants, %zu ties, %zu not timed</summary>\n", variants,
+		      ties_count(s), failed);
+}
+
+static void results_table(strbuf *out, const rd_shape *s)
+{
+	const rd_result *w = rd_shape_winner(s);
+	char b[NUMFMT_CAP];
+	strbuf_puts(out, "<div class=\"scroll\"><table class=\"sortable results\">\n<thead><tr>"
+			 "<th class=\"n\">#</th><th>mark</th><th>template</th><th>params</th>"
+			 "<th class=\"n\">median \xc2\xb5s</th><th class=\"n\">min \xc2\xb5s</th>"
+			 "<th class=\"n\">max \xc2\xb5s</th><th class=\"n\">GB/s</th>"
+			 "<th class=\"n\">% copy</th><th class=\"n\">registers</th>"
+			 "<th class=\"n\">smem B</th><th class=\"n\">spill B</th></tr></thead>\n<tbody>\n");
+	size_t rank = 0;
+	for (size_t i = 0; i < s->n_results; i++) {
+		const rd_result *r = &s->results[i];
+		if (!r->timed)
+			continue;
+		const char *cls = r == w ? "win" : r->baseline ? "base" : ties_is_tie(w, r) ? "tie" : NULL;
+		if (cls)
+			strbuf_printf(out, "<tr class=\"%s\">", cls);
+		else
+			strbuf_puts(out, "<tr>");
+		strbuf_printf(out, "<td class=\"n\">%zu</td><td>", ++rank);
+		if (r == w)
+			strbuf_puts(out, "<span class=\"badge win\">winner</span>");
+		else if (r->baseline)
+			strbuf_puts(out, "<span class=\"badge base\">baseline</span>");
+		else if (cls)
+			strbuf_puts(out, "<span class=\"badge tie\">tie</span>");
+		strbuf_puts(out, "</td>");
+		cell_text(out, "t", r->baseline ? report_baseline_label(r->template_name)
+						: r->template_name);
+		cell_text(out, "p", r->params);
+		cell_num(out, fmt_us(b, r->time_us));
+		cell_num(out, fmt_us(b, r->time_min_us));
+		cell_num(out, fmt_us(b, r->time_max_us));
+		cell_num(out, fmt_gbps(b, r->gbps));
+		cell_num(out, fmt_pct(b, r->pct_copy));
+		cell_int(out, r->registers);
+		cell_int(out, r->smem_bytes);
+		cell_int(out, r->spill_bytes);
+		strbuf_puts(out, "</tr>\n");
+	}
+	strbuf_puts(out, "</tbody></table></div>\n");
+}
+
+static void failed_table(strbuf *out, const rd_shape *s, size_t failed)
+{
+	strbuf_printf(out, "<p><strong>Not timed (%zu)</strong>: failed to compile, failed the check "
+			   "against the CPU reference, or failed to launch.</p>\n",
+		      failed);
+	strbuf_puts(out, "<div class=\"scroll\"><table class=\"sortable failed\">\n<thead><tr>"
+			 "<th>template</th><th>params</th><th>status</th><th>reason</th>"
+			 "</tr></thead>\n<tbody>\n");
+	for (size_t i = 0; i < s->n_results; i++) {
+		const rd_result *r = &s->results[i];
+		if (r->timed)
+			continue;
+		strbuf_printf(out, "<tr%s>", r->baseline ? " class=\"base\"" : "");
+		cell_text(out, "t", r->baseline ? report_baseline_label(r->template_name)
+						: r->template_name);
+		cell_text(out, "p", r->params);
+		strbuf_puts(out, "<td><span class=\"badge fail\">");
+		html_escape(out, strcmp(r->status, "ok") == 0 ? "ok, not timed" : r->status);
+		strbuf_puts(out, "</span></td>");
+		cell_text(out, "p", r->reason ? r->reason : "");
+		strbuf_puts(out, "</tr>\n");
+	}
+	strbuf_puts(out, "</tbody></table></div>\n");
+}
+
+void report_shape_tables(strbuf *out, const report_data *d, size_t gi)
+{
+	const rd_group *g = &d->groups[gi];
+	char tol[NUMFMT_CAP];
+	for (size_t i = 0; i < g->n_shapes; i++) {
+		const rd_shape *s = &g->shapes[i];
+		const rd_result *w = rd_shape_winner(s);
+		size_t variants, failed;
+		count_results(s, &variants, &failed);
+		strbuf_printf(out, "<details id=\"g%zu-shape-%lldx%lld\" class=\"shape\">\n", gi, s->M,
+			      s->N);
+		summary_line(out, s);
+		if (s->n_results == 0) {
+			strbuf_puts(out, "<p class=\"note\">No variant was tried at this shape.</p>\n"
+					 "</details>\n");
+			continue;
+		}
+		if (w && w->timed)
+			strbuf_printf(out,
+				      "<p class=\"note\">Ties: variants whose median is within "
+				      "\xc2\xb1%s%% of the winner's (the larger of 1%% and the winner's "
+				      "own spread, (max \xe2\x88\x92 min) / median; see "
+				      "<a href=\"#about\">how to read</a>).</p>\n",
+				      fmt_grouped(tol, ties_tolerance(w) * 100, 2));
+		if (failed < s->n_results)
+			results_table(out, s);
+		if (failed)
+			failed_table(out, s, failed);
+		strbuf_puts(out, "</details>\n");
+	}
+}

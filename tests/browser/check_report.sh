@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Browser check of `autotune report`: renders a report from a copy of a
+# tuning database (default reports/example/h100-default.db) into which a
+# failed variant with hostile strings is injected, opens it in headless
+# Chromium and checks that
+#   - the screenshot (1400 x 3000) is a PNG that is not blank,
+#   - the DOM after load has the plot's <svg>, the script ran (class "js"),
+#     and the hostile strings are text, not elements,
+#   - the console shows no error ("Uncaught", "ERROR:CONSOLE"); a page with a
+#     deliberate error is checked first, so that a broken capture fails.
+# Usage: tests/browser/check_report.sh [DB]      ($AUTOTUNE: the program,
+# default build/autotune). Needs chromium and python3. Exit 0 when all pass.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+autotune=${AUTOTUNE:-$root/build/autotune}
+db=${1:-$root/reports/example/h100-default.db}
+
+fail() {
+	echo "check_report: FAIL: $*" >&2
+	exit 1
+}
+
+chromium=$(command -v chromium || command -v chromium-browser || true)
+[ -n "$chromium" ] || fail "chromium not installed (Debian: apt-get install chromium)"
+command -v python3 >/dev/null || fail "python3 not installed"
+[ -x "$autotune" ] || fail "$autotune is missing: run make"
+[ -f "$db" ] || fail "$db: no such database"
+
+work=$(mktemp -d /tmp/check_report.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# A copy, so that neither the original nor its folder is touched, with one
+# more result whose strings would run script if they were not escaped.
+cp "$db" "$work/test.db"
+python3 - "$work/test.db" <<'PY' || fail "cannot add the hostile row to the copy of $db"
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+evil = '<img src=x onerror="console.error(\'injected\')"><script>console.error("injected")</script>'
+n = con.execute(
+    "INSERT INTO results (sweep_id, gpu_id, op, dtype, m, n, kind, template, params, status, reason)"
+    " SELECT sweep_id, gpu_id, op, dtype, m, n, 'variant', ?1, ?1, 'check_failed', ?1"
+    " FROM winners ORDER BY gpu_id, op, dtype, m, n LIMIT 1", (evil,)).rowcount
+con.commit()
+sys.exit(0 if n == 1 else 1)
+PY
+
+"$autotune" report --db "$work/test.db" -o "$work/report.html" 2>"$work/report.err" ||
+	fail "autotune report failed: $(cat "$work/report.err")"
+
+flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run
+	--no-default-browser-check --user-data-dir="$work/profile")
+
+# Runs chromium with a time limit; stdout and stderr to the named files.
+browse() {
+	local out=$1 err=$2
+	shift 2
+	timeout 120 "$chromium" "${flags[@]}" "$@" >"$out" 2>"$err"
+}
+
+console_errors() {
+	grep -E "Uncaught|ERROR:CONSOLE|injected" "$1" || true
+}
+
+# 0. The console capture works: a page with an error must show it.
+printf '<!DOCTYPE html><title>x</title><script>no_such_function();</script>\n' >"$work/control.html"
+browse "$work/control.dom" "$work/control.log" --enable-logging=stderr --v=0 --dump-dom \
+	"file://$work/control.html" || fail "chromium failed on a trivial page: $(tail -5 "$work/control.log")"
+[ -n "$(console_errors "$work/control.log")" ] ||
+	fail "chromium's console messages are not captured (a deliberate error did not show)"
+
+# 1. A screenshot that is not blank.
+browse "$work/shot.out" "$work/shot.log" --screenshot="$work/shot.png" --window-size=1400,3000 \
+	"file://$work/report.html" || fail "chromium could not take a screenshot: $(tail -5 "$work/shot.log")"
+[ -s "$work/shot.png" ] || fail "chromium wrote no screenshot"
+info=$(python3 "$root/tests/browser/png_info.py" "$work/shot.png") || fail "the screenshot: $info"
+read -r size colours <<<"$info"
+[ "$size" = "1400x3000" ] || fail "the screenshot is $size, not 1400x3000"
+[ "$colours" -gt 1 ] || fail "the screenshot is blank ($colours colour)"
+
+# 2. The DOM after load, and the console while loading.
+browse "$work/dom.html" "$work/console.log" --enable-logging=stderr --v=0 --dump-dom \
+	"file://$work/report.html" || fail "chromium could not load the report: $(tail -5 "$work/console.log")"
+grep -q '<svg id="g0-curve-m[0-9]*" class="plot"' "$work/dom.html" ||
+	fail "the DOM has no plot <svg> (id g0-curve-m...)"
+grep -q '<circle class="pt"' "$work/dom.html" || fail "the plot has no points"
+grep -q '<html lang="en" class="js">' "$work/dom.html" || fail "the page's script did not run"
+grep -q '&lt;script&gt;console.error(' "$work/dom.html" ||
+	fail "the hostile reason is not in the DOM as escaped text"
+if grep -q '<img' "$work/dom.html"; then fail "a hostile string became an element"; fi
+errors=$(console_errors "$work/console.log")
+[ -z "$errors" ] || fail "console errors:
+$errors"
+
+echo "check_report: ok ($size screenshot, $colours+ colours; plot <svg> in the DOM; no console errors)"
