@@ -20,7 +20,7 @@ NVCC      ?= $(CUDA_HOME)/bin/nvcc
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wpointer-arith -Wmissing-prototypes -Wno-unused-parameter
-CPPFLAGS += -D_GNU_SOURCE -I. -I$(CUDA_HOME)/include -DAT_SOURCE_TEMPLATES_DIR=\"$(abspath templates)\"
+CPPFLAGS += -D_GNU_SOURCE -I. -Iinclude -I$(CUDA_HOME)/include -DAT_SOURCE_TEMPLATES_DIR=\"$(abspath templates)\"
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP
 
 # SQLite and libyaml are linked statically so that the binary runs on GPU
@@ -48,7 +48,8 @@ LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/schema_sql.o
 	$(BUILD)/obj/builtin_kernels.o
 TEST_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRC))
 
-.PHONY: all deps test sweep clean lib install uninstall examples regen-builtin browser-test
+.PHONY: all deps test sweep clean lib install uninstall examples regen-builtin browser-test \
+	bench-dispatch
 all: $(BUILD)/autotune lib
 
 # Installs missing Debian packages (needs root or sudo) and checks CUDA.
@@ -192,6 +193,11 @@ test: $(BUILD)/tests $(BUILD)/autotune lib
 # Renders reports/example/h100-default.db and checks the page in headless Chromium.
 browser-test: $(BUILD)/autotune
 	tests/browser/check_report.sh
+
+# The dispatch library's speed benchmark (needs a GPU): see tools/bench_dispatch.c.
+bench-dispatch: $(BUILD)/bench_dispatch
+$(BUILD)/bench_dispatch: $(BUILD)/obj/tools/bench_dispatch.o $(LIB_OBJ)
+	$(Q)$(CC) -o $@ $^ $(STATIC_LIBS) $(NVRTC_LIBS) $(SYS_LIBS)
 
 sweep: $(BUILD)/autotune
 	$(BUILD)/autotune sweep -c configs/softmax.yaml --db autotune.db
