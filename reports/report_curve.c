@@ -22,13 +22,16 @@ const char *report_baseline_label(const char *template_name)
 {
 	if (strcmp(template_name, "cudnn") == 0)
 		return "cuDNN";
+	if (strcmp(template_name, "copy") == 0)
+		return "copy of the same bytes";
 	return template_name;
 }
 
 /* Known baselines first, in a fixed order, then the others by name. */
 static int baseline_rank(const char *name)
 {
-	return strcmp(name, "naive") == 0 ? 0 : strcmp(name, "cudnn") == 0 ? 1 : 2;
+	return strcmp(name, "naive") == 0 ? 0 : strcmp(name, "cudnn") == 0 ? 1
+					      : strcmp(name, "copy") == 0  ? 2 : 3;
 }
 
 static int baseline_cmp(const void *a, const void *b)
@@ -141,7 +144,7 @@ static int curve_at_m(strbuf *out, const report_data *d, size_t gi, size_t first
 		snprintf(titles[n_lines], sizeof titles[n_lines],
 			 "device-to-device copy of sweep %lld: %s GB/s (bytes read + written)", sw->id,
 			 fmt_gbps(v, sw->copy_gbps));
-		lines[n_lines] = (plot_hline){ "copy", labels[n_lines], copy_color, sw->copy_gbps,
+		lines[n_lines] = (plot_hline){ "ceiling", labels[n_lines], copy_color, sw->copy_gbps,
 					       titles[n_lines] };
 		n_lines++;
 	}

@@ -291,7 +291,7 @@ Test(report, curves_have_a_point_per_timed_shape)
 	cr_assert_eq(points_of(html, "g1-curve-m64", "cudnn"), 2);
 	char *svg = rf_between(html, "<svg id=\"g0-curve-m64\"", "</svg>");
 	/* the ceiling, the axes' units and the legend */
-	expect_in(svg, "<g class=\"hline\" data-series=\"copy\"><line");
+	expect_in(svg, "<g class=\"hline\" data-series=\"ceiling\"><line");
 	expect_in(svg, ">copy 3,000 GB/s</text>");
 	expect_in(svg, "N (elements per row, log2 scale)");
 	expect_in(svg, "GB/s (2\xc2\xb7M\xc2\xb7N\xc2\xb7size / median time)");
