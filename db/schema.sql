@@ -1,4 +1,6 @@
--- The tuning database, schema version 1 (PRAGMA user_version = 1).
+-- The tuning database, schema version 2 (PRAGMA user_version = 2).
+-- Version 2 added compile_cache; a version 1 database opened for writing
+-- gets it (every statement here is idempotent), and readers accept both.
 -- Documented in db/SCHEMA.md; embedded into the programs at build time.
 -- Writers: the tuner (autotune sweep). Readers: autotune list/show/report
 -- and the dispatch library (read-only).
@@ -90,4 +92,24 @@ CREATE TABLE IF NOT EXISTS kernels (
 	entry      TEXT    NOT NULL,
 	cubin      BLOB    NOT NULL,
 	ptx        TEXT    NOT NULL
+);
+
+-- Compiled kernels by what determines them, so that a second sweep of a
+-- config compiles nothing. key: 32 hex digits hashing the specialised
+-- source, the NVRTC options, the NVRTC version and the architecture.
+-- status: 0 compiled, 1 did not compile (log says why).
+CREATE TABLE IF NOT EXISTS compile_cache (
+	key          TEXT    PRIMARY KEY,
+	arch         INTEGER NOT NULL,
+	nvrtc        TEXT    NOT NULL,
+	status       INTEGER NOT NULL CHECK (status IN (0, 1)),
+	cubin        BLOB,
+	ptx          TEXT,
+	log          TEXT    NOT NULL,
+	registers    INTEGER NOT NULL,
+	smem_bytes   INTEGER NOT NULL,
+	spill_bytes  INTEGER NOT NULL,
+	stack_bytes  INTEGER NOT NULL,
+	compile_ms   REAL    NOT NULL,
+	created_at   TEXT    NOT NULL
 );

@@ -53,7 +53,22 @@ static int user_version(tdb *db, int *version, at_error *err)
 	return 0;
 }
 
-/* Checks the version and creates the schema in an empty database. */
+/* Brings an older tuning database to this version: the schema's
+ * statements are idempotent, so running them adds what is new. */
+static int migrate(tdb *db, at_error *err)
+{
+	char pragma[64];
+	snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d;", TDB_SCHEMA_VERSION);
+	if (exec(db, "BEGIN IMMEDIATE", err) || exec(db, db_schema_sql, err) ||
+	    exec(db, pragma, err) || exec(db, "COMMIT", err)) {
+		sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+/* Checks the version, creates the schema in an empty database and
+ * migrates an older one opened for writing. */
 static int prepare_schema(tdb *db, int writable, at_error *err)
 {
 	int version;
@@ -64,10 +79,12 @@ static int prepare_schema(tdb *db, int writable, at_error *err)
 				    "%s: schema version %d is newer than this program's (%d); "
 				    "use a newer autotune",
 				    db->path, version, TDB_SCHEMA_VERSION);
-	if (version == TDB_SCHEMA_VERSION)
+	if (version == TDB_SCHEMA_VERSION || (!writable && version >= TDB_SCHEMA_MIN_READ))
 		return 0;
 	if (!writable)
 		return at_error_set(err, "%s: not a tuning database (no schema)", db->path);
+	if (version > 0)
+		return migrate(db, err);
 	/* An existing file with other tables is someone else's database. */
 	sqlite3_stmt *st;
 	int foreign = 0;
@@ -481,4 +498,89 @@ int tdb_shape_winner(tdb *db, const shape_key *key, tdb_winner_fn fn, void *ctx,
 		     at_error *err)
 {
 	return query_winners(db, key, fn, ctx, err);
+}
+
+static void *dup_blob(const void *data, size_t n)
+{
+	void *p = xmalloc(n ? n : 1);
+	if (n)
+		memcpy(p, data, n);
+	return p;
+}
+
+int tdb_cache_get(tdb *db, const char *key, cache_entry *out, int *found, at_error *err)
+{
+	sqlite3_stmt *st;
+	*found = 0;
+	if (prepare(db,
+		    "SELECT status, cubin, ptx, log, registers, smem_bytes, spill_bytes, "
+		    "stack_bytes, compile_ms FROM compile_cache WHERE key = ?1",
+		    &st, err))
+		return -1;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		memset(out, 0, sizeof *out);
+		out->status = sqlite3_column_int(st, 0);
+		if (sqlite3_column_type(st, 1) == SQLITE_BLOB) {
+			out->cubin_size = (size_t)sqlite3_column_bytes(st, 1);
+			out->cubin = dup_blob(sqlite3_column_blob(st, 1), out->cubin_size);
+		}
+		const char *ptx = col_text(st, 2), *log = col_text(st, 3);
+		out->ptx = ptx ? xstrdup(ptx) : NULL;
+		out->log = xstrdup(log ? log : "");
+		out->registers = sqlite3_column_int(st, 4);
+		out->smem_bytes = sqlite3_column_int(st, 5);
+		out->spill_bytes = sqlite3_column_int(st, 6);
+		out->stack_bytes = sqlite3_column_int(st, 7);
+		out->compile_ms = sqlite3_column_double(st, 8);
+		*found = 1;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return sql_fail(db, err, "reading the compile cache");
+	return 0;
+}
+
+int tdb_cache_put(tdb *db, const char *const *keys, const cache_entry *const *entries,
+		  size_t n, int arch, const char *nvrtc, at_error *err)
+{
+	if (n == 0)
+		return 0;
+	if (exec(db, "BEGIN IMMEDIATE", err))
+		return -1;
+	char now[32];
+	utc_now(now, sizeof now);
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const cache_entry *e = entries[i];
+		sqlite3_stmt *st;
+		if ((rc = prepare(db,
+				  "INSERT OR IGNORE INTO compile_cache (key, arch, nvrtc, status, cubin, "
+				  "ptx, log, registers, smem_bytes, spill_bytes, stack_bytes, compile_ms, "
+				  "created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+				  &st, err)))
+			break;
+		sqlite3_bind_text(st, 1, keys[i], -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(st, 2, arch);
+		sqlite3_bind_text(st, 3, nvrtc, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(st, 4, e->status);
+		if (e->cubin)
+			sqlite3_bind_blob(st, 5, e->cubin, (int)e->cubin_size, SQLITE_TRANSIENT);
+		if (e->ptx)
+			sqlite3_bind_text(st, 6, e->ptx, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 7, e->log ? e->log : "", -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(st, 8, e->registers);
+		sqlite3_bind_int(st, 9, e->smem_bytes);
+		sqlite3_bind_int(st, 10, e->spill_bytes);
+		sqlite3_bind_int(st, 11, e->stack_bytes);
+		sqlite3_bind_double(st, 12, e->compile_ms);
+		sqlite3_bind_text(st, 13, now, -1, SQLITE_TRANSIENT);
+		rc = step_done(db, st, err, "storing in the compile cache");
+	}
+	if (rc == 0)
+		rc = exec(db, "COMMIT", err);
+	if (rc != 0)
+		sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
 }

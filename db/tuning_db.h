@@ -9,7 +9,8 @@
 #include "common/dtype.h"
 #include "common/error.h"
 
-#define TDB_SCHEMA_VERSION 1
+#define TDB_SCHEMA_VERSION 2     /* written by this program */
+#define TDB_SCHEMA_MIN_READ 1    /* the oldest version readers accept */
 #define TDB_DEFAULT_PATH "autotune.db"
 #define TDB_PATH_ENV "AUTOTUNE_DB"
 
@@ -127,6 +128,24 @@ int tdb_each_winner(tdb *db, tdb_winner_fn fn, void *ctx, at_error *err);
 /* The same for one shape (fn is not called if the shape has no row). */
 int tdb_shape_winner(tdb *db, const shape_key *key, tdb_winner_fn fn, void *ctx,
 		     at_error *err);
+
+/* The persistent compile cache (see compile_cache in db/schema.sql). */
+typedef struct cache_entry {
+	int status;          /* 0 compiled, 1 did not compile */
+	void *cubin;         /* malloc'd (NULL when status is 1) */
+	size_t cubin_size;
+	char *ptx, *log;     /* malloc'd */
+	int registers, smem_bytes, spill_bytes, stack_bytes;
+	double compile_ms;
+} cache_entry;
+
+/* Looks key up; *found says whether it was there. Fills *out when found. */
+int tdb_cache_get(tdb *db, const char *key, cache_entry *out, int *found, at_error *err);
+
+/* Stores entries (keys[i] -> entries[i]) in one transaction; existing keys
+ * are left as they are. */
+int tdb_cache_put(tdb *db, const char *const *keys, const cache_entry *const *entries,
+		  size_t n, int arch, const char *nvrtc, at_error *err);
 
 /* The underlying handle, for modules that run their own queries (reports). */
 struct sqlite3 *tdb_handle(tdb *db);

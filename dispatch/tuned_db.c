@@ -30,11 +30,18 @@ static atd_status fail(atd_status s, char *msg, size_t cap, const char *fmt, ...
 }
 
 /* SQLite reports a non-database file when a statement is first prepared;
- * an out-of-memory there is not the file's fault. */
+ * an out-of-memory there is not the file's fault. But SQLite also says
+ * SQLITE_NOMEM, with no allocation failing, for some damaged files (e.g. a
+ * sqlite_schema record with an absurd length): memory that can still be
+ * had now tells that apart from a real shortage. */
 static atd_status sql_status(sqlite3 *db)
 {
-	int rc = sqlite3_errcode(db);
-	return rc == SQLITE_NOMEM ? ATD_ERR_NO_MEMORY : ATD_ERR_DB_CORRUPT;
+	if (sqlite3_errcode(db) != SQLITE_NOMEM)
+		return ATD_ERR_DB_CORRUPT;
+	void *probe = sqlite3_malloc(1 << 20);
+	int short_of_memory = probe == NULL;
+	sqlite3_free(probe);
+	return short_of_memory ? ATD_ERR_NO_MEMORY : ATD_ERR_DB_CORRUPT;
 }
 
 static atd_status check_version(sqlite3 *db, const char *path, char *msg, size_t cap)
@@ -54,10 +61,10 @@ static atd_status check_version(sqlite3 *db, const char *path, char *msg, size_t
 			    "%s: schema version %d is newer than this library's (%d); "
 			    "use a newer libautotune-dispatch",
 			    path, version, TDB_SCHEMA_VERSION);
-	if (version < TDB_SCHEMA_VERSION)
+	if (version < TDB_SCHEMA_MIN_READ)
 		return fail(ATD_ERR_DB_CORRUPT, msg, cap,
-			    "%s: not a tuning database (schema version %d, expected %d)", path,
-			    version, TDB_SCHEMA_VERSION);
+			    "%s: not a tuning database (schema version %d, expected %d to %d)", path,
+			    version, TDB_SCHEMA_MIN_READ, TDB_SCHEMA_VERSION);
 	return ATD_OK;
 }
 

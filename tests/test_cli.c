@@ -419,8 +419,17 @@ Test(cli, sweep_compile_only_small_config)
 	cr_assert_gt(variants, 0);
 	cr_assert_gt(kernels, 0);
 	cr_assert_leq(kernels, variants);
-	cr_assert(!file_exists(path_of("co.db")), "--compile-only created the database");
+	/* the kernels went into the database's compile cache: a second run
+	 * compiles nothing and says so */
+	cr_assert(file_exists(path_of("co.db")), "--compile-only kept no compile cache");
 	cr_assert(!file_exists(env_db));
+	run_free(&r);
+	r = RUN("sweep", "--compile-only", "-c", path_of("small.yaml"), "--db", path_of("co.db"));
+	expect_status(&r, 0);
+	expect_in(r.out, "stdout", "; 0 compiled now (");
+	char from_cache[64];
+	snprintf(from_cache, sizeof from_cache, "), %lu from the compile cache", kernels);
+	expect_in(r.out, "stdout", from_cache);
 	run_free(&r);
 }
 

@@ -169,7 +169,7 @@ Test(db, open_creates_the_schema)
 	char tables[256];
 	query_list(s, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", tables,
 		   sizeof tables);
-	cr_assert_str_eq(tables, "gpus,kernels,results,sweeps,winners");
+	cr_assert_str_eq(tables, "compile_cache,gpus,kernels,results,sweeps,winners");
 	char indexes[256];
 	query_list(s, "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL",
 		   indexes, sizeof indexes);

@@ -155,7 +155,7 @@ static int sweep_on_gpu(const sweep_options *o, sweep_plan *p, gpu_device *gpu, 
 		return -1;
 	bench b;
 	kernel_cache cache;
-	kernel_cache_init(&cache, gpu->cc, compile_threads(o));
+	kernel_cache_init(&cache, gpu->cc, compile_threads(o), db);
 	progress prog;
 	tune_ctx ctx = { .plan = p, .gpu = gpu, .bench = &b, .cache = &cache, .db = db,
 			 .progress = &prog, .seed = (unsigned long long)time(NULL) };
@@ -191,8 +191,9 @@ static int sweep_on_gpu(const sweep_options *o, sweep_plan *p, gpu_device *gpu, 
 		print_summary(p, rows, ctx.copy_gbps);
 		printf("%%copy: of the sweep's 1 GiB device-to-device copy; %%same-size copy: of a "
 		       "16-byte copy kernel moving the shape's bytes.\n");
-		printf("Compiled %zu kernels in %.1f s; checked and timed in %.1f s. Database: %s\n",
-		       cache.compiled, cache.compile_ms / 1e3, ctx.bench_ms / 1e3, db_path);
+		printf("Compiled %zu kernels in %.1f s (%zu more from the compile cache); checked and "
+		       "timed in %.1f s. Database: %s\n",
+		       cache.compiled, cache.compile_ms / 1e3, cache.from_db, ctx.bench_ms / 1e3, db_path);
 	}
 	free(rows);
 	baselines_close(ctx.baselines);
@@ -236,8 +237,13 @@ int sweep_compile_only(const sweep_options *o, at_error *err)
 	if (load_plan(o, &p, err))
 		return -1;
 	int cc = o->arch ? o->arch : 90;
+	tdb *db;
+	if (tdb_open(tdb_default_path(o->db_path), &db, err)) {
+		plan_free(&p);
+		return -1;
+	}
 	kernel_cache cache;
-	kernel_cache_init(&cache, cc, compile_threads(o));
+	kernel_cache_init(&cache, cc, compile_threads(o), db);
 	size_t variants = 0, failed = 0, errors = 0;
 	int rc = 0;
 	for (size_t i = 0; i < p.nshapes && rc == 0; i++) {
@@ -256,7 +262,8 @@ int sweep_compile_only(const sweep_options *o, at_error *err)
 			break;
 		}
 		kernel_entry **entries = xcalloc(n ? n : 1, sizeof *entries);
-		kernel_cache_get(&cache, sources, n, entries);
+		if (kernel_cache_get(&cache, sources, n, entries, err))
+			rc = -1;
 		variants += n;
 		plan_free_sources(sources, n);
 		free(entries);
@@ -281,10 +288,13 @@ int sweep_compile_only(const sweep_options *o, at_error *err)
 	}
 	if (rc == 0)
 		printf("compile-only for sm_%d: %zu shapes, %zu variants, %zu distinct kernels: "
-		       "%zu compiled, %zu failed (%.1f s with %d threads)\n",
+		       "%zu compiled, %zu failed; %zu compiled now (%.1f s with %d threads), %zu "
+		       "from the compile cache in %s\n",
 		       cc, p.nshapes, variants, cache.count, cache.count - failed - errors,
-		       failed + errors, cache.compile_ms / 1e3, cache.nthreads);
+		       failed + errors, cache.compiled, cache.compile_ms / 1e3, cache.nthreads,
+		       cache.from_db, tdb_default_path(o->db_path));
 	kernel_cache_free(&cache);
+	tdb_close(db);
 	plan_free(&p);
 	if (rc)
 		return rc;

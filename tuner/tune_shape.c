@@ -301,8 +301,13 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 		return -1;
 	}
 	kernel_entry **entries = xcalloc(n ? n : 1, sizeof *entries);
-	kernel_cache_get(ctx->cache, sources, n, entries);
+	int cached = kernel_cache_get(ctx->cache, sources, n, entries, err);
 	plan_free_sources(sources, n);
+	if (cached) {
+		free(entries);
+		free(vs);
+		return -1;
+	}
 
 	double start = now_ms();
 	shape_data d;

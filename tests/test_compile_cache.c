@@ -1,0 +1,136 @@
+/* The persistent compile cache (tuner/kernel_cache.c with a database) and
+ * the schema migration from version 1. */
+#include <criterion/criterion.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db/tuning_db.h"
+#include "tuner/kernel_cache.h"
+
+static char dir[64];
+
+static void make_dir(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/at_cc_XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+static const char good[] =
+	"extern \"C\" __global__ void softmax_kernel(float *y) { y[threadIdx.x] = 1.0f; }\n";
+static const char bad[] = "extern \"C\" __global__ void softmax_kernel(float *y) { y = ; }\n";
+
+static tdb *open_db(const char *name)
+{
+	char path[128];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	tdb *db;
+	at_error err = { { 0 } };
+	cr_assert_eq(tdb_open(path, &db, &err), 0, "%s", err.msg);
+	return db;
+}
+
+Test(compile_cache, a_second_run_compiles_nothing, .init = make_dir, .fini = remove_dir)
+{
+	tdb *db = open_db("a.db");
+	char *sources[] = { (char *)good, (char *)bad };
+	kernel_entry *first[2], *second[2];
+	at_error err = { { 0 } };
+
+	kernel_cache c1;
+	kernel_cache_init(&c1, 90, 2, db);
+	cr_assert_eq(kernel_cache_get(&c1, sources, 2, first, &err), 0, "%s", err.msg);
+	cr_assert_eq(c1.compiled, 2);
+	cr_assert_eq(c1.from_db, 0);
+	cr_assert_eq(first[0]->status, COMPILE_OK);
+	cr_assert_eq(first[1]->status, COMPILE_FAILED);
+
+	kernel_cache c2;
+	kernel_cache_init(&c2, 90, 2, db);
+	cr_assert_eq(kernel_cache_get(&c2, sources, 2, second, &err), 0, "%s", err.msg);
+	cr_assert_eq(c2.compiled, 0);
+	cr_assert_eq(c2.from_db, 2);
+	cr_assert_eq(second[0]->status, COMPILE_OK);
+	cr_assert(second[0]->from_db);
+	cr_assert_eq(second[0]->k.cubin_size, first[0]->k.cubin_size);
+	cr_assert_eq(memcmp(second[0]->k.cubin, first[0]->k.cubin, first[0]->k.cubin_size), 0);
+	cr_assert_str_eq(second[0]->k.ptx, first[0]->k.ptx);
+	cr_assert_eq(second[0]->k.registers, first[0]->k.registers);
+	cr_assert_eq(second[1]->status, COMPILE_FAILED);
+	cr_assert_str_eq(second[1]->k.log, first[1]->k.log);
+
+	/* another architecture is another kernel */
+	kernel_cache c3;
+	kernel_cache_init(&c3, 80, 2, db);
+	cr_assert_eq(kernel_cache_get(&c3, sources, 1, second, &err), 0, "%s", err.msg);
+	cr_assert_eq(c3.compiled, 1);
+	cr_assert_eq(c3.from_db, 0);
+
+	kernel_cache_free(&c1);
+	kernel_cache_free(&c2);
+	kernel_cache_free(&c3);
+	tdb_close(db);
+}
+
+Test(compile_cache, keys_depend_on_source_and_architecture)
+{
+	char a[33], b[33], c[33], d[33];
+	kernel_cache_key(good, 90, a);
+	kernel_cache_key(good, 90, b);
+	kernel_cache_key(good, 80, c);
+	kernel_cache_key(bad, 90, d);
+	cr_assert_eq(strlen(a), 32);
+	cr_assert_str_eq(a, b);
+	cr_assert_str_neq(a, c);
+	cr_assert_str_neq(a, d);
+}
+
+static int query_int(const char *path, const char *sql)
+{
+	sqlite3 *s;
+	cr_assert_eq(sqlite3_open(path, &s), SQLITE_OK);
+	sqlite3_stmt *st;
+	cr_assert_eq(sqlite3_prepare_v2(s, sql, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(s));
+	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+	int v = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(s);
+	return v;
+}
+
+static void exec_sql(const char *path, const char *sql)
+{
+	sqlite3 *s;
+	cr_assert_eq(sqlite3_open(path, &s), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(s, sql, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(s));
+	sqlite3_close(s);
+}
+
+Test(compile_cache, a_version_1_database_is_read_as_is_and_migrated_on_write,
+     .init = make_dir, .fini = remove_dir)
+{
+	tdb_close(open_db("v1.db"));
+	char path[128];
+	snprintf(path, sizeof path, "%s/v1.db", dir);
+	exec_sql(path, "DROP TABLE compile_cache; PRAGMA user_version = 1;");
+
+	tdb *db;
+	at_error err = { { 0 } };
+	cr_assert_eq(tdb_open_readonly(path, &db, &err), 0, "%s", err.msg);
+	tdb_close(db);
+	cr_assert_eq(query_int(path, "PRAGMA user_version"), 1);
+
+	cr_assert_eq(tdb_open(path, &db, &err), 0, "%s", err.msg);
+	tdb_close(db);
+	cr_assert_eq(query_int(path, "PRAGMA user_version"), TDB_SCHEMA_VERSION);
+	cr_assert_eq(query_int(path, "SELECT count(*) FROM sqlite_master WHERE name = 'compile_cache'"), 1);
+}
