@@ -60,6 +60,13 @@ const cli_command cli_commands[] = {
 	  "      --db FILE       the tuning database\n"
 	  "  -o, --output FILE   the page to write (default report.html; - for stdout)\n"
 	  "      --heatmap MxN   the heat maps' shape (default: the largest per dtype)\n" },
+	{ "db", cmd_db, "merge tuning databases (sharded sweeps)",
+	  "usage: autotune db merge OUT IN...\n"
+	  "\n"
+	  "Copies every GPU, sweep, result and stored kernel of the IN databases into\n"
+	  "OUT (created if missing) and recomputes the winner of every shape over all\n"
+	  "results. A sweep already in OUT is skipped, so merging twice changes\n"
+	  "nothing. Inputs of another schema version are refused.\n" },
 	{ "templates", cmd_templates, "list the templates and their parameter spaces",
 	  "usage: autotune templates [--templates DIR]\n"
 	  "\n"

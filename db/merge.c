@@ -1,0 +1,177 @@
+/* Merging tuning databases: see merge.h. */
+#include "db/merge.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "db/tuning_db.h"
+
+static int sql_error(sqlite3 *s, at_error *err, const char *what)
+{
+	return at_error_set(err, "%s: %s", what, sqlite3_errmsg(s));
+}
+
+static int exec(sqlite3 *s, const char *sql, at_error *err, const char *what)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(s, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		at_error_set(err, "%s: %s", what, msg ? msg : sqlite3_errmsg(s));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static long long query_ll(sqlite3 *s, const char *sql)
+{
+	sqlite3_stmt *st;
+	long long v = -1;
+	if (sqlite3_prepare_v2(s, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* The input must be a tuning database of exactly this schema version. */
+static int check_input(const char *path, at_error *err)
+{
+	struct stat sb;
+	if (stat(path, &sb) != 0)
+		return at_error_set(err, "%s: no such database", path);
+	sqlite3 *s;
+	if (sqlite3_open_v2(path, &s, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		at_error_set(err, "%s: cannot open: %s", path, sqlite3_errmsg(s));
+		sqlite3_close(s);
+		return -1;
+	}
+	long long version = query_ll(s, "PRAGMA user_version");
+	long long tables = query_ll(s, "SELECT count(*) FROM sqlite_master WHERE name = 'results'");
+	sqlite3_close(s);
+	if (version < 0 || tables != 1)
+		return at_error_set(err, "%s: not a tuning database", path);
+	if (version != TDB_SCHEMA_VERSION)
+		return at_error_set(err,
+				    "%s: schema version %lld, but this program writes version %d: "
+				    "refusing to merge mismatched versions (open it once for writing "
+				    "with this autotune, e.g. `autotune sweep --compile-only --db %s`, "
+				    "to migrate it)",
+				    path, version, TDB_SCHEMA_VERSION, path);
+	return 0;
+}
+
+/* Copies src into main: gpus by identity; sweeps not already present with
+ * ids shifted past main's; their results and kernels likewise. */
+static const char copy_sql[] =
+	"INSERT OR IGNORE INTO gpus (name, cc_major, cc_minor, sm_count, mem_bytes)"
+	"  SELECT name, cc_major, cc_minor, sm_count, mem_bytes FROM src.gpus;"
+	"CREATE TEMP TABLE gpu_map AS"
+	"  SELECT s.id AS old, m.id AS new FROM src.gpus s JOIN main.gpus m"
+	"  ON m.name = s.name AND m.cc_major = s.cc_major AND m.cc_minor = s.cc_minor"
+	"  AND m.sm_count = s.sm_count AND m.mem_bytes = s.mem_bytes;"
+	"CREATE TEMP TABLE sweep_map AS"
+	"  SELECT s.id AS old, s.id + (SELECT coalesce(max(id), 0) FROM main.sweeps) AS new"
+	"  FROM src.sweeps s JOIN gpu_map g ON g.old = s.gpu_id"
+	"  WHERE NOT EXISTS (SELECT 1 FROM main.sweeps m WHERE m.gpu_id = g.new"
+	"    AND m.started_at = s.started_at AND m.config_text = s.config_text"
+	"    AND m.copy_gbps = s.copy_gbps);"
+	"INSERT INTO sweeps (id, gpu_id, started_at, finished_at, driver_version, nvrtc_version,"
+	"  tool_version, config_path, config_text, copy_gbps, compile_s, bench_s)"
+	"  SELECT sm.new, g.new, started_at, finished_at, driver_version, nvrtc_version,"
+	"  tool_version, config_path, config_text, copy_gbps, compile_s, bench_s"
+	"  FROM src.sweeps s JOIN sweep_map sm ON sm.old = s.id JOIN gpu_map g ON g.old = s.gpu_id;"
+	"CREATE TEMP TABLE result_map AS"
+	"  SELECT r.id AS old, r.id + (SELECT coalesce(max(id), 0) FROM main.results) AS new"
+	"  FROM src.results r JOIN sweep_map sm ON sm.old = r.sweep_id;"
+	"INSERT INTO results (id, sweep_id, gpu_id, op, dtype, m, n, kind, template, params,"
+	"  status, reason, rel_err, time_us, time_min_us, time_max_us, reps, gbps, pct_copy,"
+	"  registers, smem_bytes, spill_bytes, compile_ms, threads, rows_per_cta, dyn_smem,"
+	"  persistent, max_n)"
+	"  SELECT rm.new, sm.new, g.new, op, dtype, m, n, kind, template, params,"
+	"  status, reason, rel_err, time_us, time_min_us, time_max_us, reps, gbps, pct_copy,"
+	"  registers, smem_bytes, spill_bytes, compile_ms, threads, rows_per_cta, dyn_smem,"
+	"  persistent, max_n"
+	"  FROM src.results r JOIN result_map rm ON rm.old = r.id"
+	"  JOIN sweep_map sm ON sm.old = r.sweep_id JOIN gpu_map g ON g.old = r.gpu_id;"
+	"INSERT INTO kernels (result_id, arch, entry, cubin, ptx)"
+	"  SELECT rm.new, arch, entry, cubin, ptx FROM src.kernels k"
+	"  JOIN result_map rm ON rm.old = k.result_id;"
+	"INSERT OR IGNORE INTO compile_cache SELECT * FROM src.compile_cache;"
+	"DROP TABLE temp.gpu_map; DROP TABLE temp.sweep_map; DROP TABLE temp.result_map;";
+
+/* The winner of a shape: the fastest passing variant, ties broken by fewer
+ * registers, then by having stored code, then by the earlier row (as the
+ * sweep picks). Shapes where nothing passed keep a NULL winner. */
+static const char winners_sql[] =
+	"DELETE FROM winners;"
+	"INSERT INTO winners (gpu_id, op, dtype, m, n, result_id, sweep_id)"
+	"  SELECT gpu_id, op, dtype, m, n, id, sweep_id FROM ("
+	"    SELECT r.*, row_number() OVER (PARTITION BY gpu_id, op, dtype, m, n"
+	"      ORDER BY time_us, registers,"
+	"      NOT EXISTS (SELECT 1 FROM kernels k WHERE k.result_id = r.id), id) AS rank"
+	"    FROM results r WHERE kind = 'variant' AND status = 'ok' AND time_us > 0)"
+	"  WHERE rank = 1;"
+	"INSERT INTO winners (gpu_id, op, dtype, m, n, result_id, sweep_id)"
+	"  SELECT gpu_id, op, dtype, m, n, NULL, max(sweep_id) FROM results r"
+	"  WHERE NOT EXISTS (SELECT 1 FROM winners w WHERE w.gpu_id = r.gpu_id AND w.op = r.op"
+	"    AND w.dtype = r.dtype AND w.m = r.m AND w.n = r.n)"
+	"  GROUP BY gpu_id, op, dtype, m, n;";
+
+static int merge_one(sqlite3 *s, const char *in, merge_stats *stats, at_error *err)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s, "ATTACH DATABASE ?1 AS src", -1, &st, NULL) != SQLITE_OK)
+		return sql_error(s, err, in);
+	sqlite3_bind_text(st, 1, in, -1, SQLITE_TRANSIENT);
+	int rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return sql_error(s, err, in);
+	long long sweeps_before = query_ll(s, "SELECT count(*) FROM main.sweeps");
+	long long results_before = query_ll(s, "SELECT count(*) FROM main.results");
+	long long src_sweeps = query_ll(s, "SELECT count(*) FROM src.sweeps");
+	int status = 0;
+	if (exec(s, "BEGIN IMMEDIATE", err, in) || exec(s, copy_sql, err, in) ||
+	    exec(s, winners_sql, err, in) || exec(s, "COMMIT", err, in)) {
+		sqlite3_exec(s, "ROLLBACK", NULL, NULL, NULL);
+		status = -1;
+	} else {
+		long long added = query_ll(s, "SELECT count(*) FROM main.sweeps") - sweeps_before;
+		stats->sweeps += added;
+		stats->sweeps_skipped += src_sweeps - added;
+		stats->results += query_ll(s, "SELECT count(*) FROM main.results") - results_before;
+	}
+	sqlite3_exec(s, "DETACH DATABASE src", NULL, NULL, NULL);
+	return status;
+}
+
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+int db_merge(const char *out, const char *const *inputs, size_t n, merge_stats *stats,
+	     at_error *err)
+{
+	memset(stats, 0, sizeof *stats);
+	for (size_t i = 0; i < n; i++) {
+		if (same_file(out, inputs[i]))
+			return at_error_set(err, "%s: an input cannot also be the output", inputs[i]);
+		if (check_input(inputs[i], err))
+			return -1;
+	}
+	tdb *db;
+	if (tdb_open(out, &db, err))
+		return -1;
+	sqlite3 *s = tdb_handle(db);
+	int rc = 0;
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = merge_one(s, inputs[i], stats, err);
+	if (rc == 0)
+		stats->shapes = query_ll(s, "SELECT count(*) FROM winners");
+	tdb_close(db);
+	return rc;
+}

@@ -1,0 +1,23 @@
+/* Merging tuning databases (`autotune db merge OUT IN...`), for sweeps run
+ * in shards on several machines: every GPU, sweep, result and stored kernel
+ * of the inputs is copied into OUT (a sweep already there, by GPU, start
+ * time and config, is skipped, so merging twice changes nothing), then the
+ * winners of every shape are recomputed over all results. Inputs of
+ * another schema version are refused. */
+#ifndef AT_DB_MERGE_H
+#define AT_DB_MERGE_H
+
+#include <stddef.h>
+
+#include "common/error.h"
+
+typedef struct merge_stats {
+	long long sweeps, sweeps_skipped, results, shapes;
+} merge_stats;
+
+/* Merges inputs[0..n) into out (created if missing). One transaction per
+ * input, so a failure leaves OUT as it was before that input. */
+int db_merge(const char *out, const char *const *inputs, size_t n, merge_stats *stats,
+	     at_error *err);
+
+#endif
