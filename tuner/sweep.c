@@ -10,6 +10,7 @@
 #include "common/strbuf.h"
 #include "gen/nvrtc_compile.h"
 #include "tuner/baselines.h"
+#include "tuner/gpu_compare.h"
 #include "tuner/table.h"
 #include "tuner/tune_shape.h"
 #include "tuner/version.h"
@@ -37,12 +38,13 @@ static int check_memory(const sweep_plan *p, const gpu_device *gpu, at_error *er
 	size_t reserve = 2 * (size_t)gpu->l2_bytes + (64u << 20);
 	for (size_t i = 0; i < p->nshapes; i++) {
 		const sweep_shape *s = &p->shapes[i];
-		double need = 2.0 * (double)s->M * (double)s->N * (double)at_dtype_size(s->dtype);
+		/* input, output and the reference in double for checking on the GPU */
+		double need = (double)s->M * (double)s->N * (2.0 * (double)at_dtype_size(s->dtype) + 8.0);
 		if (need + (double)reserve > (double)free_b) {
 			char label[128];
 			shape_label(s, label, sizeof label);
 			return at_error_set(err, "%s:%d: shape %s needs %.1f GiB of GPU memory for "
-					    "input and output; %s has %.1f GiB free",
+					    "input, output and reference; %s has %.1f GiB free",
 					    p->cfg.path, s->spec->line, label, need / (1 << 30),
 					    gpu->info.name, (double)free_b / (1 << 30));
 		}
@@ -161,6 +163,10 @@ static int sweep_on_gpu(const sweep_options *o, sweep_plan *p, gpu_device *gpu, 
 			 .progress = &prog, .seed = (unsigned long long)time(NULL) };
 	summary_row *rows = xcalloc(p->nshapes ? p->nshapes : 1, sizeof *rows);
 	int rc = bench_open(&b, gpu, p->cfg.warmup, p->cfg.repetitions, err);
+	gpu_compare compare = { 0 };
+	ctx.compare = &compare;
+	if (rc == 0)
+		rc = gpu_compare_open(&compare, gpu->cc, err);
 	if (rc == 0)
 		rc = baselines_open(&ctx.baselines, gpu->cc, err);
 	if (rc == 0 && !baselines_cudnn_available(ctx.baselines))
@@ -197,6 +203,7 @@ static int sweep_on_gpu(const sweep_options *o, sweep_plan *p, gpu_device *gpu, 
 	}
 	free(rows);
 	baselines_close(ctx.baselines);
+	gpu_compare_close(&compare);
 	kernel_cache_free(&cache);
 	bench_close(&b);
 	tdb_close(db);

@@ -10,13 +10,15 @@
 #include "common/strbuf.h"
 #include "tuner/enumerate.h"
 #include "tuner/baselines.h"
+#include "tuner/gpu_compare.h"
 #include "tuner/reference.h"
 
 /* The buffers of one shape, on both sides. */
 typedef struct shape_data {
 	CUdeviceptr x, y;
-	void *host_x, *host_y;
+	void *host_x;
 	double *ref;
+	CUdeviceptr ref_dev; /* the reference on the GPU, for gpu_compare */
 	size_t bytes;
 } shape_data;
 
@@ -43,7 +45,8 @@ static void free_data(shape_data *d)
 	if (d->y)
 		cudrv.cuMemFree(d->y);
 	free(d->host_x);
-	free(d->host_y);
+	if (d->ref_dev)
+		cudrv.cuMemFree(d->ref_dev);
 	free(d->ref);
 	memset(d, 0, sizeof *d);
 }
@@ -54,7 +57,6 @@ static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, at_erro
 	size_t count = (size_t)(s->M * s->N);
 	d->bytes = count * at_dtype_size(s->dtype);
 	d->host_x = xmalloc(d->bytes);
-	d->host_y = xmalloc(d->bytes);
 	d->ref = xmalloc(count * sizeof *d->ref);
 	/* Fresh data for every shape and sweep: the seed mixes both. */
 	uint64_t seed = ctx->seed ^ ((uint64_t)s->M * 0x9e3779b97f4a7c15ULL) ^
@@ -64,6 +66,8 @@ static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, at_erro
 	CU_TRY(err, cudrv.cuMemAlloc(&d->x, d->bytes));
 	CU_TRY(err, cudrv.cuMemAlloc(&d->y, d->bytes));
 	CU_TRY(err, cudrv.cuMemcpyHtoD(d->x, d->host_x, d->bytes));
+	CU_TRY(err, cudrv.cuMemAlloc(&d->ref_dev, count * sizeof *d->ref));
+	CU_TRY(err, cudrv.cuMemcpyHtoD(d->ref_dev, d->ref, count * sizeof *d->ref));
 	return 0;
 }
 
@@ -109,8 +113,10 @@ static int check_launch(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 					    lerr.msg);
 		return 0;
 	}
-	CU_TRY(err, cudrv.cuMemcpyDtoH(d->host_y, d->y, d->bytes));
-	check_result c = ref_compare(d->host_y, s->dtype, s->M, s->N, s->N, d->ref);
+	check_result c;
+	if (gpu_compare_run(ctx->compare, s->dtype, d->y, d->ref_dev, s->M, s->N, s->N,
+			    ctx->bench->stream, &c, err))
+		return -1;
 	row->rel_err = c.rel_l2;
 	double tol = ref_tolerance(s->dtype);
 	if (c.mismatches) {

@@ -22,6 +22,7 @@ typedef struct tune_ctx {
 	unsigned long long seed;
 	progress *progress;
 	struct baselines *baselines; /* NULL: time no baselines */
+	struct gpu_compare *compare;
 	double bench_ms; /* accumulated time spent checking and timing */
 } tune_ctx;
 
