@@ -1,6 +1,6 @@
 -- The tuning database, schema version 2 (PRAGMA user_version = 2).
--- Version 2 added compile_cache; a version 1 database opened for writing
--- gets it (every statement here is idempotent), and readers accept both.
+-- Version 2 added compile_cache and winners.noise_band; a version 1
+-- database opened for writing is migrated, and readers accept both.
 -- Documented in db/SCHEMA.md; embedded into the programs at build time.
 -- Writers: the tuner (autotune sweep). Readers: autotune list/show/report
 -- and the dispatch library (read-only).
@@ -69,7 +69,8 @@ CREATE TABLE IF NOT EXISTS results (
 CREATE INDEX IF NOT EXISTS results_shape
 	ON results (gpu_id, op, dtype, m, n);
 
--- One row per tuned (GPU, op, dtype, M, N): the fastest passing variant,
+-- One row per tuned (GPU, op, dtype, M, N): the fastest passing variant
+-- (within noise_band of the fastest, the one with the fewest registers),
 -- written in the same transaction as the shape's results, so a shape is
 -- either done with its winner or not done at all. result_id is NULL when no
 -- variant passed its check.
@@ -81,6 +82,7 @@ CREATE TABLE IF NOT EXISTS winners (
 	n          INTEGER NOT NULL,
 	result_id  INTEGER REFERENCES results(id),
 	sweep_id   INTEGER NOT NULL REFERENCES sweeps(id),
+	noise_band REAL,  -- relative timing noise used to pick (v2); NULL before
 	PRIMARY KEY (gpu_id, op, dtype, m, n)
 );
 

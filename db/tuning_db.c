@@ -53,13 +53,30 @@ static int user_version(tdb *db, int *version, at_error *err)
 	return 0;
 }
 
-/* Brings an older tuning database to this version: the schema's
- * statements are idempotent, so running them adds what is new. */
-static int migrate(tdb *db, at_error *err)
+static int has_column(tdb *db, const char *table, const char *column)
+{
+	char sql[128];
+	snprintf(sql, sizeof sql, "SELECT count(*) FROM pragma_table_info('%s') WHERE name = '%s'",
+		 table, column);
+	sqlite3_stmt *st;
+	int found = 0;
+	if (sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		found = sqlite3_column_int(st, 0) > 0;
+	sqlite3_finalize(st);
+	return found;
+}
+
+/* Brings an older tuning database to this version: the schema's CREATE
+ * statements are idempotent, so running them adds the new tables; new
+ * columns of old tables are added by name. */
+static int migrate(tdb *db, int from, at_error *err)
 {
 	char pragma[64];
 	snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d;", TDB_SCHEMA_VERSION);
 	if (exec(db, "BEGIN IMMEDIATE", err) || exec(db, db_schema_sql, err) ||
+	    (from < 2 && !has_column(db, "winners", "noise_band") &&
+	     exec(db, "ALTER TABLE winners ADD COLUMN noise_band REAL", err)) ||
 	    exec(db, pragma, err) || exec(db, "COMMIT", err)) {
 		sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
@@ -84,7 +101,7 @@ static int prepare_schema(tdb *db, int writable, at_error *err)
 	if (!writable)
 		return at_error_set(err, "%s: not a tuning database (no schema)", db->path);
 	if (version > 0)
-		return migrate(db, err);
+		return migrate(db, version, err);
 	/* An existing file with other tables is someone else's database. */
 	sqlite3_stmt *st;
 	int foreign = 0;
@@ -295,15 +312,25 @@ const char *result_status_name(result_status s)
 	return "?";
 }
 
-long tdb_pick_winner(const result_row *rows, size_t n)
+long tdb_pick_winner(const result_row *rows, size_t n, double band)
 {
-	long best = -1;
+	long fastest = -1;
 	for (size_t i = 0; i < n; i++) {
 		const result_row *r = &rows[i];
-		if (r->baseline || r->status != RESULT_OK || r->time_us <= 0)
+		if (!r->baseline && r->status == RESULT_OK && r->time_us > 0 &&
+		    (fastest < 0 || r->time_us < rows[fastest].time_us))
+			fastest = (long)i;
+	}
+	if (fastest < 0)
+		return -1;
+	double limit = rows[fastest].time_us * (1 + (band > 0 ? band : 0));
+	long best = fastest;
+	for (size_t i = 0; i < n; i++) {
+		const result_row *r = &rows[i], *b = &rows[best];
+		if (r->baseline || r->status != RESULT_OK || r->time_us <= 0 || r->time_us > limit)
 			continue;
-		if (best < 0 || r->time_us < rows[best].time_us ||
-		    (r->time_us == rows[best].time_us && r->registers < rows[best].registers))
+		if (r->registers < b->registers ||
+		    (r->registers == b->registers && r->time_us < b->time_us))
 			best = (long)i;
 	}
 	return best;
@@ -389,14 +416,15 @@ static int insert_kernel(tdb *db, long long result_id, const result_row *r, at_e
 }
 
 static int upsert_winner(tdb *db, long long sweep_id, const shape_key *key,
-			 long long result_id, at_error *err)
+			 long long result_id, double band, at_error *err)
 {
 	sqlite3_stmt *st;
 	if (prepare(db,
 		    "INSERT OR REPLACE INTO winners (gpu_id, op, dtype, m, n, result_id, "
-		    "sweep_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+		    "sweep_id, noise_band) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 		    &st, err))
 		return -1;
+	sqlite3_bind_double(st, 8, band);
 	sqlite3_bind_int64(st, 1, key->gpu_id);
 	sqlite3_bind_text(st, 2, key->op, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 3, at_dtype_name(key->dtype), -1, SQLITE_STATIC);
@@ -411,9 +439,15 @@ static int upsert_winner(tdb *db, long long sweep_id, const shape_key *key,
 int tdb_store_shape(tdb *db, long long sweep_id, const shape_key *key,
 		    const result_row *rows, size_t n, at_error *err)
 {
+	return tdb_store_shape_band(db, sweep_id, key, rows, n, 0, err);
+}
+
+int tdb_store_shape_band(tdb *db, long long sweep_id, const shape_key *key,
+			 const result_row *rows, size_t n, double band, at_error *err)
+{
 	if (exec(db, "BEGIN IMMEDIATE", err))
 		return -1;
-	long win = tdb_pick_winner(rows, n);
+	long win = tdb_pick_winner(rows, n, band);
 	long long winner_id = 0;
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
@@ -426,7 +460,7 @@ int tdb_store_shape(tdb *db, long long sweep_id, const shape_key *key,
 		}
 	}
 	if (rc == 0)
-		rc = upsert_winner(db, sweep_id, key, winner_id, err);
+		rc = upsert_winner(db, sweep_id, key, winner_id, band, err);
 	if (rc == 0)
 		rc = exec(db, "COMMIT", err);
 	if (rc != 0)

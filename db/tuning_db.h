@@ -98,12 +98,18 @@ typedef struct shape_key {
 	long long M, N;
 } shape_key;
 
-/* Index of the winner among rows: the fastest ok non-baseline row, ties
- * broken by fewer registers, then the earlier row; -1 if none passed. */
-long tdb_pick_winner(const result_row *rows, size_t n);
+/* Index of the winner among rows, -1 if none passed: of the ok
+ * non-baseline rows within `band` (relative, e.g. 0.01) of the fastest, the
+ * one with the fewest registers, then the fastest, then the earlier row. */
+long tdb_pick_winner(const result_row *rows, size_t n, double band);
 
-/* Stores every row of one shape, its winner and the winner's code in one
- * transaction: an interrupted sweep loses at most this shape. */
+/* Stores every row of one shape, its winner (picked with the noise band,
+ * which is stored too) and the winner's code in one transaction: an
+ * interrupted sweep loses at most this shape. */
+int tdb_store_shape_band(tdb *db, long long sweep_id, const shape_key *key,
+			 const result_row *rows, size_t n, double band, at_error *err);
+
+/* The same with a band of 0: the fastest wins. */
 int tdb_store_shape(tdb *db, long long sweep_id, const shape_key *key,
 		    const result_row *rows, size_t n, at_error *err);
 

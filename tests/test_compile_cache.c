@@ -121,7 +121,8 @@ Test(compile_cache, a_version_1_database_is_read_as_is_and_migrated_on_write,
 	tdb_close(open_db("v1.db"));
 	char path[128];
 	snprintf(path, sizeof path, "%s/v1.db", dir);
-	exec_sql(path, "DROP TABLE compile_cache; PRAGMA user_version = 1;");
+	exec_sql(path, "DROP TABLE compile_cache; ALTER TABLE winners DROP COLUMN noise_band; "
+		       "PRAGMA user_version = 1;");
 
 	tdb *db;
 	at_error err = { { 0 } };
@@ -133,4 +134,6 @@ Test(compile_cache, a_version_1_database_is_read_as_is_and_migrated_on_write,
 	tdb_close(db);
 	cr_assert_eq(query_int(path, "PRAGMA user_version"), TDB_SCHEMA_VERSION);
 	cr_assert_eq(query_int(path, "SELECT count(*) FROM sqlite_master WHERE name = 'compile_cache'"), 1);
+	cr_assert_eq(query_int(path, "SELECT count(*) FROM pragma_table_info('winners') "
+				     "WHERE name = 'noise_band'"), 1);
 }

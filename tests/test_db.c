@@ -414,12 +414,12 @@ Test(db, pick_winner)
 {
 	result_row rows[NROWS];
 	make_rows(rows);
-	cr_assert_eq(tdb_pick_winner(rows, NROWS), WINNER);
-	cr_assert_eq(tdb_pick_winner(rows, 3), 0);  /* only row 0 qualifies */
-	cr_assert_eq(tdb_pick_winner(rows + 1, 2), -1);
-	cr_assert_eq(tdb_pick_winner(rows, 0), -1);
+	cr_assert_eq(tdb_pick_winner(rows, NROWS, 0), WINNER);
+	cr_assert_eq(tdb_pick_winner(rows, 3, 0), 0);  /* only row 0 qualifies */
+	cr_assert_eq(tdb_pick_winner(rows + 1, 2, 0), -1);
+	cr_assert_eq(tdb_pick_winner(rows, 0, 0), -1);
 	rows[0].time_us = 0; /* untimed rows never win */
-	cr_assert_eq(tdb_pick_winner(rows, 1), -1);
+	cr_assert_eq(tdb_pick_winner(rows, 1, 0), -1);
 }
 
 Test(db, store_shape_stores_every_row_and_the_winner)
@@ -522,7 +522,7 @@ Test(db, a_shape_where_nothing_passed_is_done_with_no_winner)
 	for (int i = 0; i < NROWS; i++)
 		if (!rows[i].baseline && rows[i].status == RESULT_OK)
 			rows[i].status = RESULT_CHECK_FAILED;
-	cr_assert_eq(tdb_pick_winner(rows, NROWS), -1);
+	cr_assert_eq(tdb_pick_winner(rows, NROWS, 0), -1);
 	shape_key key = { g, "softmax", AT_BF16, 128, 100000 };
 	store_ok(db, sw, &key, rows, NROWS);
 	cr_assert_eq(db_int(db, "SELECT count(*) FROM results"), NROWS);
@@ -739,4 +739,19 @@ Test(db, each_winner_of_an_empty_database)
 	cr_assert_eq(tdb_each_winner(db, collect, &s, &err), 0, "%s", err.msg);
 	cr_assert_eq(s.n, 0);
 	tdb_close(db);
+}
+
+/* Within the noise band of the fastest, fewer registers win; outside it,
+ * speed decides; the same rows always give the same winner. */
+Test(db, the_noise_band_breaks_ties_by_registers)
+{
+	result_row rows[3] = {
+		{ .template_name = "t", .params = "a", .status = RESULT_OK, .time_us = 10.00, .registers = 40 },
+		{ .template_name = "t", .params = "b", .status = RESULT_OK, .time_us = 10.05, .registers = 20 },
+		{ .template_name = "t", .params = "c", .status = RESULT_OK, .time_us = 11.00, .registers = 10 },
+	};
+	cr_assert_eq(tdb_pick_winner(rows, 3, 0), 0);
+	cr_assert_eq(tdb_pick_winner(rows, 3, 0.01), 1);
+	cr_assert_eq(tdb_pick_winner(rows, 3, 0.01), 1);
+	cr_assert_eq(tdb_pick_winner(rows, 3, 0.2), 2);
 }

@@ -82,10 +82,11 @@ int bench_open(bench *b, const gpu_device *gpu, int warmup, int reps, at_error *
 		return at_error_set(err, "repetitions must be 1..%d", BENCH_MAX_REPS);
 	b->warmup = warmup;
 	b->reps = reps;
-	b->start = xcalloc((size_t)reps, sizeof *b->start);
-	b->stop = xcalloc((size_t)reps, sizeof *b->stop);
+	b->nevents = reps * BENCH_MAX_INTERLEAVED;
+	b->start = xcalloc((size_t)b->nevents, sizeof *b->start);
+	b->stop = xcalloc((size_t)b->nevents, sizeof *b->stop);
 	CU_TRY(err, cudrv.cuStreamCreate(&b->stream, CU_STREAM_NON_BLOCKING));
-	for (int i = 0; i < reps; i++) {
+	for (int i = 0; i < b->nevents; i++) {
 		CU_TRY(err, cudrv.cuEventCreate(&b->start[i], CU_EVENT_DEFAULT));
 		CU_TRY(err, cudrv.cuEventCreate(&b->stop[i], CU_EVENT_DEFAULT));
 	}
@@ -112,7 +113,7 @@ int bench_open(bench *b, const gpu_device *gpu, int warmup, int reps, at_error *
 
 void bench_close(bench *b)
 {
-	for (int i = 0; i < b->reps; i++) {
+	for (int i = 0; i < b->nevents; i++) {
 		if (b->start && b->start[i])
 			cudrv.cuEventDestroy(b->start[i]);
 		if (b->stop && b->stop[i])
@@ -141,44 +142,92 @@ double median_of(double *v, size_t n)
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static int collect(bench *b, timing *out, at_error *err)
+/* Reads the elapsed times of events first, first + stride, ... (reps of
+ * them) into out, after the stream finished. */
+static int collect(bench *b, int first, int stride, int reps, timing *out, at_error *err)
 {
-	double *us = xmalloc((size_t)b->reps * sizeof *us);
+	double *us = xmalloc((size_t)reps * sizeof *us);
 	int rc = 0;
-	CUresult cr = cudrv.cuStreamSynchronize(b->stream);
-	if (cr != CUDA_SUCCESS)
-		rc = cudrv_error(err, cr, "running the timed launches");
-	for (int i = 0; i < b->reps && rc == 0; i++) {
+	for (int i = 0; i < reps && rc == 0; i++) {
 		float ms = 0;
-		cr = cudrv.cuEventElapsedTime(&ms, b->start[i], b->stop[i]);
+		int e = first + i * stride;
+		CUresult cr = cudrv.cuEventElapsedTime(&ms, b->start[e], b->stop[e]);
 		if (cr != CUDA_SUCCESS)
 			rc = cudrv_error(err, cr, "cuEventElapsedTime");
 		us[i] = ms * 1e3;
 	}
 	if (rc == 0) {
-		out->median_us = median_of(us, (size_t)b->reps);
+		out->median_us = median_of(us, (size_t)reps); /* sorts us */
 		out->min_us = us[0];
-		out->max_us = us[b->reps - 1];
-		out->reps = b->reps;
+		out->max_us = us[reps - 1];
+		out->q1_us = us[reps / 4];
+		out->q3_us = us[(3 * reps) / 4];
+		out->reps = reps;
 	}
 	free(us);
 	return rc;
 }
 
+static int sync_stream(bench *b, at_error *err)
+{
+	CUresult cr = cudrv.cuStreamSynchronize(b->stream);
+	if (cr != CUDA_SUCCESS)
+		return cudrv_error(err, cr, "running the timed launches");
+	return 0;
+}
+
+/* One repetition into event pair e: flush, then the launch between events. */
+static int timed_launch(bench *b, int e, bench_launch_fn launch, void *arg, at_error *err)
+{
+	if (flush_l2(b, (unsigned)e, err))
+		return -1;
+	CU_TRY(err, cudrv.cuEventRecord(b->start[e], b->stream));
+	if (launch(arg, b->stream, err))
+		return -1;
+	CU_TRY(err, cudrv.cuEventRecord(b->stop[e], b->stream));
+	return 0;
+}
+
+int bench_time_n(bench *b, bench_launch_fn launch, void *arg, int warmup, int reps,
+		 timing *out, at_error *err)
+{
+	if (reps < 1 || reps > b->nevents)
+		return at_error_set(err, "%d repetitions do not fit the benchmark's events", reps);
+	for (int i = 0; i < warmup; i++)
+		if (launch(arg, b->stream, err))
+			return -1;
+	for (int i = 0; i < reps; i++)
+		if (timed_launch(b, i, launch, arg, err))
+			return -1;
+	if (sync_stream(b, err))
+		return -1;
+	return collect(b, 0, 1, reps, out, err);
+}
+
 int bench_time(bench *b, bench_launch_fn launch, void *arg, timing *out, at_error *err)
 {
-	for (int i = 0; i < b->warmup; i++)
-		if (launch(arg, b->stream, err))
+	return bench_time_n(b, launch, arg, b->warmup, b->reps, out, err);
+}
+
+int bench_time_interleaved(bench *b, const bench_launch_fn *launch, void *const *arg, int k,
+			   timing *out, at_error *err)
+{
+	if (k < 1 || k > BENCH_MAX_INTERLEAVED)
+		return at_error_set(err, "can interleave 1 to %d launches", BENCH_MAX_INTERLEAVED);
+	for (int j = 0; j < k; j++)
+		for (int i = 0; i < b->warmup; i++)
+			if (launch[j](arg[j], b->stream, err))
+				return -1;
+	for (int i = 0; i < b->reps; i++)
+		for (int j = 0; j < k; j++)
+			if (timed_launch(b, i * k + j, launch[j], arg[j], err))
+				return -1;
+	if (sync_stream(b, err))
+		return -1;
+	for (int j = 0; j < k; j++)
+		if (collect(b, j, k, b->reps, &out[j], err))
 			return -1;
-	for (int i = 0; i < b->reps; i++) {
-		if (flush_l2(b, (unsigned)i, err))
-			return -1;
-		CU_TRY(err, cudrv.cuEventRecord(b->start[i], b->stream));
-		if (launch(arg, b->stream, err))
-			return -1;
-		CU_TRY(err, cudrv.cuEventRecord(b->stop[i], b->stream));
-	}
-	return collect(b, out, err);
+	return 0;
 }
 
 typedef struct copy_arg {

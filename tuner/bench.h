@@ -20,7 +20,8 @@ typedef enum flush_mode { FLUSH_CLEAN, FLUSH_WRITE, FLUSH_READ, FLUSH_NONE } flu
 
 typedef struct bench {
 	CUstream stream;
-	CUevent *start, *stop; /* one pair per repetition */
+	CUevent *start, *stop; /* one pair per repetition and interleaved launch */
+	int nevents;
 	CUdeviceptr flush;
 	size_t flush_bytes;
 	CUmodule flush_module;
@@ -32,6 +33,7 @@ typedef struct bench {
 
 typedef struct timing {
 	double median_us, min_us, max_us;
+	double q1_us, q3_us; /* quartiles */
 	int reps;
 } timing;
 
@@ -41,7 +43,20 @@ typedef int (*bench_launch_fn)(void *arg, CUstream stream, at_error *err);
 int bench_open(bench *b, const gpu_device *gpu, int warmup, int reps, at_error *err);
 void bench_close(bench *b);
 
+/* The config's warm-up and repetitions. */
 int bench_time(bench *b, bench_launch_fn launch, void *arg, timing *out, at_error *err);
+
+/* Given warm-up and repetitions (reps <= the config's). */
+int bench_time_n(bench *b, bench_launch_fn launch, void *arg, int warmup, int reps,
+		 timing *out, at_error *err);
+
+#define BENCH_MAX_INTERLEAVED 4
+
+/* Times k <= BENCH_MAX_INTERLEAVED launches with the config's repetitions,
+ * one repetition of each in turn, so that drift in clocks or temperature
+ * affects all alike. out[i] also gets the interquartile spread. */
+int bench_time_interleaved(bench *b, const bench_launch_fn *launch, void *const *arg, int k,
+			   timing *out, at_error *err);
 
 /* Device-to-device copy bandwidth (bytes read + written per second / 1e9)
  * over buffers of `bytes`, the ceiling results are compared with. */

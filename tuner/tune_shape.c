@@ -12,6 +12,7 @@
 #include "tuner/baselines.h"
 #include "tuner/gpu_compare.h"
 #include "tuner/reference.h"
+#include "tuner/refine.h"
 
 /* The buffers of one shape, on both sides. */
 typedef struct shape_data {
@@ -137,10 +138,12 @@ static int check_and_time(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 			  bench_launch_fn launch, void *arg, result_row *row, char *reason,
 			  size_t cap, at_error *err);
 
-/* Fills row for variant v; entry is its compiled kernel. */
+/* Fills row for variant v (entry is its compiled kernel) and checks it;
+ * a variant that passed is left in *l to be timed. */
 static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 		       const variant *v, kernel_entry *entry, const shape_env *env,
-		       result_row *row, char *reason, size_t cap, at_error *err)
+		       result_row *row, variant_launch *l_out, char *reason, size_t cap,
+		       at_error *err)
 {
 	row->template_name = v->tmpl->name;
 	row->rel_err = -1;
@@ -173,7 +176,8 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 		snprintf(reason, cap, "%s", verr.msg);
 		return 0;
 	}
-	return check_and_time(ctx, s, d, launch_variant, &l, row, reason, cap, err);
+	*l_out = l;
+	return check_launch(ctx, s, d, launch_variant, l_out, row, reason, cap, err);
 }
 
 /* Times a launch that has no softmax to check (the copy ceiling). */
@@ -188,12 +192,7 @@ static int time_unchecked(tune_ctx *ctx, shape_data *d, bench_launch_fn launch, 
 		snprintf(reason, cap, "%s", terr.msg);
 		return 0;
 	}
-	row->time_us = t.median_us;
-	row->time_min_us = t.min_us;
-	row->time_max_us = t.max_us;
-	row->reps = t.reps;
-	row->gbps = 2.0 * (double)d->bytes / (t.median_us * 1e3);
-	row->pct_copy = 100.0 * row->gbps / ctx->copy_gbps;
+	refine_set_timing(row, &t, 2.0 * (double)d->bytes, ctx->copy_gbps);
 	return 0;
 }
 
@@ -217,12 +216,7 @@ static int check_and_time(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 		row->time_us = 0;
 		return 0;
 	}
-	row->time_us = t.median_us;
-	row->time_min_us = t.min_us;
-	row->time_max_us = t.max_us;
-	row->reps = t.reps;
-	row->gbps = 2.0 * (double)d->bytes / (t.median_us * 1e3);
-	row->pct_copy = 100.0 * row->gbps / ctx->copy_gbps;
+	refine_set_timing(row, &t, 2.0 * (double)d->bytes, ctx->copy_gbps);
 	return 0;
 }
 
@@ -267,7 +261,8 @@ static int run_baselines(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	return n;
 }
 
-static void summarize(const result_row *rows, char **params, size_t n, shape_summary *sum)
+static void summarize(const result_row *rows, char **params, size_t n, double band,
+		      shape_summary *sum)
 {
 	memset(sum, 0, sizeof *sum);
 	for (size_t i = 0; i < n; i++) {
@@ -282,7 +277,7 @@ static void summarize(const result_row *rows, char **params, size_t n, shape_sum
 		sum->variants++;
 		sum->passed += rows[i].status == RESULT_OK;
 	}
-	long w = tdb_pick_winner(rows, n);
+	long w = tdb_pick_winner(rows, n, band);
 	if (w < 0)
 		return;
 	snprintf(sum->winner_template, sizeof sum->winner_template, "%s", rows[w].template_name);
@@ -320,16 +315,28 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	result_row *rows = xcalloc(n + 3, sizeof *rows); /* + the baselines */
 	char **params = xcalloc(n ? n : 1, sizeof *params);
 	char *reasons = xcalloc(n + 3, REASON_CAP);
+	variant_launch *launches = xcalloc(n ? n : 1, sizeof *launches);
+	refine_candidate *passed = xcalloc(n ? n : 1, sizeof *passed);
+	size_t npassed = 0;
+	double band = 0;
 	int rc = make_data(ctx, s, &d, err);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		params[i] = variant_params_str(&vs[i]);
 		rows[i].params = params[i];
-		rc = try_variant(ctx, s, &d, &vs[i], entries[i], &env, &rows[i],
+		rc = try_variant(ctx, s, &d, &vs[i], entries[i], &env, &rows[i], &launches[i],
 				 reasons + i * REASON_CAP, REASON_CAP, err);
 		if (reasons[i * REASON_CAP])
 			rows[i].reason = reasons + i * REASON_CAP;
+		if (rc == 0 && rows[i].status == RESULT_OK)
+			passed[npassed++] = (refine_candidate){ &rows[i], launch_variant, &launches[i] };
 		progress_step(ctx->progress, i + 1, n);
 	}
+	/* a timing failure is the GPU's, not a variant's: it ends the sweep */
+	if (rc == 0)
+		rc = refine_quick(ctx->bench, passed, npassed, 2.0 * (double)d.bytes, ctx->copy_gbps, err);
+	if (rc == 0)
+		rc = refine_finish(ctx->bench, passed, npassed, 2.0 * (double)d.bytes, ctx->copy_gbps,
+				   &band, err);
 	size_t nrows = n;
 	if (rc == 0 && ctx->baselines) {
 		int nb = run_baselines(ctx, s, &d, rows + n, reasons + n * REASON_CAP, REASON_CAP, err);
@@ -341,14 +348,16 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	ctx->bench_ms += now_ms() - start;
 	if (rc == 0) {
 		shape_key key = { ctx->gpu_id, s->op, s->dtype, s->M, s->N };
-		rc = tdb_store_shape(ctx->db, ctx->sweep_id, &key, rows, nrows, err);
-		summarize(rows, params, nrows, sum);
+		rc = tdb_store_shape_band(ctx->db, ctx->sweep_id, &key, rows, nrows, band, err);
+		summarize(rows, params, nrows, band, sum);
 	}
 	free_data(&d);
 	for (size_t i = 0; i < n; i++)
 		free(params[i]);
 	free(params);
 	free(reasons);
+	free(launches);
+	free(passed);
 	free(rows);
 	free(entries);
 	free(vs);

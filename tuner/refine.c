@@ -1,0 +1,73 @@
+/* Timing rounds and the noise band: see refine.h. */
+#include "tuner/refine.h"
+
+#include <stdlib.h>
+
+void refine_set_timing(result_row *row, const timing *t, double bytes, double copy_gbps)
+{
+	row->time_us = t->median_us;
+	row->time_min_us = t->min_us;
+	row->time_max_us = t->max_us;
+	row->reps = t->reps;
+	row->gbps = bytes / (t->median_us * 1e3);
+	row->pct_copy = 100.0 * row->gbps / copy_gbps;
+}
+
+int refine_quick(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
+		 at_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		timing t;
+		if (bench_time_n(b, c[i].launch, c[i].arg, REFINE_QUICK_WARMUP, REFINE_QUICK_REPS, &t,
+				 err))
+			return -1;
+		refine_set_timing(c[i].row, &t, bytes, copy_gbps);
+	}
+	return 0;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const refine_candidate *x = a, *y = b;
+	double tx = x->row->time_us, ty = y->row->time_us;
+	return (tx > ty) - (tx < ty);
+}
+
+int refine_finish(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
+		  double *band, at_error *err)
+{
+	*band = REFINE_BAND_MIN;
+	if (n == 0)
+		return 0;
+	/* stable enough: equal quick times keep enumeration order via row address */
+	qsort(c, n, sizeof *c, by_time);
+	double best = c[0].row->time_us;
+	size_t full = 0;
+	while (full < n && full < REFINE_FULL_MAX &&
+	       (full < REFINE_FULL_MIN || c[full].row->time_us <= best * (1 + REFINE_FULL_WITHIN)))
+		full++;
+	for (size_t i = 0; i < full; i++) {
+		timing t;
+		if (bench_time(b, c[i].launch, c[i].arg, &t, err))
+			return -1;
+		refine_set_timing(c[i].row, &t, bytes, copy_gbps);
+	}
+	qsort(c, full, sizeof *c, by_time);
+	int k = full < REFINE_FINALISTS ? (int)full : REFINE_FINALISTS;
+	bench_launch_fn launch[REFINE_FINALISTS];
+	void *arg[REFINE_FINALISTS];
+	timing t[REFINE_FINALISTS];
+	for (int i = 0; i < k; i++) {
+		launch[i] = c[i].launch;
+		arg[i] = c[i].arg;
+	}
+	if (bench_time_interleaved(b, launch, arg, k, t, err))
+		return -1;
+	for (int i = 0; i < k; i++) {
+		refine_set_timing(c[i].row, &t[i], bytes, copy_gbps);
+		double spread = (t[i].q3_us - t[i].q1_us) / t[i].median_us;
+		if (spread > *band)
+			*band = spread;
+	}
+	return 0;
+}

@@ -1,0 +1,41 @@
+/* Choosing a shape's winner without timing every variant in full: every
+ * variant that passed its check gets a short first round; the fastest few
+ * get the config's full timing; the top three are re-timed interleaved (one
+ * repetition of each in turn), and the spread of those repetitions is the
+ * noise band. The winner is the fastest, or among those within the band of
+ * it the one with the fewest registers (tdb_pick_winner), so that noise
+ * does not decide between equals and the same sweep picks the same winner. */
+#ifndef AT_TUNER_REFINE_H
+#define AT_TUNER_REFINE_H
+
+#include <stddef.h>
+
+#include "db/tuning_db.h"
+#include "tuner/bench.h"
+
+#define REFINE_QUICK_WARMUP 1
+#define REFINE_QUICK_REPS 3
+#define REFINE_FULL_MIN 6         /* at least this many get full timing */
+#define REFINE_FULL_WITHIN 0.05   /* and every one within 5% of the best */
+#define REFINE_FULL_MAX 12
+#define REFINE_FINALISTS 3
+#define REFINE_BAND_MIN 0.005     /* the band is never taken below 0.5% */
+
+typedef struct refine_candidate {
+	result_row *row;
+	bench_launch_fn launch;
+	void *arg;
+} refine_candidate;
+
+/* Fills row's timing fields from t. */
+void refine_set_timing(result_row *row, const timing *t, double bytes, double copy_gbps);
+
+/* Times every candidate briefly (first round). */
+int refine_quick(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
+		 at_error *err);
+
+/* The later rounds over candidates that all passed the first; sets *band. */
+int refine_finish(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
+		  double *band, at_error *err);
+
+#endif
