@@ -13,6 +13,7 @@ const cli_command cli_commands[] = {
 	{ "sweep", cmd_sweep, "tune every shape of a config and store the winners",
 	  "usage: autotune sweep [-c CONFIG] [--db FILE] [--compile-only] [--arch sm_XX]\n"
 	  "                      [--device N] [--templates DIR] [--threads N] [--shard K/N]\n"
+	  "                      [--full-timing]\n"
 	  "\n"
 	  "For each (op, dtype, M, N) in CONFIG (default configs/softmax.yaml), compiles\n"
 	  "every variant of every template that can serve the shape with NVRTC for the\n"
@@ -30,7 +31,10 @@ const cli_command cli_commands[] = {
 	  "                      $AUTOTUNE_TEMPLATES)\n"
 	  "      --threads N     NVRTC compile threads (default: one per core)\n"
 	  "      --shard K/N     tune only share K of N of the shapes (disjoint shares that\n"
-	  "                      together cover the config; for running on several machines)\n" },
+	  "                      together cover the config; for running on several machines)\n"
+	  "      --full-timing   time every passing variant in full (by default a short\n"
+	  "                      first round picks the few that get full and interleaved\n"
+	  "                      timing, and a noise band breaks ties by registers)\n" },
 	{ "list", cmd_list, "print the winners stored in a database",
 	  "usage: autotune list [--db FILE] [--format table|csv|json]\n"
 	  "\n"

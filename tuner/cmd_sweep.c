@@ -8,7 +8,7 @@
 int cmd_sweep(int argc, char **argv)
 {
 	enum { OPT_DB = 256, OPT_COMPILE_ONLY, OPT_ARCH, OPT_DEVICE, OPT_TEMPLATES, OPT_THREADS,
-	       OPT_SHARD };
+	       OPT_SHARD, OPT_FULL_TIMING };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "db", required_argument, NULL, OPT_DB },
@@ -18,6 +18,7 @@ int cmd_sweep(int argc, char **argv)
 		{ "templates", required_argument, NULL, OPT_TEMPLATES },
 		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "shard", required_argument, NULL, OPT_SHARD },
+		{ "full-timing", no_argument, NULL, OPT_FULL_TIMING },
 		{ NULL, 0, NULL, 0 },
 	};
 	sweep_options o = { .config_path = "configs/softmax.yaml" };
@@ -45,6 +46,7 @@ int cmd_sweep(int argc, char **argv)
 				return 2;
 			o.threads = (int)v;
 			break;
+		case OPT_FULL_TIMING: o.full_timing = 1; break;
 		case OPT_SHARD:
 			if (shard_parse(optarg, &o.shard))
 				return cli_usage_error("sweep", "--shard expects K/N with 1 <= K <= N, got \"%s\"",

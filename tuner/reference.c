@@ -26,10 +26,14 @@ static uint64_t splitmix64(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
-void ref_fill_random(void *host, at_dtype dt, size_t count, uint64_t seed)
+/* Element i's value: a generator seeded by (seed, i / FILL_CHUNK) so that
+ * chunks can be filled in parallel and the data depends only on the seed. */
+#define FILL_CHUNK 65536
+
+static void fill_chunk(void *host, at_dtype dt, size_t begin, size_t end, uint64_t seed)
 {
-	uint64_t state = seed;
-	for (size_t i = 0; i < count; i++) {
+	uint64_t state = seed ^ (0x632be59bd9b4e019ULL * (begin / FILL_CHUNK + 1));
+	for (size_t i = begin; i < end; i++) {
 		float v = (float)((splitmix64(&state) >> 40) * (16.0 / 16777216.0) - 8.0);
 		switch (dt) {
 		case AT_F32: ((float *)host)[i] = v; break;
@@ -41,6 +45,49 @@ void ref_fill_random(void *host, at_dtype dt, size_t count, uint64_t seed)
 			((uint16_t *)host)[i] = at_f32_to_bf16(at_bf16_to_f32(at_f32_to_bf16(v)) >= 8.0f ? -8.0f : v);
 			break;
 		}
+	}
+}
+
+typedef struct fill_job {
+	void *host;
+	at_dtype dt;
+	size_t count, first_chunk, step;
+	uint64_t seed;
+} fill_job;
+
+static void *fill_worker(void *arg)
+{
+	fill_job *j = arg;
+	for (size_t c = j->first_chunk; c * FILL_CHUNK < j->count; c += j->step) {
+		size_t end = (c + 1) * FILL_CHUNK < j->count ? (c + 1) * FILL_CHUNK : j->count;
+		fill_chunk(j->host, j->dt, c * FILL_CHUNK, end, j->seed);
+	}
+	return NULL;
+}
+
+static int worker_count(void)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	return cores < 1 ? 1 : cores > 64 ? 64 : (int)cores;
+}
+
+void ref_fill_random(void *host, at_dtype dt, size_t count, uint64_t seed)
+{
+	int nthreads = worker_count();
+	pthread_t tids[64];
+	fill_job jobs[64];
+	int started[64] = { 0 };
+	for (int t = 0; t < nthreads; t++) {
+		jobs[t] = (fill_job){ host, dt, count, (size_t)t, (size_t)nthreads, seed };
+		if (t > 0)
+			started[t] = pthread_create(&tids[t], NULL, fill_worker, &jobs[t]) == 0;
+	}
+	fill_worker(&jobs[0]);
+	for (int t = 1; t < nthreads; t++) {
+		if (started[t])
+			pthread_join(tids[t], NULL);
+		else
+			fill_worker(&jobs[t]);
 	}
 }
 
@@ -85,8 +132,7 @@ void ref_softmax(const void *x, at_dtype dt, long long M, long long N, long long
 {
 	if (M < 1 || N < 1)
 		return;
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	int nthreads = cores < 1 ? 1 : cores > 64 ? 64 : (int)cores;
+	int nthreads = worker_count();
 	if ((long long)nthreads > M)
 		nthreads = (int)M;
 	pthread_t tids[64];

@@ -26,6 +26,18 @@ int refine_quick(bench *b, refine_candidate *c, size_t n, double bytes, double c
 	return 0;
 }
 
+int refine_all(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
+	       at_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		timing t;
+		if (bench_time(b, c[i].launch, c[i].arg, &t, err))
+			return -1;
+		refine_set_timing(c[i].row, &t, bytes, copy_gbps);
+	}
+	return 0;
+}
+
 static int by_time(const void *a, const void *b)
 {
 	const refine_candidate *x = a, *y = b;

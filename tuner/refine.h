@@ -34,6 +34,11 @@ void refine_set_timing(result_row *row, const timing *t, double bytes, double co
 int refine_quick(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
 		 at_error *err);
 
+/* Full timing of every candidate (sweep --full-timing: the reference the
+ * rounds are measured against). */
+int refine_all(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
+	       at_error *err);
+
 /* The later rounds over candidates that all passed the first; sets *band. */
 int refine_finish(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
 		  double *band, at_error *err);

@@ -160,7 +160,8 @@ static int sweep_on_gpu(const sweep_options *o, sweep_plan *p, gpu_device *gpu, 
 	kernel_cache_init(&cache, gpu->cc, compile_threads(o), db);
 	progress prog;
 	tune_ctx ctx = { .plan = p, .gpu = gpu, .bench = &b, .cache = &cache, .db = db,
-			 .progress = &prog, .seed = (unsigned long long)time(NULL) };
+			 .progress = &prog, .seed = (unsigned long long)time(NULL),
+			 .full_timing = o->full_timing };
 	summary_row *rows = xcalloc(p->nshapes ? p->nshapes : 1, sizeof *rows);
 	int rc = bench_open(&b, gpu, p->cfg.warmup, p->cfg.repetitions, err);
 	gpu_compare compare = { 0 };

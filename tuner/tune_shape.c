@@ -332,11 +332,12 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 		progress_step(ctx->progress, i + 1, n);
 	}
 	/* a timing failure is the GPU's, not a variant's: it ends the sweep */
-	if (rc == 0)
-		rc = refine_quick(ctx->bench, passed, npassed, 2.0 * (double)d.bytes, ctx->copy_gbps, err);
-	if (rc == 0)
-		rc = refine_finish(ctx->bench, passed, npassed, 2.0 * (double)d.bytes, ctx->copy_gbps,
-				   &band, err);
+	double moved = 2.0 * (double)d.bytes;
+	if (rc == 0 && ctx->full_timing)
+		rc = refine_all(ctx->bench, passed, npassed, moved, ctx->copy_gbps, err);
+	else if (rc == 0)
+		rc = refine_quick(ctx->bench, passed, npassed, moved, ctx->copy_gbps, err) ||
+		     refine_finish(ctx->bench, passed, npassed, moved, ctx->copy_gbps, &band, err);
 	size_t nrows = n;
 	if (rc == 0 && ctx->baselines) {
 		int nb = run_baselines(ctx, s, &d, rows + n, reasons + n * REASON_CAP, REASON_CAP, err);

@@ -23,6 +23,7 @@ typedef struct tune_ctx {
 	progress *progress;
 	struct baselines *baselines; /* NULL: time no baselines */
 	struct gpu_compare *compare;
+	int full_timing; /* time every variant in full (no rounds, no band) */
 	double bench_ms; /* accumulated time spent checking and timing */
 } tune_ctx;
 
