@@ -1,9 +1,43 @@
-/* Grid sizing and launching of softmax kernels: see launch_geometry.h. */
+/* Grid sizing and launching of softmax kernels: see launch_geometry.h.
+ *
+ * A kernel with more than 48 KB of dynamic shared memory per CTA must be
+ * opted into it with cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES), both
+ * to launch and for the occupancy query to count it. launch_grid does that
+ * (it runs once per kernel and shape, in the tuner and in the dispatch
+ * library's miss path), so launch_softmax, the hot path, stays a plain
+ * launch. The attribute is only ever raised: a function shared by shapes of
+ * different row lengths keeps the largest opt-in that any of them needed. */
 #include "dispatch/launch_geometry.h"
+
+#include <stdio.h>
+
+/* Above this, a CTA's dynamic shared memory must be opted into. */
+#define DEFAULT_DYN_SMEM_LIMIT (48 * 1024)
+
+static int opt_into_dyn_smem(CUfunction fn, int bytes, at_error *err)
+{
+	int current = 0;
+	if (cudrv.cuFuncGetAttribute(&current, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+				     fn) == CUDA_SUCCESS &&
+	    current >= bytes)
+		return 0;
+	CUresult rc = cudrv.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+					       bytes);
+	if (rc != CUDA_SUCCESS) {
+		char what[120];
+		snprintf(what, sizeof what,
+			 "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, %d) (the kernel's "
+			 "dynamic shared memory)", bytes);
+		return cudrv_error(err, rc, what);
+	}
+	return 0;
+}
 
 int launch_grid(const launch_geometry *g, CUfunction fn, long long M, int sm_count,
 		unsigned *grid, at_error *err)
 {
+	if (g->dyn_smem > DEFAULT_DYN_SMEM_LIMIT && opt_into_dyn_smem(fn, g->dyn_smem, err))
+		return -1;
 	long long steps = (M + g->rows_per_cta - 1) / g->rows_per_cta;
 	if (g->persistent) {
 		int per_sm = 0;
