@@ -9,9 +9,6 @@
 #include "dispatch/builtin_kernels.h"
 #include "dispatch/handle.h"
 
-/* Above this, a CTA's dynamic shared memory must be opted into. */
-#define DEFAULT_DYN_SMEM_LIMIT (48 * 1024)
-
 /* Whether the shape was not yet warned about (and marks it). */
 static int first_warning(atd_handle *h, at_dtype dtype, long long M, long long N)
 {
@@ -24,21 +21,12 @@ static int first_warning(atd_handle *h, at_dtype dtype, long long M, long long N
 	return 1;
 }
 
-/* fn's grid for M (and the opt-in to its shared memory), into out. */
+/* fn's grid for M (launch_grid also opts into its shared memory), into out. */
 static atd_status prepare_launch(const atdi_ctx_info *ci, CUfunction fn,
 				 const launch_geometry *g, long long M, atdi_resolved *out,
 				 char *why, size_t cap)
 {
 	at_error err;
-	if (g->dyn_smem > DEFAULT_DYN_SMEM_LIMIT) {
-		CUresult rc = cudrv.cuFuncSetAttribute(
-			fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, g->dyn_smem);
-		if (rc != CUDA_SUCCESS) {
-			cudrv_error(&err, rc, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-			snprintf(why, cap, "%.1000s", err.msg);
-			return ATD_ERR_NO_KERNEL;
-		}
-	}
 	if (launch_grid(g, fn, M, ci->gpu.sm_count, &out->grid, &err) != 0) {
 		snprintf(why, cap, "%.1000s", err.msg);
 		return ATD_ERR_NO_KERNEL;

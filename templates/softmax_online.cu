@@ -17,40 +17,7 @@
 #define WARPS (THREADS / 32)
 #define STEP ((long long)THREADS * VEC * UNROLL)
 
-// Merges (m2, s2) into (m, s): s scaled to the larger max. Maxima are in
-// log2 units; an all -inf side contributes nothing.
-__device__ __forceinline__ void merge(float &m, float &s, float m2, float s2)
-{
-	const float mx = fmaxf(m, m2);
-	if (mx == NEG_INF_F)
-		return;
-	s = s * fast_exp2(m - mx) + s2 * fast_exp2(m2 - mx);
-	m = mx;
-}
-
-__device__ __forceinline__ void cta_merge(float &m, float &s, float *m_slot, float *s_slot)
-{
-#pragma unroll
-	for (int o = 16; o > 0; o >>= 1)
-		merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
-	if (WARPS == 1)
-		return;
-	if (threadIdx.x % 32 == 0) {
-		m_slot[threadIdx.x / 32] = m;
-		s_slot[threadIdx.x / 32] = s;
-	}
-	__syncthreads();
-	const int lane = threadIdx.x % 32;
-	m = lane < WARPS ? m_slot[lane] : NEG_INF_F;
-	s = lane < WARPS ? s_slot[lane] : 0.0f;
-#pragma unroll
-	for (int o = 16; o > 0; o >>= 1)
-		if (o < WARPS)
-			merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
-	m = __shfl_sync(0xffffffffu, m, 0);
-	s = __shfl_sync(0xffffffffu, s, 0);
-	__syncthreads(); // the slots are reused by the next row
-}
+#include "softmax_online_merge.cuh"
 
 __device__ __forceinline__ void softmax_row(elem_t *y, const elem_t *x, long long N, bool vec_ok,
 					    float *m_slot, float *s_slot)
@@ -67,8 +34,16 @@ __device__ __forceinline__ void softmax_row(elem_t *y, const elem_t *x, long lon
 #pragma unroll
 			for (int j = 0; j < VEC; j++)
 				cm = fmaxf(cm, to_f32(v[u].v[j]) * LOG2E_F);
-		if (cm == NEG_INF_F)
-			continue; // nothing but padding or -inf: adds 0
+		if (cm == NEG_INF_F) {
+			// nothing but padding, -inf or NaN: adds 0, or the NaN
+#pragma unroll
+			for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+				for (int j = 0; j < VEC; j++)
+					if (isnan(to_f32(v[u].v[j])))
+						s = __int_as_float(0x7fc00000);
+			continue;
+		}
 		if (cm > m) {
 			s *= fast_exp2(m - cm);
 			m = cm;
@@ -80,6 +55,7 @@ __device__ __forceinline__ void softmax_row(elem_t *y, const elem_t *x, long lon
 				s += fast_exp2(fmaf(to_f32(v[u].v[j]), LOG2E_F, -m));
 	}
 	cta_merge(m, s, m_slot, s_slot);
+	__syncthreads(); // the slots are reused by the next row
 	const float inv = 1.0f / s;
 	for (long long base = 0; base < N; base += STEP) {
 		vec_t v[UNROLL];

@@ -233,17 +233,27 @@ __device__ __forceinline__ float group_sum(float v, int width)
 #define WARPS (THREADS / 32)
 #define STEP ((long long)THREADS * VEC * UNROLL)
 
-// Merges (m2, s2) into (m, s): s scaled to the larger max. Maxima are in
-// log2 units; an all -inf side contributes nothing.
+// ---- begin softmax_online_merge.cuh ----
+// Online-softmax reductions shared by the templates that keep a running
+// (max, sum) pair: softmax_online and softmax_smem. Needs WARPS (warps per
+// CTA) defined before it is included.
+
+// Merges (m2, s2) into (m, s), maxima in log2 units and each s relative to its
+// own max. A side whose max is -inf holds a sum of 0 or NaN (a NaN among -inf):
+// it adds nothing, or its NaN.
 __device__ __forceinline__ void merge(float &m, float &s, float m2, float s2)
 {
 	const float mx = fmaxf(m, m2);
-	if (mx == NEG_INF_F)
+	if (mx == NEG_INF_F) {
+		s += s2;
 		return;
+	}
 	s = s * fast_exp2(m - mx) + s2 * fast_exp2(m2 - mx);
 	m = mx;
 }
 
+// Merges (m, s) over the CTA; every thread gets the total. m_slot and s_slot
+// are WARPS floats each, used by every other row (see the top comment).
 __device__ __forceinline__ void cta_merge(float &m, float &s, float *m_slot, float *s_slot)
 {
 #pragma unroll
@@ -265,8 +275,8 @@ __device__ __forceinline__ void cta_merge(float &m, float &s, float *m_slot, flo
 			merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
 	m = __shfl_sync(0xffffffffu, m, 0);
 	s = __shfl_sync(0xffffffffu, s, 0);
-	__syncthreads(); // the slots are reused by the next row
 }
+// ---- end softmax_online_merge.cuh ----
 
 __device__ __forceinline__ void softmax_row(elem_t *y, const elem_t *x, long long N, bool vec_ok,
 					    float *m_slot, float *s_slot)
@@ -283,8 +293,16 @@ __device__ __forceinline__ void softmax_row(elem_t *y, const elem_t *x, long lon
 #pragma unroll
 			for (int j = 0; j < VEC; j++)
 				cm = fmaxf(cm, to_f32(v[u].v[j]) * LOG2E_F);
-		if (cm == NEG_INF_F)
-			continue; // nothing but padding or -inf: adds 0
+		if (cm == NEG_INF_F) {
+			// nothing but padding, -inf or NaN: adds 0, or the NaN
+#pragma unroll
+			for (int u = 0; u < UNROLL; u++)
+#pragma unroll
+				for (int j = 0; j < VEC; j++)
+					if (isnan(to_f32(v[u].v[j])))
+						s = __int_as_float(0x7fc00000);
+			continue;
+		}
 		if (cm > m) {
 			s *= fast_exp2(m - cm);
 			m = cm;
@@ -296,6 +314,7 @@ __device__ __forceinline__ void softmax_row(elem_t *y, const elem_t *x, long lon
 				s += fast_exp2(fmaf(to_f32(v[u].v[j]), LOG2E_F, -m));
 	}
 	cta_merge(m, s, m_slot, s_slot);
+	__syncthreads(); // the slots are reused by the next row
 	const float inv = 1.0f / s;
 	for (long long base = 0; base < N; base += STEP) {
 		vec_t v[UNROLL];
