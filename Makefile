@@ -3,6 +3,8 @@
 #   make deps       install missing Debian packages, check the CUDA toolkit
 #   make test       build and run the Criterion tests (no GPU needed)
 #   make browser-test  render the example report and check it in headless Chromium
+#   make sanitize   the tests under AddressSanitizer and UndefinedBehaviorSanitizer
+#   make fuzz       libFuzzer runs of the config, manifest, expression and database readers
 #   make sweep      run the default sweep into the default database
 # Everything built goes under build/. V=1 shows the commands.
 
@@ -190,6 +192,9 @@ $(BUILD)/tests: $(TEST_OBJ) $(LIB_OBJ)
 test: $(BUILD)/tests $(BUILD)/autotune lib
 	$(BUILD)/tests --jobs 2
 
+# fuzz-build, fuzz, fuzz-replay and sanitize (ASan + UBSan test suite)
+include fuzz/Makefile.inc
+
 # Renders reports/example/h100-default.db and checks the page in headless Chromium.
 browser-test: $(BUILD)/autotune
 	tests/browser/check_report.sh
@@ -203,6 +208,6 @@ sweep: $(BUILD)/autotune
 	$(BUILD)/autotune sweep -c configs/softmax.yaml --db autotune.db
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-asan
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

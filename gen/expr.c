@@ -540,12 +540,20 @@ static long long parse_expr(struct parser *p, int live)
 	long long c = parse_or(p, live);
 	if (p->rc || p->tok.kind != T_QUEST)
 		return p->rc ? 0 : c;
+	/* Each ?: recurses here rather than through parse_unary, so it counts
+	 * towards the depth too ("1?1:1?1:..." would exhaust the stack). */
+	if (++p->depth > EXPR_MAX_DEPTH) {
+		fail(p, EXPR_ERROR, p->tok.start, "expression nested too deeply");
+		p->depth--;
+		return 0;
+	}
 	next(p);
 	long long a = parse_expr(p, live && c);
-	if (expect(p, T_COLON, "':'"))
-		return 0;
+	long long b = 0;
 	/* cond on the right (via parse_expr) makes ?: right-associative. */
-	long long b = parse_expr(p, live && !c);
+	if (!expect(p, T_COLON, "':'"))
+		b = parse_expr(p, live && !c);
+	p->depth--;
 	if (p->rc || !live)
 		return 0;
 	return c ? a : b;

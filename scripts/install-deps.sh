@@ -4,7 +4,7 @@
 # Usage: scripts/install-deps.sh   (CUDA_HOME defaults to /usr/local/cuda)
 set -euo pipefail
 
-packages=(build-essential pkg-config libsqlite3-dev libyaml-dev libcriterion-dev sqlite3 python3 chromium)
+packages=(build-essential pkg-config libsqlite3-dev libyaml-dev libcriterion-dev sqlite3 python3 chromium clang libclang-rt-dev)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
