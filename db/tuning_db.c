@@ -196,6 +196,15 @@ static int step_done(tdb *db, sqlite3_stmt *st, at_error *err, const char *what)
 	return 0;
 }
 
+static void bind_gpu(sqlite3_stmt *st, const gpu_info *gpu)
+{
+	sqlite3_bind_text(st, 1, gpu->name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(st, 2, gpu->cc_major);
+	sqlite3_bind_int(st, 3, gpu->cc_minor);
+	sqlite3_bind_int(st, 4, gpu->sm_count);
+	sqlite3_bind_int64(st, 5, gpu->mem_bytes);
+}
+
 int tdb_gpu_id(tdb *db, const gpu_info *gpu, long long *id, at_error *err)
 {
 	sqlite3_stmt *st;
@@ -204,11 +213,7 @@ int tdb_gpu_id(tdb *db, const gpu_info *gpu, long long *id, at_error *err)
 		    "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING",
 		    &st, err))
 		return -1;
-	sqlite3_bind_text(st, 1, gpu->name, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(st, 2, gpu->cc_major);
-	sqlite3_bind_int(st, 3, gpu->cc_minor);
-	sqlite3_bind_int(st, 4, gpu->sm_count);
-	sqlite3_bind_int64(st, 5, gpu->mem_bytes);
+	bind_gpu(st, gpu);
 	if (step_done(db, st, err, "recording the GPU"))
 		return -1;
 	if (prepare(db,
@@ -216,11 +221,7 @@ int tdb_gpu_id(tdb *db, const gpu_info *gpu, long long *id, at_error *err)
 		    "AND sm_count = ?4 AND mem_bytes = ?5",
 		    &st, err))
 		return -1;
-	sqlite3_bind_text(st, 1, gpu->name, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int(st, 2, gpu->cc_major);
-	sqlite3_bind_int(st, 3, gpu->cc_minor);
-	sqlite3_bind_int(st, 4, gpu->sm_count);
-	sqlite3_bind_int64(st, 5, gpu->mem_bytes);
+	bind_gpu(st, gpu);
 	int rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*id = sqlite3_column_int64(st, 0);

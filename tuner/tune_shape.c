@@ -196,17 +196,16 @@ static int time_unchecked(tune_ctx *ctx, shape_data *d, bench_launch_fn launch, 
 	return 0;
 }
 
-/* Checks a launch and times it into row: variants only if they passed,
- * baselines also when they are inaccurate (the seeds' naive softmax in bf16
- * is), since their speed is what they are there for. */
+/* Checks a baseline and times it into row, also when it is inaccurate (the
+ * seeds' naive softmax in bf16 is): its speed is what it is there for.
+ * Variants are timed in rounds instead (refine.h). */
 static int check_and_time(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 			  bench_launch_fn launch, void *arg, result_row *row, char *reason,
 			  size_t cap, at_error *err)
 {
 	if (check_launch(ctx, s, d, launch, arg, row, reason, cap, err))
 		return -1;
-	if (row->status == RESULT_LAUNCH_FAILED ||
-	    (row->status != RESULT_OK && !row->baseline))
+	if (row->status == RESULT_LAUNCH_FAILED)
 		return 0;
 	timing t;
 	at_error terr = { { 0 } };
