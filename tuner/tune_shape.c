@@ -134,12 +134,8 @@ static int check_launch(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	return 0;
 }
 
-static int check_and_time(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
-			  bench_launch_fn launch, void *arg, result_row *row, char *reason,
-			  size_t cap, at_error *err);
-
 /* Fills row for variant v (entry is its compiled kernel) and checks it;
- * a variant that passed is left in *l to be timed. */
+ * a variant that passed is left in *l_out to be timed. */
 static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 		       const variant *v, kernel_entry *entry, const shape_env *env,
 		       result_row *row, variant_launch *l_out, char *reason, size_t cap,
