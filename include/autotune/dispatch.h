@@ -123,11 +123,15 @@ typedef struct atd_handle atd_handle;
 ATD_API atd_status atd_open(const char *path, unsigned flags, atd_handle **out);
 
 /* Releases the handle and every module it loaded. NULL is a no-op. No call
- * on the handle may be in progress or follow. */
+ * on the handle may be in progress or follow. Close handles before the CUDA
+ * contexts they ran in are destroyed (cuCtxDestroy, cudaDeviceReset): the
+ * driver cannot tell a destroyed context, and unloading into one is
+ * undefined. */
 ATD_API void atd_close(atd_handle *h);
 
 /* The handle's most recent error or warning message ("" if none). The
- * string is owned by the handle and valid until its next call. */
+ * string is owned by the handle and valid until its next call. With NULL:
+ * why this thread's last atd_open failed. */
 ATD_API const char *atd_errmsg(atd_handle *h);
 
 typedef enum atd_log_level { ATD_LOG_WARNING = 1, ATD_LOG_INFO = 2 } atd_log_level;
