@@ -12,8 +12,8 @@
 const cli_command cli_commands[] = {
 	{ "sweep", cmd_sweep, "tune every shape of a config and store the winners",
 	  "usage: autotune sweep [-c CONFIG] [--db FILE] [--compile-only] [--arch sm_XX]\n"
-	  "                      [--device N] [--templates DIR] [--threads N] [--shard K/N]\n"
-	  "                      [--full-timing]\n"
+	  "                      [--device N | --devices N,N...] [--templates DIR]\n"
+	  "                      [--threads N] [--shard K/N] [--full-timing] [--watchdog S]\n"
 	  "\n"
 	  "For each (op, dtype, M, N) in CONFIG (default configs/softmax.yaml), compiles\n"
 	  "every variant of every template that can serve the shape with NVRTC for the\n"
@@ -22,11 +22,17 @@ const cli_command cli_commands[] = {
 	  "(default autotune.db, or $AUTOTUNE_DB). Shapes already in the database are\n"
 	  "skipped, so an interrupted sweep resumes where it stopped.\n"
 	  "\n"
+	  "Each GPU is driven by a worker process. A variant that faults (its CUDA\n"
+	  "context is lost), crashes the worker or hangs the GPU is stored as failed\n"
+	  "with the reason, and a new worker goes on with the rest of the shape.\n"
+	  "\n"
 	  "  -c, --config FILE   the sweep config (YAML)\n"
 	  "      --db FILE       the tuning database\n"
 	  "      --compile-only  compile every variant (no GPU needed) and report failures\n"
 	  "      --arch sm_XX    architecture for --compile-only (default sm_90)\n"
 	  "      --device N      which GPU to tune on (default 0)\n"
+	  "      --devices LIST  tune on several GPUs at once (e.g. 0,1): one worker per\n"
+	  "                      GPU, shapes handed out one at a time, one database\n"
 	  "      --templates DIR templates folder (default: beside the program, or\n"
 	  "                      $AUTOTUNE_TEMPLATES)\n"
 	  "      --threads N     NVRTC compile threads (default: one per core)\n"
@@ -34,7 +40,9 @@ const cli_command cli_commands[] = {
 	  "                      together cover the config; for running on several machines)\n"
 	  "      --full-timing   time every passing variant in full (by default a short\n"
 	  "                      first round picks the few that get full and interleaved\n"
-	  "                      timing, and a noise band breaks ties by registers)\n" },
+	  "                      timing, and a noise band breaks ties by registers)\n"
+	  "      --watchdog S    a variant that runs S seconds on the GPU without\n"
+	  "                      finishing is killed as hung (default 20; 0: never)\n" },
 	{ "list", cmd_list, "print the winners stored in a database",
 	  "usage: autotune list [--db FILE] [--format table|csv|json]\n"
 	  "\n"

@@ -25,6 +25,9 @@ typedef struct shape_data {
 
 /* One variant being launched (for bench_time's callback). */
 typedef struct variant_launch {
+	tune_ctx *ctx;
+	int index;                /* among the shape's variants */
+	const result_row *row;    /* names it for the supervisor */
 	kernel_entry *entry;
 	launch_geometry geom;
 	unsigned grid;
@@ -72,9 +75,25 @@ static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, at_erro
 	return 0;
 }
 
+/* Tells the supervisor (if any) that variant `index` is on the GPU now. */
+static void on_gpu(tune_ctx *ctx, int index, const result_row *row)
+{
+	ctx->current_variant = index;
+	if (ctx->hooks.on_gpu)
+		ctx->hooks.on_gpu(ctx->hooks.arg, index, row ? row->template_name : "baselines",
+				  row ? row->params : "");
+}
+
+static void on_cpu(tune_ctx *ctx)
+{
+	if (ctx->hooks.on_cpu)
+		ctx->hooks.on_cpu(ctx->hooks.arg);
+}
+
 static int launch_variant(void *arg, CUstream stream, at_error *err)
 {
 	variant_launch *l = arg;
+	on_gpu(l->ctx, l->index, l->row); /* a heartbeat while timing */
 	return launch_softmax(l->entry->fn, &l->geom, l->grid, l->y, l->x, l->M, l->N, l->N,
 			      l->N, stream, err);
 }
@@ -109,9 +128,7 @@ static int check_launch(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 		row->status = RESULT_LAUNCH_FAILED;
 		snprintf(reason, cap, "%s", lerr.msg);
 		if (context_is_dead(rc))
-			return at_error_set(err, "%s; the GPU context is lost, so the sweep stops "
-					    "here (results so far are saved; run again to resume)",
-					    lerr.msg);
+			return at_error_set(err, "%s (the GPU context is lost)", lerr.msg);
 		return 0;
 	}
 	check_result c;
@@ -137,15 +154,16 @@ static int check_launch(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 /* Fills row for variant v (entry is its compiled kernel) and checks it;
  * a variant that passed is left in *l_out to be timed. */
 static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
-		       const variant *v, kernel_entry *entry, const shape_env *env,
-		       result_row *row, variant_launch *l_out, char *reason, size_t cap,
-		       at_error *err)
+		       int index, const variant *v, kernel_entry *entry, const shape_env *env,
+		       const char *excluded, result_row *row, variant_launch *l_out, char *reason,
+		       size_t cap, at_error *err)
 {
 	row->template_name = v->tmpl->name;
 	row->rel_err = -1;
 	row->registers = row->smem_bytes = row->spill_bytes = -1;
 	row->arch = ctx->cache->cc;
-	variant_launch l = { .entry = entry, .y = d->y, .x = d->x, .M = s->M, .N = s->N };
+	variant_launch l = { .ctx = ctx, .index = index, .row = row, .entry = entry, .y = d->y,
+			     .x = d->x, .M = s->M, .N = s->N };
 	at_error verr = { { 0 } };
 	if (variant_geometry(v, env, &l.geom, &verr))
 		return at_error_set(err, "%s", verr.msg); /* a manifest bug: stop */
@@ -154,12 +172,19 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	row->dyn_smem = l.geom.dyn_smem;
 	row->persistent = l.geom.persistent;
 	row->max_n = l.geom.max_n;
+	row->ctas_per_row = l.geom.ctas_per_row;
+	row->cooperative = l.geom.cooperative;
 	if (entry->status != COMPILE_OK) {
 		row->status = RESULT_COMPILE_FAILED;
 		snprintf(reason, cap, "%s", entry->status == COMPILE_FAILED ? entry->k.log : entry->error);
 		return 0;
 	}
 	row->compile_ms = entry->k.compile_ms;
+	if (excluded) {
+		row->status = RESULT_LAUNCH_FAILED;
+		snprintf(reason, cap, "%s", excluded);
+		return 0;
+	}
 	row->cubin = entry->k.cubin;
 	row->cubin_size = entry->k.cubin_size;
 	row->ptx = entry->k.ptx;
@@ -173,7 +198,10 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 		return 0;
 	}
 	*l_out = l;
-	return check_launch(ctx, s, d, launch_variant, l_out, row, reason, cap, err);
+	on_gpu(ctx, index, row);
+	int rc = check_launch(ctx, s, d, launch_variant, l_out, row, reason, cap, err);
+	on_cpu(ctx);
+	return rc;
 }
 
 /* Times a launch that has no softmax to check (the copy ceiling). */
@@ -220,6 +248,9 @@ static int check_and_time(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 static int run_baselines(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 			 result_row *rows, char *reasons, size_t cap, at_error *err)
 {
+	for (size_t i = 0; i < ctx->nexcluded; i++)
+		if (ctx->excluded[i].variant < 0)
+			return 0; /* they killed an earlier worker: none this time */
 	baseline_run run;
 	at_error berr = { { 0 } };
 	if (baseline_run_init(&run, ctx->baselines, s->dtype, d->y, d->x, s->M, s->N, &berr)) {
@@ -242,6 +273,7 @@ static int run_baselines(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 		row->rel_err = -1;
 		row->registers = row->smem_bytes = row->spill_bytes = -1;
 		char *reason = reasons + (size_t)n * cap;
+		on_gpu(ctx, -1, NULL);
 		int rc = i == 2 ? time_unchecked(ctx, d, launchers[i], &run, row, reason, cap)
 				: check_and_time(ctx, s, d, launchers[i], &run, row, reason, cap, err);
 		if (rc) {
@@ -253,6 +285,7 @@ static int run_baselines(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 		n++;
 	}
 	baseline_run_free(&run);
+	on_cpu(ctx);
 	return n;
 }
 
@@ -283,6 +316,15 @@ static void summarize(const result_row *rows, char **params, size_t n, double ba
 }
 
 #define REASON_CAP sizeof(((at_error *)0)->msg)
+
+/* Why variant i must not run, or NULL. */
+static const char *exclusion_reason(const tune_ctx *ctx, size_t i)
+{
+	for (size_t k = 0; k < ctx->nexcluded; k++)
+		if (ctx->excluded[k].variant == (int)i)
+			return ctx->excluded[k].reason;
+	return NULL;
+}
 
 int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error *err)
 {
@@ -318,13 +360,15 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		params[i] = variant_params_str(&vs[i]);
 		rows[i].params = params[i];
-		rc = try_variant(ctx, s, &d, &vs[i], entries[i], &env, &rows[i], &launches[i],
+		rc = try_variant(ctx, s, &d, (int)i, &vs[i], entries[i], &env,
+				 exclusion_reason(ctx, i), &rows[i], &launches[i],
 				 reasons + i * REASON_CAP, REASON_CAP, err);
 		if (reasons[i * REASON_CAP])
 			rows[i].reason = reasons + i * REASON_CAP;
 		if (rc == 0 && rows[i].status == RESULT_OK)
 			passed[npassed++] = (refine_candidate){ &rows[i], launch_variant, &launches[i] };
-		progress_step(ctx->progress, i + 1, n);
+		if (ctx->hooks.on_step)
+			ctx->hooks.on_step(ctx->hooks.arg, i + 1, n);
 	}
 	/* a timing failure is the GPU's, not a variant's: it ends the sweep */
 	double moved = 2.0 * (double)d.bytes;
@@ -333,6 +377,7 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	else if (rc == 0)
 		rc = refine_quick(ctx->bench, passed, npassed, moved, ctx->copy_gbps, err) ||
 		     refine_finish(ctx->bench, passed, npassed, moved, ctx->copy_gbps, &band, err);
+	on_cpu(ctx);
 	size_t nrows = n;
 	if (rc == 0 && ctx->baselines) {
 		int nb = run_baselines(ctx, s, &d, rows + n, reasons + n * REASON_CAP, REASON_CAP, err);

@@ -9,7 +9,23 @@
 #include "tuner/device.h"
 #include "tuner/kernel_cache.h"
 #include "tuner/plan.h"
-#include "tuner/progress.h"
+
+/* A variant that must fail without running (it killed or hung an earlier
+ * worker process; supervisor.h). */
+typedef struct tune_exclusion {
+	int variant; /* index into the shape's variants; -1: the baselines */
+	char reason[512];
+} tune_exclusion;
+
+/* What the tuner tells its supervisor while it works (all optional). */
+typedef struct tune_hooks {
+	/* about to run `variant` (-1: the baselines) on the GPU; called again
+	 * while it runs (timing), as a heartbeat */
+	void (*on_gpu)(void *arg, int variant, const char *tmpl, const char *params);
+	void (*on_cpu)(void *arg);                      /* GPU work over for now */
+	void (*on_step)(void *arg, size_t step, size_t steps); /* variants checked */
+	void *arg;
+} tune_hooks;
 
 typedef struct tune_ctx {
 	const sweep_plan *plan;
@@ -20,7 +36,10 @@ typedef struct tune_ctx {
 	long long gpu_id, sweep_id;
 	double copy_gbps;
 	unsigned long long seed;
-	progress *progress;
+	tune_hooks hooks;
+	const tune_exclusion *excluded; /* for the shape being tuned */
+	size_t nexcluded;
+	int current_variant;            /* the last one sent to the GPU (-1: baselines) */
 	struct baselines *baselines; /* NULL: time no baselines */
 	struct gpu_compare *compare;
 	int full_timing; /* time every variant in full (no rounds, no band) */
@@ -38,8 +57,9 @@ typedef struct shape_summary {
 } shape_summary;
 
 /* Returns 0 when the shape was tuned and stored (even if no variant
- * passed); -1 on an error that should end the sweep (the database, a dead
- * GPU context). */
+ * passed); -1 on an error that ends this process's work: the database, or a
+ * dead GPU context (ctx->current_variant names the variant last launched;
+ * the caller tells them apart with cuCtxSynchronize). */
 int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error *err);
 
 #endif
