@@ -13,7 +13,8 @@ const cli_command cli_commands[] = {
 	{ "sweep", cmd_sweep, "tune every shape of a config and store the winners",
 	  "usage: autotune sweep [-c CONFIG] [--db FILE] [--compile-only] [--arch sm_XX]\n"
 	  "                      [--device N | --devices N,N...] [--templates DIR]\n"
-	  "                      [--threads N] [--shard K/N] [--full-timing] [--watchdog S]\n"
+	  "                      [--threads N] [--shard K/N] [--full-timing] [--audit]\n"
+	  "                      [--watchdog S]\n"
 	  "\n"
 	  "For each (op, dtype, M, N) in CONFIG (default configs/softmax.yaml), compiles\n"
 	  "every variant of every template that can serve the shape with NVRTC for the\n"
@@ -41,6 +42,9 @@ const cli_command cli_commands[] = {
 	  "      --full-timing   time every passing variant in full (by default a short\n"
 	  "                      first round picks the few that get full and interleaved\n"
 	  "                      timing, and a noise band breaks ties by registers)\n"
+	  "      --audit         after the rounds pick a winner, also time every variant\n"
+	  "                      in full and report how often the winner is within 2%\n"
+	  "                      of full timing's best (stores the rounds' results)\n"
 	  "      --watchdog S    a variant that runs S seconds on the GPU without\n"
 	  "                      finishing is killed as hung (default 20; 0: never)\n" },
 	{ "list", cmd_list, "print the winners stored in a database",

@@ -35,7 +35,7 @@ static int parse_devices(const char *list, sweep_options *o)
 int cmd_sweep(int argc, char **argv)
 {
 	enum { OPT_DB = 256, OPT_COMPILE_ONLY, OPT_ARCH, OPT_DEVICE, OPT_TEMPLATES, OPT_THREADS,
-	       OPT_SHARD, OPT_FULL_TIMING, OPT_DEVICES, OPT_WATCHDOG };
+	       OPT_SHARD, OPT_FULL_TIMING, OPT_DEVICES, OPT_WATCHDOG, OPT_AUDIT };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "db", required_argument, NULL, OPT_DB },
@@ -48,6 +48,7 @@ int cmd_sweep(int argc, char **argv)
 		{ "full-timing", no_argument, NULL, OPT_FULL_TIMING },
 		{ "devices", required_argument, NULL, OPT_DEVICES },
 		{ "watchdog", required_argument, NULL, OPT_WATCHDOG },
+		{ "audit", no_argument, NULL, OPT_AUDIT },
 		{ NULL, 0, NULL, 0 },
 	};
 	sweep_options o = { .config_path = "configs/softmax.yaml",
@@ -88,6 +89,7 @@ int cmd_sweep(int argc, char **argv)
 			o.threads = (int)v;
 			break;
 		case OPT_FULL_TIMING: o.full_timing = 1; break;
+		case OPT_AUDIT: o.audit = 1; break;
 		case OPT_SHARD:
 			if (shard_parse(optarg, &o.shard))
 				return cli_usage_error("sweep", "--shard expects K/N with 1 <= K <= N, got \"%s\"",
@@ -99,6 +101,9 @@ int cmd_sweep(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("sweep", "unexpected argument \"%s\"", argv[optind]);
+	if (o.audit && o.full_timing)
+		return cli_usage_error("sweep", "--audit checks the rounds against full timing; "
+				       "it cannot be combined with --full-timing");
 	if (device_given && o.ndevices)
 		return cli_usage_error("sweep", "give --device or --devices, not both");
 	at_error err = { { 0 } };

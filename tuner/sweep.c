@@ -70,6 +70,34 @@ static void print_summary(const sweep_plan *p, const supervisor_report *r)
 	table_free(&t);
 }
 
+/* --audit: how often the rounds' winner is within 2% of full timing's best. */
+static void print_audit(const sweep_plan *p, const supervisor_report *r)
+{
+	size_t n = 0, full_ok = 0, head_ok = 0;
+	double worst = 0;
+	size_t worst_i = 0;
+	for (size_t i = 0; i < p->nshapes; i++) {
+		const shape_summary *s = &r->shapes[i].summary;
+		if (s->audit_full_ratio <= 0)
+			continue;
+		n++;
+		full_ok += s->audit_full_ratio <= 1.02;
+		head_ok += s->audit_head_ratio <= 1.02;
+		if (s->audit_head_ratio > worst) {
+			worst = s->audit_head_ratio;
+			worst_i = i;
+		}
+	}
+	if (!n)
+		return;
+	char label[128];
+	sweep_shape_label(&p->shapes[worst_i], label, sizeof label);
+	printf("Audit: the rounds' winner is within 2%% of the best variant of full timing on "
+	       "%zu of %zu shapes (%.1f%%) timed head to head, %zu (%.1f%%) by full-timing "
+	       "medians; worst %.1f%% slower (%s).\n", head_ok, n, 100.0 * head_ok / n, full_ok,
+	       100.0 * full_ok / n, 100.0 * (worst - 1), label);
+}
+
 /* Closes each device's sweep row with its compile and benchmark time (the
  * workers cannot: a restarted one does not know its predecessors' times). */
 static int finish_sweeps(const char *db_path, const supervisor_report *r, at_error *err)
@@ -118,6 +146,7 @@ static int sweep_on_gpus(const sweep_options *o, sweep_plan *p, at_error *err)
 		printf("Compiled %zu kernels in %.1f s (%zu more from the compile cache); checked and "
 		       "timed in %.1f s. Database: %s\n", r.stats.compiled, r.stats.compile_ms / 1e3,
 		       r.stats.from_db, r.stats.bench_ms / 1e3, db_path);
+		print_audit(p, &r);
 		if (r.restarts)
 			printf("%zu worker processes were restarted after a variant faulted or hung; "
 			       "those variants are stored as failed with the reason.\n", r.restarts);

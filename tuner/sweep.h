@@ -24,6 +24,7 @@ typedef struct sweep_options {
 	int threads;               /* compile threads; 0: one per core */
 	shard_spec shard;          /* --shard K/N; count 0: every shape */
 	int full_timing;           /* --full-timing */
+	int audit;                 /* --audit: rounds against full timing, per shape */
 } sweep_options;
 
 /* Returns 0 on success, -1 with err set. Prints the final table on stdout

@@ -138,7 +138,8 @@ static int open_worker(worker *w, at_error *err)
 	w->cache_open = 1;
 	tune_ctx *ctx = &w->ctx;
 	*ctx = (tune_ctx){ .plan = w->p, .gpu = &w->gpu, .bench = &w->b, .cache = &w->cache,
-			   .db = w->db, .full_timing = w->o->full_timing, .compare = &w->compare,
+			   .db = w->db, .full_timing = w->o->full_timing,
+			   .audit = w->o->audit, .compare = &w->compare,
 			   .seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32),
 			   .hooks = { hook_gpu, hook_cpu, hook_step, w } };
 	if (bench_open(&w->b, &w->gpu, w->p->cfg.warmup, w->p->cfg.repetitions, err))
@@ -209,6 +210,11 @@ static void describe(const shape_summary *sum, char *buf, size_t cap)
 	else
 		snprintf(buf, cap, "%zu variants, none passed (no template serves this shape, or "
 			 "every variant failed its check)", sum->variants);
+	size_t len = strlen(buf);
+	if (sum->audit_full_ratio > 0 && len < cap)
+		snprintf(buf + len, cap - len, "; audit: %+.1f%% of full timing's best (%+.1f%% "
+			 "head to head)", 100 * (sum->audit_full_ratio - 1),
+			 100 * (sum->audit_head_ratio - 1));
 }
 
 /* The totals since the last report. */

@@ -317,6 +317,45 @@ static void summarize(const result_row *rows, char **params, size_t n, double ba
 
 #define REASON_CAP sizeof(((at_error *)0)->msg)
 
+/* sweep --audit: how the winner the rounds picked compares with the best
+ * that full timing of every passing variant finds, in this run: the ratio
+ * of their full-timing medians, and of their medians timed head to head
+ * (interleaved, so that drift between the two measurements cancels). The
+ * rows keep the rounds' numbers, which are what is stored. */
+static int audit_rounds(tune_ctx *ctx, result_row *rows, size_t n, refine_candidate *passed,
+			size_t npassed, double band, double moved, double *full_ratio,
+			double *head_ratio, at_error *err)
+{
+	long w = tdb_pick_winner(rows, n, band);
+	if (w < 0 || npassed < 2)
+		return 0;
+	result_row *saved = xmalloc(n * sizeof *saved);
+	memcpy(saved, rows, n * sizeof *saved);
+	int rc = refine_all(ctx->bench, passed, npassed, moved, ctx->copy_gbps, err);
+	size_t best = 0, mine = 0;
+	for (size_t i = 0; i < npassed; i++) {
+		if (passed[i].row->time_us < passed[best].row->time_us)
+			best = i;
+		if (passed[i].row == &rows[w])
+			mine = i;
+	}
+	if (rc == 0) {
+		*full_ratio = passed[mine].row->time_us / passed[best].row->time_us;
+		*head_ratio = 1.0;
+	}
+	if (rc == 0 && best != mine) {
+		bench_launch_fn launch[2] = { passed[mine].launch, passed[best].launch };
+		void *arg[2] = { passed[mine].arg, passed[best].arg };
+		timing t[2];
+		rc = bench_time_interleaved(ctx->bench, launch, arg, 2, t, err);
+		if (rc == 0)
+			*head_ratio = t[0].median_us / t[1].median_us;
+	}
+	memcpy(rows, saved, n * sizeof *saved);
+	free(saved);
+	return rc;
+}
+
 /* Why variant i must not run, or NULL. */
 static const char *exclusion_reason(const tune_ctx *ctx, size_t i)
 {
@@ -377,6 +416,10 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	else if (rc == 0)
 		rc = refine_quick(ctx->bench, passed, npassed, moved, ctx->copy_gbps, err) ||
 		     refine_finish(ctx->bench, passed, npassed, moved, ctx->copy_gbps, &band, err);
+	double audit_full = 0, audit_head = 0;
+	if (rc == 0 && ctx->audit && !ctx->full_timing)
+		rc = audit_rounds(ctx, rows, n, passed, npassed, band, moved, &audit_full,
+				  &audit_head, err);
 	on_cpu(ctx);
 	size_t nrows = n;
 	if (rc == 0 && ctx->baselines) {
@@ -391,6 +434,8 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 		shape_key key = { ctx->gpu_id, s->op, s->dtype, s->M, s->N };
 		rc = tdb_store_shape_band(ctx->db, ctx->sweep_id, &key, rows, nrows, band, err);
 		summarize(rows, params, nrows, band, sum);
+		sum->audit_full_ratio = audit_full;
+		sum->audit_head_ratio = audit_head;
 	}
 	free_data(&d);
 	for (size_t i = 0; i < n; i++)

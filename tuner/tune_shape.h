@@ -43,6 +43,7 @@ typedef struct tune_ctx {
 	struct baselines *baselines; /* NULL: time no baselines */
 	struct gpu_compare *compare;
 	int full_timing; /* time every variant in full (no rounds, no band) */
+	int audit;       /* also time every variant in full and compare (sweep --audit) */
 	double bench_ms; /* accumulated time spent checking and timing */
 } tune_ctx;
 
@@ -54,6 +55,9 @@ typedef struct shape_summary {
 	double time_us, gbps, pct_copy;
 	double naive_gbps, cudnn_gbps; /* 0: not timed */
 	double copy_gbps;              /* a copy of the same bytes */
+	/* sweep --audit (0: not audited): the rounds' winner against the best of
+	 * full timing, by full-timing medians and head to head */
+	double audit_full_ratio, audit_head_ratio;
 } shape_summary;
 
 /* Returns 0 when the shape was tuned and stored (even if no variant
