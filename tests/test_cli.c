@@ -294,7 +294,9 @@ Test(cli, sweep_bad_option_values)
 	static const char *const cases[][2] = {
 		{ "--device", "abc" }, { "--device", "-1" }, { "--device", "1024" },
 		{ "--arch", "sm_x" },  { "--arch", "sm_9000" }, { "--threads", "0" },
-		{ "--threads", "4x" },
+		{ "--threads", "4x" },  { "--devices", "" },	{ "--devices", "0,,1" },
+		{ "--devices", "0,0" }, { "--devices", "1,a" },	{ "--devices", "2048" },
+		{ "--watchdog", "-1" }, { "--watchdog", "1s" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		run_result r = RUN("sweep", cases[i][0], cases[i][1]);
@@ -306,6 +308,14 @@ Test(cli, sweep_bad_option_values)
 	run_result r = RUN("sweep", "--db");
 	expect_status(&r, 2);
 	expect_in(r.err, "stderr", "--db needs a value");
+	run_free(&r);
+	r = RUN("sweep", "--device", "0", "--devices", "0,1");
+	expect_status(&r, 2);
+	expect_in(r.err, "stderr", "give --device or --devices, not both");
+	run_free(&r);
+	r = RUN("sweep", "--audit", "--full-timing");
+	expect_status(&r, 2);
+	expect_in(r.err, "stderr", "cannot be combined with --full-timing");
 	run_free(&r);
 	r = RUN("sweep", "extra");
 	expect_status(&r, 2);
