@@ -1,6 +1,7 @@
--- The tuning database, schema version 2 (PRAGMA user_version = 2).
--- Version 2 added compile_cache and winners.noise_band; a version 1
--- database opened for writing is migrated, and readers accept both.
+-- The tuning database, schema version 3 (PRAGMA user_version = 3).
+-- Version 2 added compile_cache and winners.noise_band; version 3 added
+-- results.ctas_per_row and results.cooperative. An older database opened
+-- for writing is migrated, and readers accept versions 1 to 3.
 -- Documented in db/SCHEMA.md; embedded into the programs at build time.
 -- Writers: the tuner (autotune sweep). Readers: autotune list/show/report
 -- and the dispatch library (read-only).
@@ -64,7 +65,9 @@ CREATE TABLE IF NOT EXISTS results (
 	rows_per_cta INTEGER,
 	dyn_smem     INTEGER,
 	persistent   INTEGER,
-	max_n        INTEGER              -- longest row the variant serves; 0 = any
+	max_n        INTEGER,             -- longest row the variant serves; 0 = any
+	ctas_per_row INTEGER NOT NULL DEFAULT 1,  -- (v3) above 1: a cluster of that many per row step
+	cooperative  INTEGER NOT NULL DEFAULT 0   -- (v3) 1: every resident CTA, launched cooperatively
 );
 CREATE INDEX IF NOT EXISTS results_shape
 	ON results (gpu_id, op, dtype, m, n);

@@ -67,16 +67,29 @@ static int has_column(tdb *db, const char *table, const char *column)
 	return found;
 }
 
+/* Adds a column that a later version brought, unless it is there. */
+static int add_column(tdb *db, int from, int version, const char *table, const char *column,
+		      const char *decl, at_error *err)
+{
+	if (from >= version || has_column(db, table, column))
+		return 0;
+	char sql[256];
+	snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s", table, column, decl);
+	return exec(db, sql, err);
+}
+
 /* Brings an older tuning database to this version: the schema's CREATE
  * statements are idempotent, so running them adds the new tables; new
- * columns of old tables are added by name. */
+ * columns of old tables are added by name, with the defaults that keep old
+ * rows meaning what they meant. */
 static int migrate(tdb *db, int from, at_error *err)
 {
 	char pragma[64];
 	snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d;", TDB_SCHEMA_VERSION);
 	if (exec(db, "BEGIN IMMEDIATE", err) || exec(db, db_schema_sql, err) ||
-	    (from < 2 && !has_column(db, "winners", "noise_band") &&
-	     exec(db, "ALTER TABLE winners ADD COLUMN noise_band REAL", err)) ||
+	    add_column(db, from, 2, "winners", "noise_band", "REAL", err) ||
+	    add_column(db, from, 3, "results", "ctas_per_row", "INTEGER NOT NULL DEFAULT 1", err) ||
+	    add_column(db, from, 3, "results", "cooperative", "INTEGER NOT NULL DEFAULT 0", err) ||
 	    exec(db, pragma, err) || exec(db, "COMMIT", err)) {
 		sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
@@ -361,9 +374,9 @@ static int insert_result(tdb *db, long long sweep_id, const shape_key *key,
 		    "INSERT INTO results (sweep_id, gpu_id, op, dtype, m, n, kind, template, "
 		    "params, status, reason, rel_err, time_us, time_min_us, time_max_us, reps, "
 		    "gbps, pct_copy, registers, smem_bytes, spill_bytes, compile_ms, threads, "
-		    "rows_per_cta, dyn_smem, persistent, max_n) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-		    "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, "
-		    "?22, ?23, ?24, ?25, ?26, ?27)",
+		    "rows_per_cta, dyn_smem, persistent, max_n, ctas_per_row, cooperative) "
+		    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+		    "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
 		    &st, err))
 		return -1;
 	int timed = r->time_us > 0;
@@ -395,6 +408,8 @@ static int insert_result(tdb *db, long long sweep_id, const shape_key *key,
 	sqlite3_bind_int(st, 25, r->dyn_smem);
 	sqlite3_bind_int(st, 26, r->persistent);
 	sqlite3_bind_int64(st, 27, r->max_n);
+	sqlite3_bind_int(st, 28, r->ctas_per_row > 1 ? r->ctas_per_row : 1);
+	sqlite3_bind_int(st, 29, r->cooperative);
 	if (step_done(db, st, err, "storing a result"))
 		return -1;
 	*id = sqlite3_last_insert_rowid(db->sql);

@@ -9,7 +9,7 @@
 #include "common/dtype.h"
 #include "common/error.h"
 
-#define TDB_SCHEMA_VERSION 2     /* written by this program */
+#define TDB_SCHEMA_VERSION 3     /* written by this program */
 #define TDB_SCHEMA_MIN_READ 1    /* the oldest version readers accept */
 #define TDB_DEFAULT_PATH "autotune.db"
 #define TDB_PATH_ENV "AUTOTUNE_DB"
@@ -84,6 +84,7 @@ typedef struct result_row {
 	double compile_ms;
 	int threads, rows_per_cta, dyn_smem, persistent;
 	long long max_n;
+	int ctas_per_row, cooperative; /* 0 ctas_per_row is stored as 1 */
 	/* compiled code, stored if this row wins */
 	const void *cubin;
 	size_t cubin_size;

@@ -49,6 +49,8 @@
 	X(cuFuncSetAttribute, CUDA_VERSION) \
 	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, CUDA_VERSION) \
 	X(cuLaunchKernel, CUDA_VERSION) \
+	X(cuLaunchCooperativeKernel, 9000) \
+	X(cuOccupancyMaxActiveClusters, 11080) \
 	X(cuStreamCreate, CUDA_VERSION) \
 	X(cuStreamDestroy, CUDA_VERSION) \
 	X(cuStreamSynchronize, CUDA_VERSION) \

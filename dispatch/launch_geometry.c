@@ -2,17 +2,61 @@
  *
  * A kernel with more than 48 KB of dynamic shared memory per CTA must be
  * opted into it with cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES), both
- * to launch and for the occupancy query to count it. launch_grid does that
- * (it runs once per kernel and shape, in the tuner and in the dispatch
+ * to launch and for the occupancy query to count it; a cluster of more than
+ * 8 CTAs needs NON_PORTABLE_CLUSTER_SIZE_ALLOWED. launch_grid does that (it
+ * runs once per kernel and shape, in the tuner and in the dispatch
  * library's miss path), so launch_softmax, the hot path, stays a plain
- * launch. The attribute is only ever raised: a function shared by shapes of
- * different row lengths keeps the largest opt-in that any of them needed. */
+ * launch. The shared memory attribute is only ever raised: a function shared
+ * by shapes of different row lengths keeps the largest opt-in that any of
+ * them needed. */
 #include "dispatch/launch_geometry.h"
 
 #include <stdio.h>
 
 /* Above this, a CTA's dynamic shared memory must be opted into. */
 #define DEFAULT_DYN_SMEM_LIMIT (48 * 1024)
+/* Above this many CTAs a cluster is non-portable and must be allowed. */
+#define PORTABLE_CLUSTER_SIZE 8
+#define MAX_GRID 0x7fffffffLL
+
+static int cluster_size(const launch_geometry *g)
+{
+	return g->ctas_per_row > 1 ? g->ctas_per_row : 1;
+}
+
+int launch_geometry_check(const launch_geometry *g, at_error *err)
+{
+	if (g->threads < 1 || g->rows_per_cta < 1)
+		return at_error_set(err, "a launch needs threads and rows_per_cta >= 1 (got %d and %d)",
+				    g->threads, g->rows_per_cta);
+	if (g->dyn_smem < 0 || g->max_n < 0 || g->ctas_per_row < 0 || g->persistent < 0 ||
+	    g->cooperative < 0)
+		return at_error_set(err, "a launch's dyn_smem, max_n, ctas_per_row, persistent and "
+				    "cooperative cannot be negative");
+	if (cluster_size(g) > 1 && (g->persistent || g->cooperative))
+		return at_error_set(err, "a cluster launch (ctas_per_row = %d) is one cluster per row "
+				    "step: it cannot also be persistent or cooperative", g->ctas_per_row);
+	return 0;
+}
+
+int launch_grid_size(const launch_geometry *g, long long M, int ctas_per_sm, int sm_count,
+		     unsigned *grid, at_error *err)
+{
+	if (launch_geometry_check(g, err))
+		return -1;
+	long long ctas = (M + g->rows_per_cta - 1) / g->rows_per_cta * cluster_size(g);
+	if (g->persistent || g->cooperative) {
+		if (ctas_per_sm < 1 || sm_count < 1)
+			return at_error_set(err, "the kernel cannot run: no CTA fits on a multiprocessor");
+		long long resident = (long long)ctas_per_sm * sm_count;
+		if (g->cooperative || ctas > resident)
+			ctas = resident;
+	}
+	if (ctas > MAX_GRID)
+		return at_error_set(err, "M = %lld needs more CTAs than a grid can have", M);
+	*grid = (unsigned)ctas;
+	return 0;
+}
 
 static int opt_into_dyn_smem(CUfunction fn, int bytes, at_error *err)
 {
@@ -33,26 +77,54 @@ static int opt_into_dyn_smem(CUfunction fn, int bytes, at_error *err)
 	return 0;
 }
 
+static int check_cooperative_support(at_error *err)
+{
+	CUdevice dev;
+	int supported = 0;
+	CU_TRY(err, cudrv.cuCtxGetDevice(&dev));
+	CU_TRY(err, cudrv.cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
+					       dev));
+	if (!supported)
+		return at_error_set(err, "this GPU does not support cooperative launches");
+	return 0;
+}
+
+/* A clear message, rather than a launch failure, when not even one cluster
+ * of the kernel's size and shared memory can be placed on the GPU. */
+static int check_cluster_fits(const launch_geometry *g, CUfunction fn, unsigned grid,
+			      at_error *err)
+{
+	CUlaunchConfig cfg = { .gridDimX = grid, .gridDimY = 1, .gridDimZ = 1,
+			       .blockDimX = (unsigned)g->threads, .blockDimY = 1, .blockDimZ = 1,
+			       .sharedMemBytes = (unsigned)g->dyn_smem };
+	int clusters = 0;
+	CU_TRY(err, cudrv.cuOccupancyMaxActiveClusters(&clusters, fn, &cfg));
+	if (clusters < 1)
+		return at_error_set(err, "no cluster of %d CTAs (%d threads and %d bytes of dynamic "
+				    "shared memory each) fits on this GPU", g->ctas_per_row, g->threads,
+				    g->dyn_smem);
+	return 0;
+}
+
 int launch_grid(const launch_geometry *g, CUfunction fn, long long M, int sm_count,
 		unsigned *grid, at_error *err)
 {
+	if (launch_geometry_check(g, err))
+		return -1;
 	if (g->dyn_smem > DEFAULT_DYN_SMEM_LIMIT && opt_into_dyn_smem(fn, g->dyn_smem, err))
 		return -1;
-	long long steps = (M + g->rows_per_cta - 1) / g->rows_per_cta;
-	if (g->persistent) {
-		int per_sm = 0;
+	if (cluster_size(g) > PORTABLE_CLUSTER_SIZE)
+		CU_TRY(err, cudrv.cuFuncSetAttribute(
+				    fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
+	int per_sm = 0;
+	if (g->persistent || g->cooperative)
 		CU_TRY(err, cudrv.cuOccupancyMaxActiveBlocksPerMultiprocessor(
 				    &per_sm, fn, g->threads, (size_t)g->dyn_smem));
-		if (per_sm < 1)
-			return at_error_set(err, "the kernel cannot run: no CTA fits on a multiprocessor");
-		long long resident = (long long)per_sm * sm_count;
-		if (steps > resident)
-			steps = resident;
-	}
-	if (steps > 0x7fffffffLL)
-		return at_error_set(err, "M = %lld needs more CTAs than a grid can have", M);
-	*grid = (unsigned)steps;
-	return 0;
+	if (g->cooperative && check_cooperative_support(err))
+		return -1;
+	if (launch_grid_size(g, M, per_sm, sm_count, grid, err))
+		return -1;
+	return cluster_size(g) > 1 ? check_cluster_fits(g, fn, *grid, err) : 0;
 }
 
 int launch_softmax(CUfunction fn, const launch_geometry *g, unsigned grid, CUdeviceptr y,
@@ -60,7 +132,11 @@ int launch_softmax(CUfunction fn, const launch_geometry *g, unsigned grid, CUdev
 		   CUstream stream, at_error *err)
 {
 	void *args[] = { &y, &x, &M, &N, &ldy, &ldx };
-	CU_TRY(err, cudrv.cuLaunchKernel(fn, grid, 1, 1, (unsigned)g->threads, 1, 1,
-					 (unsigned)g->dyn_smem, stream, args, NULL));
+	if (g->cooperative)
+		CU_TRY(err, cudrv.cuLaunchCooperativeKernel(fn, grid, 1, 1, (unsigned)g->threads, 1,
+							    1, (unsigned)g->dyn_smem, stream, args));
+	else
+		CU_TRY(err, cudrv.cuLaunchKernel(fn, grid, 1, 1, (unsigned)g->threads, 1, 1,
+						 (unsigned)g->dyn_smem, stream, args, NULL));
 	return 0;
 }

@@ -15,15 +15,39 @@ typedef struct launch_geometry {
 	int dyn_smem;     /* dynamic shared memory per CTA, bytes */
 	int persistent;   /* grid from occupancy; CTAs loop over rows */
 	long long max_n;  /* longest row served; 0 = any */
+	/* CTAs that share one row step; above 1 they are one thread-block
+	 * cluster (the kernel's compile-time __cluster_dims__), launched one
+	 * cluster per step. 0 means 1. */
+	int ctas_per_row;
+	/* Every CTA that fits on the GPU at once (occupancy x SMs, whatever M
+	 * is), launched with cuLaunchCooperativeKernel so that all are
+	 * resident: the kernel may wait for other CTAs. */
+	int cooperative;
 } launch_geometry;
 
-/* The grid for M rows: one CTA per step of rows, or for persistent kernels
- * at most as many CTAs as fit on the GPU at once. */
+/* Which launch a geometry asks for, or -1 with a message for one that no
+ * launch can honour (a persistent or cooperative cluster, a negative
+ * field). Pure: for the tuner's enumeration and the database readers. */
+int launch_geometry_check(const launch_geometry *g, at_error *err);
+
+/* The grid for M rows given how many CTAs of the kernel fit on one
+ * multiprocessor (only used for persistent and cooperative kernels): one
+ * CTA (or cluster of ctas_per_row CTAs) per step of rows_per_cta rows;
+ * persistent kernels at most the resident CTAs; cooperative kernels
+ * exactly the resident CTAs. Pure arithmetic, no driver call. */
+int launch_grid_size(const launch_geometry *g, long long M, int ctas_per_sm, int sm_count,
+		     unsigned *grid, at_error *err);
+
+/* The grid for M rows on the current context's GPU: opts fn into its
+ * dynamic shared memory (and a non-portable cluster size above 8), asks
+ * the driver for occupancy where the grid needs it, and checks that a
+ * cooperative launch is supported and a cluster fits. */
 int launch_grid(const launch_geometry *g, CUfunction fn, long long M, int sm_count,
 		unsigned *grid, at_error *err);
 
 /* Launches fn on stream with the common softmax arguments (strides in
- * elements). Checks nothing else; the caller has validated the shape. */
+ * elements), cooperatively if g says so. Checks nothing else; the caller
+ * has validated the shape. */
 int launch_softmax(CUfunction fn, const launch_geometry *g, unsigned grid, CUdeviceptr y,
 		   CUdeviceptr x, long long M, long long N, long long ldy, long long ldx,
 		   CUstream stream, at_error *err);

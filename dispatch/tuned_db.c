@@ -178,8 +178,10 @@ static int entry_from_row(const atdi_table *t, sqlite3_stmt *st, atdi_entry *e)
 	e->geom.persistent = sqlite3_column_int(st, 11) != 0;
 	e->geom.max_n = sqlite3_column_int64(st, 12);
 	e->arch = sqlite3_column_int(st, 13);
-	if (e->M < 1 || e->N < 1 || e->geom.threads < 1 || e->geom.rows_per_cta < 1 ||
-	    e->geom.dyn_smem < 0 || e->geom.max_n < 0)
+	e->geom.ctas_per_row = sqlite3_column_int(st, 14);
+	e->geom.cooperative = sqlite3_column_int(st, 15) != 0;
+	at_error why;
+	if (e->M < 1 || e->N < 1 || launch_geometry_check(&e->geom, &why) != 0)
 		return 0;
 	e->template_name = dup_text(st, 5);
 	e->params = dup_text(st, 6);
@@ -191,18 +193,36 @@ static int entry_from_row(const atdi_table *t, sqlite3_stmt *st, atdi_entry *e)
 	return 1;
 }
 
+/* Whether results has the launch columns of schema version 3; older
+ * databases hold only kernels launched one CTA per row step, normally. */
+static int has_v3_geometry(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int n = 0;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT count(*) FROM pragma_table_info('results') "
+			       "WHERE name IN ('ctas_per_row', 'cooperative')",
+			       -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return n == 2;
+}
+
 static atd_status load_entries(sqlite3 *db, const char *path, atdi_table *t, char *msg,
 			       size_t cap)
 {
+	char sql[512];
+	snprintf(sql, sizeof sql,
+		 "SELECT w.gpu_id, w.dtype, w.m, w.n, r.id, r.template, r.params, "
+		 "r.time_us, r.threads, r.rows_per_cta, r.dyn_smem, r.persistent, "
+		 "r.max_n, k.arch, %s "
+		 "FROM winners w JOIN results r ON r.id = w.result_id "
+		 "JOIN kernels k ON k.result_id = w.result_id "
+		 "WHERE w.op = 'softmax'",
+		 has_v3_geometry(db) ? "r.ctas_per_row, r.cooperative" : "1, 0");
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT w.gpu_id, w.dtype, w.m, w.n, r.id, r.template, r.params, "
-			       "r.time_us, r.threads, r.rows_per_cta, r.dyn_smem, r.persistent, "
-			       "r.max_n, k.arch "
-			       "FROM winners w JOIN results r ON r.id = w.result_id "
-			       "JOIN kernels k ON k.result_id = w.result_id "
-			       "WHERE w.op = 'softmax'",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return fail(sql_status(db), msg, cap, "%s: not a tuning database: %s", path,
 			    sqlite3_errmsg(db));
 	size_t alloc = 0;

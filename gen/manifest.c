@@ -24,9 +24,16 @@ static const char *const top_keys[] = {
 static const char *const param_keys[] = { "name", "values", "default", "doc",
 					   NULL };
 static const char *const constraint_keys[] = { "expr", "why", NULL };
+/* The required launch keys, then the optional ones (with their defaults). */
 static const char *const launch_keys[] = {
-	"threads", "rows_per_cta", "smem_bytes", "persistent", "max_n", NULL,
+	"threads", "rows_per_cta", "smem_bytes", "persistent", "max_n",
+	"ctas_per_row", "cooperative", NULL,
 };
+#define LAUNCH_REQUIRED 5
+static const char *const launch_defaults[] = { "1", "0" };
+_Static_assert(LAUNCH_REQUIRED + sizeof launch_defaults / sizeof *launch_defaults + 1 ==
+		       sizeof launch_keys / sizeof *launch_keys,
+	       "a default for every optional launch key");
 
 struct loader {
 	const char *path;
@@ -490,9 +497,17 @@ static int load_launch(const struct loader *L, const yaml_node_t *root)
 		return -1;
 	tmpl_launch *l = &L->m->launch;
 	char **slots[] = { &l->threads, &l->rows_per_cta, &l->smem_bytes,
-			   &l->persistent, &l->max_n };
+			   &l->persistent, &l->max_n, &l->ctas_per_row, &l->cooperative };
 	for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
-		const yaml_node_t *n = map_require(L, map, launch_keys[i], "launch");
+		const yaml_node_t *n = i < LAUNCH_REQUIRED
+					       ? map_require(L, map, launch_keys[i], "launch")
+					       : map_find(L, map, launch_keys[i]);
+		if (!n && i >= LAUNCH_REQUIRED) {
+			*slots[i] = strdup(launch_defaults[i - LAUNCH_REQUIRED]);
+			if (!*slots[i])
+				return oom(L);
+			continue;
+		}
 		char what[64];
 		snprintf(what, sizeof what, "launch.%s", launch_keys[i]);
 		if (!n || take_expr(L, n, what, slots[i]))
@@ -659,6 +674,8 @@ void manifest_free(tmpl_manifest *m)
 	free(m->launch.smem_bytes);
 	free(m->launch.persistent);
 	free(m->launch.max_n);
+	free(m->launch.ctas_per_row);
+	free(m->launch.cooperative);
 	free(m->name);
 	free(m->op);
 	free(m->summary);

@@ -22,6 +22,10 @@
  *     smem_bytes: "0"                # dynamic shared memory per CTA
  *     persistent: "persistent"       # non-zero: grid from occupancy, loop rows
  *     max_n: "threads * elems_per_thread"   # longest row served; 0 = any
+ *     ctas_per_row: "cluster"        # optional, default 1: CTAs per row step,
+ *                                    # above 1 a cluster of that many
+ *     cooperative: "1"               # optional, default 0: every resident
+ *                                    # CTA, launched cooperatively
  *
  * Variables an expression may use besides the params (see manifest_shape_vars):
  *   M, N, elem_bytes, sm_count, cc (e.g. 90), max_threads, max_smem, regs_per_sm.
@@ -54,6 +58,8 @@ typedef struct tmpl_launch {
 	char *smem_bytes;
 	char *persistent;
 	char *max_n;
+	char *ctas_per_row; /* "1" when the manifest leaves it out */
+	char *cooperative;  /* "0" when the manifest leaves it out */
 } tmpl_launch;
 
 typedef struct tmpl_manifest {

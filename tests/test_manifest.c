@@ -203,7 +203,46 @@ Test(manifest, optional_keys_may_be_left_out)
 	cr_expect_null(m.constraints);
 	cr_expect_eq(m.params[0].values[0], -3);
 	cr_expect_str_eq(m.launch.rows_per_cta, "x");
+	/* launches of manifests older than the cluster and cooperative keys */
+	cr_expect_str_eq(m.launch.ctas_per_row, "1");
+	cr_expect_str_eq(m.launch.cooperative, "0");
 	manifest_free(&m);
+}
+
+Test(manifest, cluster_and_cooperative_launch_keys)
+{
+	write_file("cl.cu", "");
+	write_file("cl.yaml",
+		   "template: cl\n"
+		   "op: softmax\n"
+		   "source: cl.cu\n"
+		   "dtypes: [f32]\n"
+		   "params:\n"
+		   "  - {name: cluster, values: [2, 4], default: 4}\n"
+		   "launch: {threads: 32, rows_per_cta: 1, smem_bytes: 0, persistent: 0,\n"
+		   "         max_n: 0, ctas_per_row: cluster * 1, cooperative: \"cc >= 70\"}\n");
+	char path[512];
+	path_of("cl.yaml", path, sizeof path);
+	tmpl_manifest m;
+	at_error err = { { 0 } };
+	cr_assert_eq(manifest_load(path, &m, &err), 0, "%s", err.msg);
+	cr_expect_str_eq(m.launch.ctas_per_row, "cluster * 1");
+	cr_expect_str_eq(m.launch.cooperative, "cc >= 70");
+	manifest_free(&m);
+
+	write_file("cl.yaml",
+		   "template: cl\n"
+		   "op: softmax\n"
+		   "source: cl.cu\n"
+		   "dtypes: [f32]\n"
+		   "params:\n"
+		   "  - {name: cluster, values: [2, 4], default: 4}\n"
+		   "launch: {threads: 32, rows_per_cta: 1, smem_bytes: 0, persistent: 0,\n"
+		   "         max_n: 0, ctas_per_row: clusters}\n");
+	cr_assert_eq(manifest_load(path, &m, &err), -1);
+	cr_expect(strstr(err.msg, "cl.yaml:8:34: expected a valid expression in launch.ctas_per_row"),
+		  "%s", err.msg);
+	cr_expect(is_zeroed(&m));
 }
 
 Test(manifest, manifest_free_on_zeroed)
@@ -237,7 +276,7 @@ Test(manifest, unknown_keys)
 			     "    docs: threads per CTA\n",
 			     ":10:5: unknown key \"docs\" in params[0] (expected one of: name, values, default, doc)");
 	expect_variant_error("  persistent:", "  persist:",
-			     ":22:3: unknown key \"persist\" in launch (expected one of: threads, rows_per_cta, smem_bytes, persistent, max_n)");
+			     ":22:3: unknown key \"persist\" in launch (expected one of: threads, rows_per_cta, smem_bytes, persistent, max_n, ctas_per_row, cooperative)");
 	expect_variant_error("    why: whole warps\n", "    reason: whole warps\n",
 			     ":16:5: unknown key \"reason\" in constraints[0] (expected one of: expr, why)");
 	expect_variant_error("op: softmax\n", "op: softmax\nop: softmax\n",

@@ -26,9 +26,10 @@ static void print_template(const tmpl_manifest *t)
 	for (size_t i = 0; i < t->nconstraints; i++)
 		printf("    %s%s%s\n", t->constraints[i].expr, t->constraints[i].why ? "  -- " : "",
 		       t->constraints[i].why ? t->constraints[i].why : "");
-	printf("  launch: threads=%s rows_per_cta=%s smem_bytes=%s persistent=%s max_n=%s\n\n",
+	printf("  launch: threads=%s rows_per_cta=%s smem_bytes=%s persistent=%s max_n=%s "
+	       "ctas_per_row=%s cooperative=%s\n\n",
 	       t->launch.threads, t->launch.rows_per_cta, t->launch.smem_bytes,
-	       t->launch.persistent, t->launch.max_n);
+	       t->launch.persistent, t->launch.max_n, t->launch.ctas_per_row, t->launch.cooperative);
 }
 
 int cmd_templates(int argc, char **argv)

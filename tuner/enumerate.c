@@ -68,10 +68,12 @@ int variant_geometry(const variant *v, const shape_env *env, launch_geometry *g,
 	    eval_int(v, env, l->rows_per_cta, &g->rows_per_cta, err) ||
 	    eval_int(v, env, l->smem_bytes, &g->dyn_smem, err) ||
 	    eval_int(v, env, l->persistent, &g->persistent, err) ||
-	    manifest_eval(v->tmpl, l->max_n, v->values, env, &g->max_n, err))
+	    manifest_eval(v->tmpl, l->max_n, v->values, env, &g->max_n, err) ||
+	    eval_int(v, env, l->ctas_per_row, &g->ctas_per_row, err) ||
+	    eval_int(v, env, l->cooperative, &g->cooperative, err))
 		return -1;
-	if (g->threads < 1 || g->rows_per_cta < 1)
-		return at_error_set(err, "template %s: launch needs threads and rows_per_cta >= 1",
-				    v->tmpl->name);
+	at_error why;
+	if (launch_geometry_check(g, &why))
+		return at_error_set(err, "template %s: %s", v->tmpl->name, why.msg);
 	return 0;
 }

@@ -29,6 +29,12 @@
 ** THREADS: every function is thread-safe. One handle may be shared by any
 ** number of threads, devices and contexts; compiled modules are cached per
 ** context, and the variant chosen for a shape is cached after its first use.
+** One limitation: a tuned kernel of the softmax_split template (few long
+** rows spread over the whole GPU; atd_query names the template) keeps
+** scratch in its loaded module, so two calls that it serves must not run at
+** the same time in one context through one handle (e.g. on two streams):
+** order them (one stream, or events), or give each stream its own handle
+** (each handle loads its own modules).
 **
 ** ERRORS: functions return an atd_status; atd_status_string() names it and
 ** atd_errmsg() gives the handle's most recent message (per handle, not per

@@ -1,0 +1,268 @@
+/* Schema version 3: results carry the cluster and cooperative launch
+ * geometry (ctas_per_row, cooperative). Round trip through the tuner's
+ * writer and the dispatch library's reader, migration of version 2 and 1
+ * databases (read as they are, migrated when opened for writing, old rows
+ * meaning one CTA per row step and a normal launch), a geometry no launch
+ * can honour left out by the reader, and `autotune db merge` copying the
+ * columns. */
+#include <criterion/criterion.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db/merge.h"
+#include "db/tuning_db.h"
+#include "dispatch/tuned_db.h"
+
+static char dir[64];
+
+static void make_dir(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/at_schema3_XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(schema_v3, .init = make_dir, .fini = remove_dir);
+
+static const char *path_of(const char *name)
+{
+	static char paths[4][128];
+	static int next;
+	char *p = paths[next++ % 4];
+	snprintf(p, 128, "%s/%s", dir, name);
+	return p;
+}
+
+static long long query(const char *path, const char *sql)
+{
+	sqlite3 *s;
+	cr_assert_eq(sqlite3_open(path, &s), SQLITE_OK);
+	sqlite3_stmt *st;
+	cr_assert_eq(sqlite3_prepare_v2(s, sql, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(s));
+	cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
+	long long v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(s);
+	return v;
+}
+
+static void exec_sql(const char *path, const char *sql)
+{
+	sqlite3 *s;
+	cr_assert_eq(sqlite3_open(path, &s), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(s, sql, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(s));
+	sqlite3_close(s);
+}
+
+static const unsigned char cubin[4] = { 1, 2, 3, 4 };
+
+/* A winning result with the given launch geometry. */
+static result_row winner(const char *tmpl, int ctas_per_row, int cooperative, double us)
+{
+	return (result_row){ .template_name = tmpl, .params = "p=1", .status = RESULT_OK,
+			     .rel_err = 1e-7, .time_us = us, .time_min_us = us, .time_max_us = us,
+			     .reps = 5, .gbps = 1, .pct_copy = 1, .registers = 32, .threads = 256,
+			     .rows_per_cta = 1, .dyn_smem = 100000, .ctas_per_row = ctas_per_row,
+			     .cooperative = cooperative, .cubin = cubin, .cubin_size = sizeof cubin,
+			     .ptx = "ptx", .arch = 90 };
+}
+
+/* A database (name) with one shape per row of `rows`, each at M = 8, N =
+ * 1000 * (i + 1), f32. */
+static void make_db(const char *name, const result_row *rows, size_t n)
+{
+	at_error err = { { 0 } };
+	tdb *db;
+	cr_assert_eq(tdb_open(path_of(name), &db, &err), 0, "%s", err.msg);
+	gpu_info gpu = { .cc_major = 9, .cc_minor = 0, .sm_count = 132, .mem_bytes = 80LL << 30 };
+	snprintf(gpu.name, sizeof gpu.name, "Test GPU %s", name);
+	long long gid, sid;
+	cr_assert_eq(tdb_gpu_id(db, &gpu, &gid, &err), 0, "%s", err.msg);
+	sweep_info si = { gid, 13000, "13.0", "test", "c.yaml", name, 3000 };
+	cr_assert_eq(tdb_sweep_begin(db, &si, &sid, &err), 0, "%s", err.msg);
+	for (size_t i = 0; i < n; i++) {
+		shape_key key = { gid, "softmax", AT_F32, 8, 1000 * (long long)(i + 1) };
+		cr_assert_eq(tdb_store_shape(db, sid, &key, &rows[i], 1, &err), 0, "%s", err.msg);
+	}
+	tdb_close(db);
+}
+
+/* The dispatch library's view of a database: its winners' geometries. */
+static atdi_table dispatch_view(const char *path)
+{
+	char msg[512];
+	struct sqlite3 *s;
+	cr_assert_eq(atdi_db_open(path, &s, msg, sizeof msg), ATD_OK, "%s", msg);
+	atdi_table t;
+	cr_assert_eq(atdi_db_load(s, path, &t, msg, sizeof msg), ATD_OK, "%s", msg);
+	sqlite3_close(s);
+	return t;
+}
+
+static const atdi_entry *entry_at(const atdi_table *t, long long N)
+{
+	for (size_t i = 0; i < t->nentries; i++)
+		if (t->entries[i].N == N)
+			return &t->entries[i];
+	return NULL;
+}
+
+Test(schema_v3, results_store_the_cluster_and_cooperative_geometry)
+{
+	result_row rows[] = { winner("softmax_cluster", 16, 0, 10), winner("softmax_split", 1, 1, 10),
+			      winner("softmax_block", 0, 0, 10) };
+	make_db("a.db", rows, 3);
+	const char *p = path_of("a.db");
+	cr_assert_eq(query(p, "PRAGMA user_version"), 3);
+	cr_assert_eq(query(p, "SELECT ctas_per_row FROM results WHERE template = 'softmax_cluster'"),
+		     16);
+	cr_assert_eq(query(p, "SELECT cooperative FROM results WHERE template = 'softmax_cluster'"),
+		     0);
+	cr_assert_eq(query(p, "SELECT cooperative FROM results WHERE template = 'softmax_split'"), 1);
+	cr_assert_eq(query(p, "SELECT ctas_per_row FROM results WHERE template = 'softmax_split'"), 1);
+	/* an unset ctas_per_row (0) is stored as what it means: 1 */
+	cr_assert_eq(query(p, "SELECT ctas_per_row FROM results WHERE template = 'softmax_block'"), 1);
+
+	atdi_table t = dispatch_view(p);
+	cr_assert_eq(t.nentries, 3);
+	const atdi_entry *cluster = entry_at(&t, 1000), *split = entry_at(&t, 2000);
+	cr_assert_not_null(cluster);
+	cr_assert_not_null(split);
+	cr_assert_eq(cluster->geom.ctas_per_row, 16);
+	cr_assert_eq(cluster->geom.cooperative, 0);
+	cr_assert_eq(cluster->geom.dyn_smem, 100000);
+	cr_assert_eq(split->geom.ctas_per_row, 1);
+	cr_assert_eq(split->geom.cooperative, 1);
+	atdi_table_free(&t);
+}
+
+Test(schema_v3, the_reader_leaves_out_a_geometry_no_launch_can_honour)
+{
+	result_row rows[] = { winner("softmax_cluster", 4, 0, 10), winner("softmax_cluster", 4, 0, 10) };
+	make_db("b.db", rows, 2);
+	const char *p = path_of("b.db");
+	/* a cooperative cluster (not something the tuner writes) */
+	exec_sql(p, "UPDATE results SET cooperative = 1 WHERE n = 2000");
+	atdi_table t = dispatch_view(p);
+	cr_assert_eq(t.nentries, 1);
+	cr_assert_eq(t.entries[0].N, 1000);
+	atdi_table_free(&t);
+}
+
+/* Makes a version-v database of name from a fresh one: drops what came
+ * later. */
+static void downgrade(const char *path, int version)
+{
+	exec_sql(path, "ALTER TABLE results DROP COLUMN ctas_per_row; "
+		       "ALTER TABLE results DROP COLUMN cooperative; PRAGMA user_version = 2;");
+	if (version == 1)
+		exec_sql(path, "DROP TABLE compile_cache; ALTER TABLE winners DROP COLUMN noise_band; "
+			       "PRAGMA user_version = 1;");
+}
+
+static int count_winners(const winner_row *w, void *ctx)
+{
+	(void)w;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+static void check_old_database_read_then_migrated(int version)
+{
+	result_row rows[] = { winner("softmax_online", 1, 0, 10) };
+	make_db("old.db", rows, 1);
+	const char *p = path_of("old.db");
+	downgrade(p, version);
+	cr_assert_eq(query(p, "SELECT count(*) FROM pragma_table_info('results') "
+			      "WHERE name = 'ctas_per_row'"), 0);
+
+	/* read as it is: by the tuner's readers and by the dispatch library */
+	tdb *db;
+	at_error err = { { 0 } };
+	cr_assert_eq(tdb_open_readonly(p, &db, &err), 0, "%s", err.msg);
+	int n = 0;
+	cr_assert_eq(tdb_each_winner(db, count_winners, &n, &err), 0, "%s", err.msg);
+	cr_assert_eq(n, 1);
+	tdb_close(db);
+	cr_assert_eq(query(p, "PRAGMA user_version"), version);
+	atdi_table t = dispatch_view(p);
+	cr_assert_eq(t.nentries, 1);
+	cr_assert_eq(t.entries[0].geom.ctas_per_row, 1);
+	cr_assert_eq(t.entries[0].geom.cooperative, 0);
+	cr_assert_eq(t.entries[0].geom.threads, 256);
+	atdi_table_free(&t);
+
+	/* opened for writing: migrated, the old row one CTA per row step */
+	cr_assert_eq(tdb_open(p, &db, &err), 0, "%s", err.msg);
+	tdb_close(db);
+	cr_assert_eq(query(p, "PRAGMA user_version"), TDB_SCHEMA_VERSION);
+	cr_assert_eq(query(p, "SELECT ctas_per_row FROM results"), 1);
+	cr_assert_eq(query(p, "SELECT cooperative FROM results"), 0);
+	cr_assert_eq(query(p, "SELECT count(*) FROM pragma_table_info('winners') "
+			      "WHERE name = 'noise_band'"), 1);
+	cr_assert_eq(query(p, "SELECT count(*) FROM sqlite_master WHERE name = 'compile_cache'"), 1);
+
+	/* and written to as a version 3 database */
+	result_row more[] = { winner("softmax_cluster", 8, 0, 5), winner("softmax_split", 1, 1, 5) };
+	gpu_info gpu = { .cc_major = 9, .cc_minor = 0, .sm_count = 132, .mem_bytes = 80LL << 30 };
+	snprintf(gpu.name, sizeof gpu.name, "Test GPU old.db");
+	long long gid, sid;
+	cr_assert_eq(tdb_open(p, &db, &err), 0, "%s", err.msg);
+	cr_assert_eq(tdb_gpu_id(db, &gpu, &gid, &err), 0, "%s", err.msg);
+	sweep_info si = { gid, 13000, "13.0", "test", "c.yaml", "again", 3000 };
+	cr_assert_eq(tdb_sweep_begin(db, &si, &sid, &err), 0, "%s", err.msg);
+	shape_key key = { gid, "softmax", AT_F32, 8, 5000 };
+	cr_assert_eq(tdb_store_shape(db, sid, &key, more, 2, &err), 0, "%s", err.msg);
+	tdb_close(db);
+	t = dispatch_view(p);
+	const atdi_entry *e = entry_at(&t, 5000);
+	cr_assert_not_null(e);
+	cr_assert_eq(e->geom.ctas_per_row, 8);
+	atdi_table_free(&t);
+}
+
+Test(schema_v3, a_version_2_database_is_read_as_is_and_migrated_on_write)
+{
+	check_old_database_read_then_migrated(2);
+}
+
+Test(schema_v3, a_version_1_database_is_read_as_is_and_migrated_on_write)
+{
+	check_old_database_read_then_migrated(1);
+}
+
+Test(schema_v3, merge_copies_the_new_geometry)
+{
+	result_row a[] = { winner("softmax_cluster", 4, 0, 10) };
+	result_row b[] = { winner("softmax_split", 1, 1, 10), winner("softmax_cluster", 2, 0, 7) };
+	make_db("in1.db", a, 1);
+	make_db("in2.db", b, 2);
+	const char *inputs[] = { path_of("in1.db"), path_of("in2.db") };
+	merge_stats stats;
+	at_error err = { { 0 } };
+	const char *out = path_of("out.db");
+	cr_assert_eq(db_merge(out, inputs, 2, &stats, &err), 0, "%s", err.msg);
+	cr_assert_eq(stats.results, 3);
+	cr_assert_eq(query(out, "SELECT sum(ctas_per_row) FROM results"), 4 + 1 + 2);
+	cr_assert_eq(query(out, "SELECT sum(cooperative) FROM results"), 1);
+	cr_assert_eq(query(out, "SELECT cooperative FROM results WHERE template = 'softmax_split'"), 1);
+	atdi_table t = dispatch_view(out);
+	cr_assert_eq(t.nentries, 3);
+	int clusters = 0, cooperative = 0;
+	for (size_t i = 0; i < t.nentries; i++) {
+		clusters += t.entries[i].geom.ctas_per_row > 1;
+		cooperative += t.entries[i].geom.cooperative;
+	}
+	cr_assert_eq(clusters, 2);
+	cr_assert_eq(cooperative, 1);
+	atdi_table_free(&t);
+}

@@ -1,0 +1,419 @@
+/* Tests for templates/softmax_split.{cu,yaml} and its layout
+ * (templates/softmax_split_layout.cuh, compiled here as C: the very code the
+ * kernel runs): the manifest and where enumeration offers variants (few rows
+ * or rows beyond one CTA's shared memory, cc >= 70, fit only where it
+ * changes the layout); the launch geometry (cooperative, every resident CTA
+ * whatever M is, a multiprocessor's share of shared memory); the layout's
+ * invariants over many shapes and grids; and NVRTC compiles of every
+ * distinct variant for sm_90 (no spills, the barrier's acquire/release
+ * operations, cp.async, 16-byte stores, no float atomics) and one for
+ * sm_75 (no cp.async there). */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen/manifest.h"
+#include "gen/nvrtc_compile.h"
+#include "gen/specialize.h"
+#include "tuner/device.h"
+#include "tuner/enumerate.h"
+
+#include "templates/softmax_split_layout.cuh"
+
+#define H100_SMEM (227 * 1024)
+#define H100_SMS 132
+/* The CTA's static shared memory allowance (2 x 2 x 32 floats of slots). */
+#define STATIC_SMEM_ALLOWANCE 512
+
+static tmpl_manifest *templates;
+static size_t ntemplates;
+static const tmpl_manifest *split;
+
+static void load_templates(void)
+{
+	at_error err = { { 0 } };
+	cr_assert_eq(manifest_load_dir("templates", &templates, &ntemplates, &err), 0,
+		     "cannot load templates/: %s", err.msg);
+	split = NULL;
+	for (size_t i = 0; i < ntemplates; i++)
+		if (strcmp(templates[i].name, "softmax_split") == 0)
+			split = &templates[i];
+	cr_assert_not_null(split, "templates/softmax_split.yaml is not in templates/");
+}
+
+static void free_templates(void)
+{
+	manifest_free_all(templates, ntemplates);
+	templates = NULL;
+	ntemplates = 0;
+	split = NULL;
+}
+
+TestSuite(split_template, .init = load_templates, .fini = free_templates);
+
+static long long value(const variant *v, const char *name)
+{
+	int i = manifest_param_index(v->tmpl, name);
+	cr_assert_geq(i, 0, "softmax_split has no param %s", name);
+	return v->values[i];
+}
+
+static size_t enumerate_at(int cc, at_dtype dt, long long M, long long N, variant **out)
+{
+	shape_env env = nominal_shape_env(cc, M, N, at_dtype_size(dt));
+	size_t n = 0;
+	at_error err = { { 0 } };
+	cr_assert_eq(enumerate_variants(split, dt, &env, out, &n, &err), 0, "%s", err.msg);
+	return n;
+}
+
+static launch_geometry geometry(const variant *v, long long M, long long N)
+{
+	shape_env env = nominal_shape_env(90, M, N, at_dtype_size(v->dtype));
+	launch_geometry g;
+	at_error err = { { 0 } };
+	cr_assert_eq(variant_geometry(v, &env, &g, &err), 0, "%s", err.msg);
+	return g;
+}
+
+/* ---- the manifest and enumeration ----------------------------------------- */
+
+Test(split_template, manifest_declares_a_cooperative_launch_for_any_n)
+{
+	cr_assert_str_eq(split->op, "softmax");
+	for (int dt = 0; dt < AT_DTYPE_COUNT; dt++)
+		cr_assert(split->dtype_mask & (1u << dt), "dtype %s not served",
+			  at_dtype_name((at_dtype)dt));
+	static const char *const names[] = { "threads", "vec", "ctas_per_sm", "fit" };
+	cr_assert_eq(split->nparams, 4, "softmax_split's params changed: update this test");
+	for (size_t i = 0; i < 4; i++)
+		cr_assert_str_eq(split->params[i].name, names[i]);
+	cr_assert_str_eq(split->launch.cooperative, "1");
+	cr_assert_str_eq(split->launch.persistent, "0");
+	cr_assert_str_eq(split->launch.ctas_per_row, "1");
+	cr_assert_str_eq(split->launch.max_n, "0");
+	/* the limitation is said where a template author and a user look */
+	FILE *f = fopen(split->manifest_path, "r");
+	cr_assert_not_null(f);
+	char text[8192];
+	size_t len = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	cr_assert_not_null(strstr(text, "must not run at the same time"));
+}
+
+Test(split_template, few_long_rows_get_variants_with_a_share_of_shared_memory)
+{
+	static const at_dtype dts[] = { AT_F32, AT_F16, AT_BF16 };
+	for (size_t d = 0; d < 3; d++) {
+		variant *vs;
+		size_t n = enumerate_at(90, dts[d], 8, 1048576, &vs);
+		cr_assert_gt(n, 0, "no variant at %s 8 x 1048576", at_dtype_name(dts[d]));
+		int per_sm_seen[3] = { 0 };
+		for (size_t i = 0; i < n; i++) {
+			launch_geometry g = geometry(&vs[i], 8, 1048576);
+			long long per_sm = value(&vs[i], "ctas_per_sm");
+			per_sm_seen[per_sm]++;
+			cr_assert_eq(value(&vs[i], "vec") * (long long)at_dtype_size(dts[d]), 16);
+			cr_assert_eq(g.cooperative, 1);
+			cr_assert_eq(g.persistent, 0);
+			cr_assert_eq(g.ctas_per_row, 1);
+			cr_assert_eq(g.max_n, 0);
+			cr_assert_eq(g.threads, value(&vs[i], "threads"));
+			cr_assert_leq(g.threads * per_sm * 64, 65536, "registers for %lld CTAs", per_sm);
+			/* per_sm CTAs (each with its 1 KB reserve and static slots) fit
+			 * in a multiprocessor's 228 KB, using nearly all of it */
+			long long used = per_sm * (g.dyn_smem + 1024 + STATIC_SMEM_ALLOWANCE);
+			cr_assert_leq(used, H100_SMEM + 1024);
+			cr_assert_gt(used, H100_SMEM + 1024 - 16 * per_sm);
+			cr_assert_eq(g.dyn_smem % 16, 0);
+		}
+		cr_assert_gt(per_sm_seen[1], 0);
+		cr_assert_gt(per_sm_seen[2], 0);
+		free(vs);
+	}
+}
+
+Test(split_template, none_where_one_cta_per_row_serves_or_for_short_rows)
+{
+	variant *vs;
+	/* as many rows as CTAs, each fitting in one CTA's shared memory */
+	cr_assert_eq(enumerate_at(90, AT_F32, 4096, 50257, &vs), 0);
+	cr_assert_eq(enumerate_at(90, AT_F32, 264, 32768, &vs), 0);
+	/* rows short enough for registers */
+	cr_assert_eq(enumerate_at(90, AT_F32, 8, 8192, &vs), 0);
+	/* rows beyond one CTA's shared memory: served at any M */
+	size_t n = enumerate_at(90, AT_F32, 4096, 262144, &vs);
+	cr_assert_gt(n, 0);
+	free(vs);
+	/* fewer rows than CTAs: served even when rows fit */
+	n = enumerate_at(90, AT_BF16, 32, 50257, &vs);
+	cr_assert_gt(n, 0);
+	free(vs);
+}
+
+Test(split_template, cc_70_and_newer)
+{
+	variant *vs;
+	size_t n = enumerate_at(75, AT_F32, 8, 1048576, &vs);
+	cr_assert_gt(n, 0, "no variant for sm_75");
+	free(vs);
+	n = enumerate_at(70, AT_F32, 8, 1048576, &vs);
+	cr_assert_gt(n, 0, "no variant for sm_70");
+	free(vs);
+	cr_assert_eq(enumerate_at(61, AT_F32, 8, 1048576, &vs), 0, "variants for sm_61");
+}
+
+/* The slices a fit-0 layout would give at G = sm_count * ctas_per_sm,
+ * against the share of shared memory: what the manifest's fit constraint
+ * says, in C. */
+static int spread_slices_overflow(long long M, long long N, size_t elem, long long per_sm)
+{
+	long long G = H100_SMS * per_sm;
+	long long S = G / (M < G ? M : G);
+	long long share = ((H100_SMEM + 1024) / per_sm - 1536) / 16 * 16;
+	return (N + S - 1) / S * (long long)elem > share;
+}
+
+Test(split_template, fit_only_where_the_spread_slices_overflow)
+{
+	static const struct {
+		at_dtype dt;
+		long long M, N;
+	} cases[] = {
+		{ AT_F32, 8, 262144 },   { AT_F32, 8, 1048576 }, { AT_F32, 64, 524288 },
+		{ AT_BF16, 8, 1048576 }, { AT_F16, 32, 262144 }, { AT_F32, 1024, 1048576 },
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		variant *vs;
+		size_t n = enumerate_at(90, cases[c].dt, cases[c].M, cases[c].N, &vs);
+		cr_assert_gt(n, 0);
+		for (long long per_sm = 1; per_sm <= 2; per_sm++) {
+			int fit0 = 0, fit1 = 0;
+			for (size_t i = 0; i < n; i++) {
+				if (value(&vs[i], "ctas_per_sm") != per_sm)
+					continue;
+				if (value(&vs[i], "fit"))
+					fit1++;
+				else
+					fit0++;
+			}
+			int want = spread_slices_overflow(cases[c].M, cases[c].N,
+							  at_dtype_size(cases[c].dt), per_sm);
+			cr_assert_gt(fit0, 0);
+			cr_assert_eq(fit1 > 0, want, "%s %lld x %lld, %lld per SM: fit=1 %s",
+				     at_dtype_name(cases[c].dt), cases[c].M, cases[c].N, per_sm,
+				     want ? "missing" : "offered needlessly");
+		}
+		free(vs);
+	}
+	/* 8 x 262144 f32 on 132 SMs: 16 slices of 64 KB fit, so never fit=1 */
+	cr_assert_eq(spread_slices_overflow(8, 262144, 4, 1), 0);
+	cr_assert_eq(spread_slices_overflow(8, 1048576, 4, 1), 1);
+}
+
+Test(split_template, the_grid_is_every_resident_cta_whatever_m_is)
+{
+	variant *vs;
+	size_t n = enumerate_at(90, AT_F32, 8, 1048576, &vs);
+	cr_assert_gt(n, 0);
+	launch_geometry g = geometry(&vs[0], 8, 1048576);
+	at_error err = { { 0 } };
+	unsigned grid = 0;
+	cr_assert_eq(launch_grid_size(&g, 8, 2, H100_SMS, &grid, &err), 0, "%s", err.msg);
+	cr_assert_eq(grid, 2 * H100_SMS);
+	cr_assert_eq(launch_grid_size(&g, 100000, 1, H100_SMS, &grid, &err), 0, "%s", err.msg);
+	cr_assert_eq(grid, H100_SMS);
+	cr_assert_eq(launch_grid_size(&g, 1, 1, H100_SMS, &grid, &err), 0, "%s", err.msg);
+	cr_assert_eq(grid, H100_SMS);
+	cr_assert_eq(launch_grid_size(&g, 8, 0, H100_SMS, &grid, &err), -1);
+	cr_assert_not_null(strstr(err.msg, "no CTA fits"), "%s", err.msg);
+	free(vs);
+}
+
+/* ---- the layout (the kernel's own code, compiled here as C) ------------------ */
+
+/* Checks one layout's invariants and returns it. */
+static split_layout check_layout(long long M, long long N, unsigned G, long long cap, int fit,
+				 int vec)
+{
+	split_layout l = split_plan_layout(M, N, G, cap, fit, vec);
+	cr_assert_geq(l.slices, 1);
+	cr_assert_geq(l.rows, 1);
+	cr_assert_leq((long long)l.rows * l.slices, G, "M=%lld N=%lld G=%u: %u rows x %u slices",
+		      M, N, G, l.rows, l.slices);
+	/* no slot could take another slice: the leftover is less than a row's */
+	cr_assert_lt(G - l.rows * l.slices, l.slices);
+	cr_assert_eq(l.slice_len % vec, 0);
+	cr_assert_geq(l.slice_len * l.slices, N, "the slices do not cover the row");
+	cr_assert_lt((l.slice_len - vec) * l.slices, N, "a slice could be a chunk shorter");
+	return l;
+}
+
+Test(split_template, layout_invariants_over_many_shapes)
+{
+	static const long long Ms[] = { 1, 2, 7, 8, 32, 64, 131, 132, 133, 264, 1000, 4096 };
+	static const long long Ns[] = { 1, 3, 8193, 50257, 262144, 1048576, 1048577 };
+	static const unsigned Gs[] = { 1, 7, 132, 264, 4096 };
+	static const long long caps[] = { 0, 1, 7200, 14496 };
+	for (size_t a = 0; a < sizeof Ms / sizeof *Ms; a++)
+		for (size_t b = 0; b < sizeof Ns / sizeof *Ns; b++)
+			for (size_t c = 0; c < sizeof Gs / sizeof *Gs; c++)
+				for (size_t d = 0; d < sizeof caps / sizeof *caps; d++)
+					for (int fit = 0; fit <= 1; fit++)
+						for (int vec = 4; vec <= 8; vec += 4)
+							check_layout(Ms[a], Ns[b], Gs[c], caps[d], fit, vec);
+}
+
+Test(split_template, fit_0_spreads_few_rows_over_every_cta)
+{
+	/* 8 rows on 132 CTAs: 16 slices each, 4 CTAs left over */
+	split_layout l = check_layout(8, 1048576, 132, 14496, 0, 4);
+	cr_assert_eq(l.rows, 8);
+	cr_assert_eq(l.slices, 16);
+	cr_assert_eq(l.slice_len, 65536);
+	/* 32 rows on 264 CTAs */
+	l = check_layout(32, 262144, 264, 7200, 0, 4);
+	cr_assert_eq(l.slices, 8);
+	cr_assert_eq(l.rows, 33); /* the 33rd slot has no row: it idles */
+	/* more rows than CTAs: one CTA per row, groups of 132 */
+	l = check_layout(4096, 1048576, 132, 14496, 0, 4);
+	cr_assert_eq(l.slices, 1);
+	cr_assert_eq(l.rows, 132);
+	/* N = 1: one slice of one chunk, the others empty */
+	l = check_layout(1, 1, 132, 14496, 0, 4);
+	cr_assert_eq(l.slices, 132);
+	cr_assert_eq(l.slice_len, 4);
+}
+
+Test(split_template, fit_1_makes_slices_fit_with_balanced_groups)
+{
+	const long long cap = 7200; /* 16-byte chunks in 113 KB: two CTAs per SM */
+	static const struct {
+		long long M, N;
+		int vec;
+	} cases[] = { { 8, 1048576, 4 },  { 64, 524288, 4 }, { 1024, 1048576, 4 },
+		      { 4096, 262144, 4 }, { 64, 1048576, 8 }, { 3, 4194304, 4 } };
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		long long M = cases[c].M, N = cases[c].N;
+		split_layout l = check_layout(M, N, 264, cap, 1, cases[c].vec);
+		cr_assert_leq(l.slice_len / cases[c].vec, cap, "%lld x %lld: a slice overflows", M, N);
+		/* balanced: the groups' sizes differ by less than the slots */
+		long long groups = (M + l.rows - 1) / l.rows;
+		cr_assert_lt(groups * l.rows - M, groups, "%lld x %lld: %u rows per group", M, N,
+			     l.rows);
+	}
+	/* 8 x 1M f32 needs 37 slices of 113 KB: 2 groups of 4 rows, 66 slices */
+	split_layout l = check_layout(8, 1048576, 264, cap, 1, 4);
+	cr_assert_eq(l.rows, 4);
+	cr_assert_eq(l.slices, 66);
+	/* rows too long for the whole grid: every CTA on one row, overflowing */
+	l = check_layout(2, 1LL << 32, 264, cap, 1, 4);
+	cr_assert_eq(l.slices, 264);
+	cr_assert_eq(l.rows, 1);
+	/* a layout that already fits is left alone */
+	split_layout a = check_layout(8, 262144, 132, cap, 1, 4);
+	split_layout b = check_layout(8, 262144, 132, cap, 0, 4);
+	cr_assert_eq(a.slices, b.slices);
+	cr_assert_eq(a.rows, b.rows);
+}
+
+/* ---- NVRTC ------------------------------------------------------------------------ */
+
+/* Whether an instruction of the PTX is an atomic or a reduction on floats
+ * (the combination must be deterministic: no float atomics). */
+static int has_float_atomic(const char *ptx)
+{
+	for (const char *p = ptx; p && *p;) {
+		p += strspn(p, " \t");
+		if (*p == '@') /* a predicate guard */
+			p += strcspn(p, " \t"), p += strspn(p, " \t");
+		size_t len = strcspn(p, " \t\n");
+		char op[64];
+		snprintf(op, sizeof op, "%.*s", (int)(len < sizeof op ? len : sizeof op - 1), p);
+		if ((strncmp(op, "atom.", 5) == 0 || strncmp(op, "red.", 4) == 0) && strstr(op, ".f"))
+			return 1;
+		p = strchr(p, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	return 0;
+}
+
+Test(split_template, the_float_atomic_detector_sees_them)
+{
+	cr_assert(has_float_atomic("\tmov.u32 %r1, 0;\n\tatom.global.add.f32 %f1, [%rd1], %f2;\n"));
+	cr_assert(has_float_atomic("\t@%p1 red.relaxed.gpu.global.add.f32 [%rd1], %f2;\n"));
+	cr_assert(!has_float_atomic("\tld.shared.v4.f32 {%f1, %f2, %f3, %f4}, [%rd1];\n"
+				    "\tatom.add.acq_rel.gpu.global.u32 %r1, [%rd2], 1;\n"));
+}
+
+static void compile_all(at_dtype dt, long long M, long long N)
+{
+	variant *vs;
+	size_t n = enumerate_at(90, dt, M, N, &vs);
+	cr_assert_gt(n, 0, "no variant at %s %lld x %lld", at_dtype_name(dt), M, N);
+	for (size_t i = 0; i < n; i++) {
+		char *params = variant_params_str(&vs[i]);
+		at_error err = { { 0 } };
+		char *src = specialize(&vs[i], &err);
+		cr_assert_not_null(src, "%s: %s", params, err.msg);
+		compiled_kernel k;
+		int rc = nvrtc_compile(src, "softmax_split.cu", 90, &k, &err);
+		cr_assert_eq(rc, COMPILE_OK, "%s %s did not compile: rc %d, %s\n%s",
+			     at_dtype_name(dt), params, rc, err.msg, k.log ? k.log : "");
+		cr_assert_eq(k.spill_bytes, 0, "%s %s spills %d bytes", at_dtype_name(dt), params,
+			     k.spill_bytes);
+		cr_assert_eq(k.stack_bytes, 0, "%s %s has a stack frame", at_dtype_name(dt), params);
+		long long per_thread = 65536 / (value(&vs[i], "threads") * value(&vs[i], "ctas_per_sm"));
+		cr_assert_leq(k.registers, per_thread > 255 ? 255 : per_thread, "%s %s: %d registers",
+			      at_dtype_name(dt), params, k.registers);
+		cr_assert_leq(k.smem_bytes, STATIC_SMEM_ALLOWANCE, "%s %s: %d bytes static smem",
+			      at_dtype_name(dt), params, k.smem_bytes);
+		static const char *const wanted[] = {
+			"cp.async.cg.shared.global",   /* the slice comes in by cp.async */
+			"st.global.v4.b32",            /* and goes out by 16-byte stores */
+			"atom.add.acq_rel.gpu.global", /* the row barrier */
+			"ld.acquire.gpu.global",       "st.release.gpu.global",
+			"ld.relaxed.gpu.global.v2.f32", /* partials from L2 */
+			"ex2.approx.ftz.f32",
+		};
+		for (size_t w = 0; w < sizeof wanted / sizeof *wanted; w++)
+			cr_assert_not_null(strstr(k.ptx, wanted[w]), "%s %s: no %s", at_dtype_name(dt),
+					   params, wanted[w]);
+		cr_assert(!has_float_atomic(k.ptx), "%s %s: a float atomic", at_dtype_name(dt), params);
+		compiled_kernel_free(&k);
+		free(src);
+		free(params);
+	}
+	free(vs);
+}
+
+Test(split_template, every_f32_variant_at_8_x_1m_compiles_for_sm_90, .timeout = 120)
+{
+	compile_all(AT_F32, 8, 1048576);
+}
+
+Test(split_template, every_bf16_variant_at_64_x_512k_compiles_for_sm_90, .timeout = 120)
+{
+	compile_all(AT_BF16, 64, 524288);
+}
+
+Test(split_template, compiles_for_sm_75_without_cp_async)
+{
+	variant v;
+	variant_defaults(&v, split, AT_F16);
+	at_error err = { { 0 } };
+	cr_assert_eq(variant_set(&v, "vec=8", &err), 0, "%s", err.msg);
+	char *src = specialize(&v, &err);
+	cr_assert_not_null(src, "%s", err.msg);
+	compiled_kernel k;
+	int rc = nvrtc_compile(src, "softmax_split.cu", 75, &k, &err);
+	cr_assert_eq(rc, COMPILE_OK, "rc %d: %s\n%s", rc, err.msg, k.log ? k.log : "");
+	cr_assert_null(strstr(k.ptx, "cp.async"));
+	cr_assert_not_null(strstr(k.ptx, "atom.add.acq_rel.gpu.global"));
+	cr_assert_eq(k.spill_bytes, 0);
+	compiled_kernel_free(&k);
+	free(src);
+}
