@@ -202,6 +202,36 @@ Test(enumerate, a_constraint_that_cannot_be_evaluated_is_an_error)
 	cr_assert_not_null(strstr(err.msg, "division by zero"), "%s", err.msg);
 }
 
+/* A space of 10^12 combinations in which a constraint on the first param
+ * leaves one value: a loop over every combination would not end within the
+ * timeout; pruning at the first param visits a few thousand. */
+Test(enumerate, a_failing_prefix_prunes_every_combination_below_it, .timeout = 20)
+{
+	long long values[1000];
+	for (int i = 0; i < 1000; i++)
+		values[i] = i;
+	tmpl_param params[4] = {
+		{ "a", values, 1000, 0, NULL }, { "b", values, 1000, 0, NULL },
+		{ "c", values, 1000, 0, NULL }, { "d", values, 1000, 0, NULL },
+	};
+	tmpl_constraint cs[] = { { "d == a + 1", NULL }, { "a == 7", NULL },
+				 { "b * 10 < N", NULL }, { "c == b", NULL } };
+	tmpl_manifest m = *tmpl("softmax_block");
+	m.params = params;
+	m.nparams = 4;
+	m.constraints = cs;
+	m.nconstraints = 4;
+	shape_env env = nominal_shape_env(90, 4096, 30, 4);
+	variant *vs;
+	size_t n = enumerate_ok(&m, AT_F32, &env, &vs);
+	cr_assert_eq(n, 3); /* b = c in {0, 1, 2} */
+	for (size_t i = 0; i < n; i++) {
+		long long want[4] = { 7, (long long)i, (long long)i, 8 };
+		cr_assert_eq(memcmp(vs[i].values, want, sizeof want), 0, "variant %zu", i);
+	}
+	free(vs);
+}
+
 Test(enumerate, block_geometry)
 {
 	const tmpl_manifest *t = tmpl("softmax_block");
