@@ -6,6 +6,7 @@
 #   make sanitize   the tests under AddressSanitizer and UndefinedBehaviorSanitizer
 #   make fuzz       libFuzzer runs of the config, manifest, expression and database readers
 #   make sweep      run the default sweep into the default database
+#   make bench      tune and report the benchmark shapes (configs/bench.yaml, GPU)
 # Everything built goes under build/. V=1 shows the commands.
 
 CUDA_HOME ?= /usr/local/cuda
@@ -206,6 +207,14 @@ $(BUILD)/bench_dispatch: $(BUILD)/obj/tools/bench_dispatch.o $(LIB_OBJ)
 
 sweep: $(BUILD)/autotune
 	$(BUILD)/autotune sweep -c configs/softmax.yaml --db autotune.db
+
+# The benchmark (needs a GPU): tunes configs/bench.yaml into $(BENCH_DB)
+# (resumes; tuned shapes are skipped), prints the goals table and writes
+# reports/bench-<gpu>.csv.
+BENCH_DB ?= bench.db
+.PHONY: bench
+bench: $(BUILD)/autotune
+	$(BUILD)/autotune bench -c configs/bench.yaml --db $(BENCH_DB)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan
