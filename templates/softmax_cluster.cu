@@ -1,0 +1,121 @@
+// Template softmax_cluster: each row is cut over a thread-block cluster of
+// CLUSTER CTAs (sm_90+). Each CTA stages its slice of the row in shared
+// memory (softmax_slice.cuh), reduces it to a partial (max, sum) and leaves
+// that in its own shared memory; after a cluster barrier every CTA reads
+// the cluster's partials through distributed shared memory in rank order
+// (the same bits in every CTA: deterministic), then writes its slice. A row
+// is read from HBM once and written once as long as its slices fit: up to
+// CLUSTER x 227 KB on an H100 (~0.9M f32 elements with 16 CTAs); beyond
+// that each CTA re-reads its overflow.
+// Regime: rows too long for one CTA's shared memory, and rows of 50K-200K
+// where one CTA per row leaves nothing in flight while it reduces: with
+// slices of a row spread over several CTAs, each CTA needs less shared
+// memory, so several CTAs share a multiprocessor and one's loads overlap
+// another's reduction.
+//
+// Launch: one cluster per row (grid = M x CLUSTER, the cluster size fixed
+// at compile time by __cluster_dims__, so a plain cuLaunchKernel does). A
+// cluster of 16 is non-portable: the launch must allow it
+// (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED; launch_grid does).
+// Clusters are not persistent: a finished cluster's multiprocessors take
+// the next row's, which overlaps rows without a second row buffer.
+//
+// Barriers: the first (arrive + wait) makes every CTA's partial visible to
+// the cluster; a CTA then arrives at the second as soon as it has read the
+// partials and waits on it only before exiting, so that no CTA leaves (its
+// shared memory gone) while another still reads it, and the wait overlaps
+// the writes.
+//
+// Parameters (macros set by the generator):
+//   CLUSTER   CTAs per row, the cluster size (2, 4, 8 or 16)
+//   THREADS   threads per CTA
+//   VEC       elements per 16-byte access (VEC * element size == 16)
+//
+// Dynamic shared memory: whatever the launch gives; a slice longer than
+// that re-reads its overflow.
+#include "softmax_common.cuh"
+
+#define WARPS (THREADS / 32)
+
+#include "softmax_online_merge.cuh"
+#include "softmax_slice.cuh"
+
+static_assert(CLUSTER >= 1 && CLUSTER <= 16, "a cluster holds at most 16 CTAs (and lane r reads rank r)");
+
+__device__ __forceinline__ unsigned cluster_rank(void)
+{
+	unsigned r;
+	asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+	return r;
+}
+
+__device__ __forceinline__ void cluster_arrive(void)
+{
+	asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_wait(void)
+{
+	asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// The partial at `local` (a __shared__ variable) in the CTA of rank `rank`.
+__device__ __forceinline__ partial_t ld_cluster_partial(const partial_t *local, unsigned rank)
+{
+	unsigned own, remote;
+	asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(own)
+	    : "l"(local));
+	asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(own), "r"(rank));
+	partial_t q;
+	asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(q.m), "=f"(q.s)
+		     : "r"(remote) : "memory");
+	return q;
+}
+
+// The row's total: lane r of every warp reads rank r's partial.
+__device__ __forceinline__ void cluster_total(const partial_t *local, float &m, float &s)
+{
+	const unsigned lane = threadIdx.x % 32;
+	m = NEG_INF_F;
+	s = 0.0f;
+	if (lane < CLUSTER) {
+		const partial_t q = ld_cluster_partial(local, lane);
+		m = q.m;
+		s = q.s;
+	}
+	warp_merge_fixed(m, s);
+}
+
+// At least 1024 threads resident per SM: at most 64 registers a thread (left
+// alone, ptxas spilled some 512-thread variants at 40 registers).
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1024 / THREADS)
+softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long ldy, long long ldx)
+{
+	__shared__ float m_slot[WARPS], s_slot[WARPS];
+	__shared__ partial_t cta_partial;
+	const unsigned rank = cluster_rank();
+	const long long row = blockIdx.x / CLUSTER;
+	const long long len = ((N + CLUSTER - 1) / CLUSTER + VEC - 1) / VEC * VEC;
+	const int cap = (int)(dynamic_smem_bytes() / CHUNK_BYTES);
+	const bool x_ok = rows_vec_aligned(x, ldx);
+	const bool y_ok = rows_vec_aligned(y, ldy);
+	elem_t *const buf = reinterpret_cast<elem_t *>(slice_smem);
+	// row < M: the grid is M clusters
+	const row_slice sl = make_slice(x + row * ldx, y + row * ldy, N, (long long)rank * len, len,
+					cap);
+	slice_stage(buf, sl, x_ok);
+	float m, s;
+	slice_reduce(buf, sl, x_ok, m, s);
+	float m2 = m * LOG2E_F; // -inf stays -inf
+	cta_merge(m2, s, m_slot, s_slot);
+	if (threadIdx.x == 0) {
+		cta_partial.m = m2;
+		cta_partial.s = s;
+	}
+	cluster_arrive();
+	cluster_wait();
+	cluster_total(&cta_partial, m2, s);
+	cluster_arrive(); // done reading the others' partials
+	slice_write(buf, sl, x_ok, y_ok, m2, 1.0f / s);
+	cluster_wait();
+}
