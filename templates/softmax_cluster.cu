@@ -40,7 +40,8 @@
 #include "softmax_online_merge.cuh"
 #include "softmax_slice.cuh"
 
-static_assert(CLUSTER >= 1 && CLUSTER <= 16, "a cluster holds at most 16 CTAs (and lane r reads rank r)");
+// Lane r of a warp reads rank r's partial: at most 32; a cluster holds 16 at most.
+static_assert(CLUSTER >= 1 && CLUSTER <= 16, "a cluster holds 1 to 16 CTAs");
 
 __device__ __forceinline__ unsigned cluster_rank(void)
 {

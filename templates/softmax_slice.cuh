@@ -304,7 +304,7 @@ __device__ __forceinline__ void slice_write(const elem_t *buf, const row_slice &
 #pragma unroll 2
 	for (int c = threadIdx.x; c < s.staged; c += THREADS) {
 		float v[VEC];
-		chunk_values(chunks[c], VEC, v); // store_vec drops the tail's padding
+		chunk_values(chunks[c], VEC, v); // store_chunk drops the tail's padding
 		write_chunk(s.y, (long long)c * VEC, s.n, y_ok, v, m2, inv);
 	}
 }
