@@ -7,6 +7,7 @@
 #   make fuzz       libFuzzer runs of the config, manifest, expression and database readers
 #   make sweep      run the default sweep into the default database
 #   make bench      tune and report the benchmark shapes (configs/bench.yaml, GPU)
+#   make selftest   every variant at edge cases on the GPU (selftest-sanitize: under compute-sanitizer)
 # Everything built goes under build/. V=1 shows the commands.
 
 CUDA_HOME ?= /usr/local/cuda
@@ -215,6 +216,15 @@ BENCH_DB ?= bench.db
 .PHONY: bench
 bench: $(BUILD)/autotune
 	$(BUILD)/autotune bench -c configs/bench.yaml --db $(BENCH_DB)
+
+# The selftest (needs a GPU): every variant at edge cases against the CPU
+# reference; selftest-sanitize runs its small shapes under compute-sanitizer
+# (memcheck, then racecheck).
+.PHONY: selftest selftest-sanitize
+selftest: $(BUILD)/autotune
+	$(BUILD)/autotune selftest
+selftest-sanitize: $(BUILD)/autotune
+	$(BUILD)/autotune selftest --sanitize
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan

@@ -41,6 +41,7 @@ int cmd_report(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_db(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_selftest(int argc, char **argv);
 int cmd_templates(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_help(int argc, char **argv);
