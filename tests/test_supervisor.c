@@ -24,6 +24,14 @@ typedef struct script {
 	char marker[256];          /* RUN_CRASH_ON_CPU_ONCE: exists after the first crash */
 } script;
 
+/* Dies of SIGSEGV, as a crashing worker does (also under ASan, whose own
+ * handler would otherwise turn it into an exit status). */
+static void crash(void)
+{
+	signal(SIGSEGV, SIG_DFL);
+	raise(SIGSEGV);
+}
+
 static void send_msg(int out, worker_msg *m)
 {
 	cr_assert_eq(worker_msg_write(out, m), 0);
@@ -55,7 +63,7 @@ static int fake_shape(const script *sc, const worker_start *st, int out, int sha
 			FILE *f = fopen(sc->marker, "w");
 			if (f)
 				fclose(f);
-			raise(SIGSEGV);
+			crash();
 		}
 		worker_msg g = worker_msg_make(WMSG_GPU);
 		g.shape = shape;
@@ -63,7 +71,7 @@ static int fake_shape(const script *sc, const worker_start *st, int out, int sha
 		snprintf(g.text, sizeof g.text, "fake v=%d", v);
 		send_msg(out, &g);
 		if (a == RUN_CRASH)
-			raise(SIGSEGV);
+			crash();
 		if (a == RUN_HANG)
 			sleep(60);
 		if (a == RUN_LOSE_CONTEXT) {
