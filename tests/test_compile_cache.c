@@ -137,3 +137,116 @@ Test(compile_cache, a_version_1_database_is_read_as_is_and_migrated_on_write,
 	cr_assert_eq(query_int(path, "SELECT count(*) FROM pragma_table_info('winners') "
 				     "WHERE name = 'noise_band'"), 1);
 }
+
+/* Distinct small kernels: y = i. */
+static char **numbered_sources(size_t n)
+{
+	char **s = calloc(n, sizeof *s);
+	for (size_t i = 0; i < n; i++) {
+		char buf[160];
+		snprintf(buf, sizeof buf,
+			 "extern \"C\" __global__ void softmax_kernel(float *y) { y[threadIdx.x] = %zu.0f; }\n",
+			 i);
+		s[i] = strdup(buf);
+	}
+	return s;
+}
+
+static void free_sources(char **s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(s[i]);
+	free(s);
+}
+
+Test(compile_cache, prefetched_kernels_compile_in_the_background_and_a_get_finds_them,
+     .init = make_dir, .fini = remove_dir)
+{
+	tdb *db = open_db("p.db");
+	enum { N = 6 };
+	char **sources = numbered_sources(N);
+	at_error err = { { 0 } };
+	kernel_cache c;
+	kernel_cache_init(&c, 90, 3, db);
+	cr_assert_eq(kernel_cache_prefetch(&c, sources, N, &err), 0, "%s", err.msg);
+	cr_assert_eq(c.count, N);
+	/* prefetching the same again queues nothing more */
+	cr_assert_eq(kernel_cache_prefetch(&c, sources, N, &err), 0, "%s", err.msg);
+	cr_assert_eq(c.count, N);
+	for (int i = 0; i < 600 && kernel_cache_pending(&c) > 0; i++)
+		usleep(50 * 1000);
+	cr_assert_eq(kernel_cache_pending(&c), 0, "the pool did not finish in 30 s");
+	cr_assert_eq(c.compiled, N);
+
+	kernel_entry *e[N];
+	cr_assert_eq(kernel_cache_get(&c, sources, N, e, &err), 0, "%s", err.msg);
+	cr_assert_eq(c.compiled, N, "a get of prefetched kernels compiles nothing");
+	cr_assert_eq(c.compile_ms, 0, "nor waits");
+	for (int i = 0; i < N; i++) {
+		cr_assert_eq(e[i]->state, ENTRY_READY);
+		cr_assert_eq(e[i]->status, COMPILE_OK, "%s", e[i]->k.log);
+		cr_assert_gt(e[i]->k.cubin_size, 0);
+	}
+	cr_assert_gt(c.compile_cpu_ms, 0);
+	kernel_cache_free(&c);
+
+	/* they were stored in the database */
+	kernel_cache c2;
+	kernel_cache_init(&c2, 90, 3, db);
+	cr_assert_eq(kernel_cache_get(&c2, sources, N, e, &err), 0, "%s", err.msg);
+	cr_assert_eq(c2.compiled, 0);
+	cr_assert_eq(c2.from_db, N);
+	kernel_cache_free(&c2);
+	free_sources(sources, N);
+	tdb_close(db);
+}
+
+Test(compile_cache, a_get_waits_for_kernels_queued_behind_prefetches)
+{
+	enum { AHEAD = 8, N = 3 };
+	char **sources = numbered_sources(AHEAD + N);
+	at_error err = { { 0 } };
+	kernel_cache c;
+	kernel_cache_init(&c, 90, 1, NULL); /* one pool thread, and the caller */
+	cr_assert_eq(kernel_cache_prefetch(&c, sources, AHEAD + N, &err), 0, "%s", err.msg);
+	kernel_entry *e[N];
+	cr_assert_eq(kernel_cache_get(&c, sources + AHEAD, N, e, &err), 0, "%s", err.msg);
+	for (int i = 0; i < N; i++) {
+		cr_assert_eq(e[i]->state, ENTRY_READY);
+		cr_assert_eq(e[i]->status, COMPILE_OK, "%s", e[i]->k.log);
+	}
+	/* the last ones queued came first: some prefetches are still waiting */
+	cr_assert_lt(c.compiled, AHEAD + N);
+	kernel_cache_free(&c); /* drops what is still queued */
+	free_sources(sources, AHEAD + N);
+}
+
+Test(compile_cache, freeing_a_cache_with_queued_kernels_stores_only_the_compiled_ones,
+     .init = make_dir, .fini = remove_dir)
+{
+	tdb *db = open_db("q.db");
+	enum { N = 40 };
+	char **sources = numbered_sources(N);
+	at_error err = { { 0 } };
+	kernel_cache c;
+	kernel_cache_init(&c, 90, 1, db);
+	cr_assert_eq(kernel_cache_prefetch(&c, sources, N, &err), 0, "%s", err.msg);
+	kernel_cache_free(&c);
+	char path[128];
+	snprintf(path, sizeof path, "%s/q.db", dir);
+	int stored = query_int(path, "SELECT count(*) FROM compile_cache");
+	cr_assert_lt(stored, N, "40 kernels cannot all have compiled at once");
+
+	kernel_cache c2;
+	kernel_cache_init(&c2, 90, 2, db);
+	kernel_entry **e = calloc(N, sizeof *e);
+	cr_assert_eq(kernel_cache_get(&c2, sources, N, e, &err), 0, "%s", err.msg);
+	cr_assert_eq(c2.from_db, (size_t)stored);
+	cr_assert_eq(c2.compiled, N - (size_t)stored);
+	for (int i = 0; i < N; i++)
+		cr_assert_eq(e[i]->status, COMPILE_OK);
+	free(e);
+	kernel_cache_free(&c2);
+	free_sources(sources, N);
+	tdb_close(db);
+}

@@ -1,13 +1,13 @@
 /* The run's compiled-kernel cache: see kernel_cache.h. */
 #include "tuner/kernel_cache.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
-
-#include <stdio.h>
+#include <unistd.h>
 
 #include "common/strbuf.h"
 
@@ -42,6 +42,44 @@ void kernel_cache_key(const char *source, int cc, char key[33])
 	snprintf(key, 33, "%016llx%016llx", (unsigned long long)a, (unsigned long long)b);
 }
 
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static void fifo_push(entry_fifo *f, kernel_entry *e)
+{
+	if (f->count == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 64;
+		kernel_entry **items = xmalloc(cap * sizeof *items);
+		for (size_t i = 0; i < f->count; i++)
+			items[i] = f->items[(f->head + i) % f->cap];
+		free(f->items);
+		f->items = items;
+		f->head = 0;
+		f->cap = cap;
+	}
+	f->items[(f->head + f->count++) % f->cap] = e;
+}
+
+static kernel_entry *fifo_pop(entry_fifo *f)
+{
+	if (!f->count)
+		return NULL;
+	kernel_entry *e = f->items[f->head];
+	f->head = (f->head + 1) % f->cap;
+	f->count--;
+	return e;
+}
+
+static void fifo_free(entry_fifo *f)
+{
+	free(f->items);
+	memset(f, 0, sizeof *f);
+}
+
 void kernel_cache_init(kernel_cache *c, int cc, int nthreads, tdb *db)
 {
 	memset(c, 0, sizeof *c);
@@ -49,11 +87,132 @@ void kernel_cache_init(kernel_cache *c, int cc, int nthreads, tdb *db)
 	c->nbuckets = 1024;
 	c->buckets = xcalloc(c->nbuckets, sizeof *c->buckets);
 	c->cc = cc;
-	c->nthreads = nthreads < 1 ? 1 : nthreads;
+	c->nthreads = nthreads < 1 ? 1 : nthreads > 256 ? 256 : nthreads;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->work, NULL);
+	pthread_cond_init(&c->done, NULL);
+}
+
+/* The next entry to compile, urgent ones first; NULL once stopped. An
+ * entry asked for by a get is in both lists: the second pop skips it. */
+static kernel_entry *next_job(kernel_cache *c)
+{
+	for (;;) {
+		if (c->stop)
+			return NULL;
+		kernel_entry *e = fifo_pop(&c->urgent);
+		if (!e)
+			e = fifo_pop(&c->ahead);
+		if (e && e->state == ENTRY_QUEUED)
+			return e;
+		if (!e)
+			pthread_cond_wait(&c->work, &c->lock);
+	}
+}
+
+/* Compiles e, which the caller took off a queue; called and returns with
+ * the lock held. */
+static void compile_job(kernel_cache *c, kernel_entry *e)
+{
+	e->state = ENTRY_COMPILING;
+	pthread_mutex_unlock(&c->lock);
+	at_error err = { { 0 } };
+	compiled_kernel k;
+	int status = nvrtc_compile(e->source, "variant.cu", c->cc, &k, &err);
+	pthread_mutex_lock(&c->lock);
+	e->k = k;
+	e->status = status;
+	if (status == COMPILE_ERROR)
+		e->error = xstrdup(err.msg);
+	/* NVRTC's own failures may pass another time: not stored */
+	e->stored = status == COMPILE_ERROR || !c->db;
+	e->state = ENTRY_READY;
+	c->compiled++;
+	c->compile_cpu_ms += k.compile_ms;
+	c->pending--;
+	if (!e->stored)
+		fifo_push(&c->finished, e);
+	pthread_cond_broadcast(&c->done);
+}
+
+static void *compile_worker(void *arg)
+{
+	kernel_cache *c = arg;
+	/* below the caller's threads (the CPU reference, launching on the
+	 * GPU), which the sweep waits for; failing to lower it is harmless */
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 5);
+	pthread_mutex_lock(&c->lock);
+	for (kernel_entry *e; (e = next_job(c));)
+		compile_job(c, e);
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* Starts the pool on first use (under lock). */
+static void start_pool(kernel_cache *c)
+{
+	if (c->threads)
+		return;
+	/* a get compiles in its own thread too while it waits */
+	int n = c->nthreads > 1 ? c->nthreads - 1 : 1;
+	c->threads = xcalloc((size_t)n, sizeof *c->threads);
+	for (int t = 0; t < n; t++)
+		if (pthread_create(&c->threads[c->nstarted], NULL, compile_worker, c) == 0)
+			c->nstarted++;
+}
+
+static void stop_pool(kernel_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	c->stop = 1;
+	pthread_cond_broadcast(&c->work);
+	pthread_mutex_unlock(&c->lock);
+	for (int t = 0; t < c->nstarted; t++)
+		pthread_join(c->threads[t], NULL);
+	free(c->threads);
+	c->threads = NULL;
+	c->nstarted = 0;
+}
+
+/* Stores every kernel compiled since the last call in one transaction. */
+static int store_finished(kernel_cache *c, at_error *err)
+{
+	pthread_mutex_lock(&c->lock);
+	entry_fifo done = c->finished;
+	memset(&c->finished, 0, sizeof c->finished);
+	pthread_mutex_unlock(&c->lock);
+	size_t n = done.count;
+	const char **keys = xmalloc((n ? n : 1) * sizeof *keys);
+	cache_entry *ces = xcalloc(n ? n : 1, sizeof *ces);
+	const cache_entry **ptrs = xmalloc((n ? n : 1) * sizeof *ptrs);
+	for (size_t i = 0; i < n; i++) {
+		kernel_entry *e = fifo_pop(&done);
+		ces[i] = (cache_entry){ .status = e->status == COMPILE_OK ? 0 : 1,
+					.cubin = e->k.cubin, .cubin_size = e->k.cubin_size,
+					.ptx = e->k.ptx, .log = e->k.log,
+					.registers = e->k.registers, .smem_bytes = e->k.smem_bytes,
+					.spill_bytes = e->k.spill_bytes,
+					.stack_bytes = e->k.stack_bytes,
+					.compile_ms = e->k.compile_ms };
+		keys[i] = e->key;
+		ptrs[i] = &ces[i];
+		e->stored = 1;
+	}
+	int rc = c->db ? tdb_cache_put(c->db, keys, ptrs, n, c->cc, nvrtc_version_string(), err) : 0;
+	free(keys);
+	free(ces);
+	free(ptrs);
+	fifo_free(&done);
+	return rc;
 }
 
 void kernel_cache_free(kernel_cache *c)
 {
+	if (!c->buckets)
+		return;
+	stop_pool(c);
+	at_error ignored = { { 0 } };
+	(void)store_finished(c, &ignored); /* best effort: it is only a cache */
 	for (size_t b = 0; b < c->nbuckets; b++) {
 		for (kernel_entry *e = c->buckets[b], *next; e; e = next) {
 			next = e->next;
@@ -66,6 +225,12 @@ void kernel_cache_free(kernel_cache *c)
 		}
 	}
 	free(c->buckets);
+	fifo_free(&c->urgent);
+	fifo_free(&c->ahead);
+	fifo_free(&c->finished);
+	pthread_mutex_destroy(&c->lock);
+	pthread_cond_destroy(&c->work);
+	pthread_cond_destroy(&c->done);
 	memset(c, 0, sizeof *c);
 }
 
@@ -75,51 +240,6 @@ static kernel_entry *find(kernel_cache *c, const char *src, uint64_t h)
 		if (e->hash == h && strcmp(e->source, src) == 0)
 			return e;
 	return NULL;
-}
-
-typedef struct compile_batch {
-	kernel_entry **todo;
-	size_t n;
-	atomic_size_t next;
-	int cc;
-} compile_batch;
-
-static void *compile_worker(void *arg)
-{
-	compile_batch *b = arg;
-	for (size_t i; (i = atomic_fetch_add(&b->next, 1)) < b->n;) {
-		kernel_entry *e = b->todo[i];
-		at_error err = { { 0 } };
-		e->status = nvrtc_compile(e->source, "variant.cu", b->cc, &e->k, &err);
-		if (e->status == COMPILE_ERROR)
-			e->error = xstrdup(err.msg);
-	}
-	return NULL;
-}
-
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static void compile_all(kernel_cache *c, kernel_entry **todo, size_t n)
-{
-	compile_batch b = { .todo = todo, .n = n, .cc = c->cc };
-	atomic_init(&b.next, 0);
-	int nthreads = (size_t)c->nthreads < n ? c->nthreads : (int)n;
-	pthread_t tids[256];
-	int started = 0;
-	double start = now_ms();
-	for (int t = 1; t < nthreads && t < 256; t++)
-		if (pthread_create(&tids[started], NULL, compile_worker, &b) == 0)
-			started++;
-	compile_worker(&b);
-	for (int t = 0; t < started; t++)
-		pthread_join(tids[t], NULL);
-	c->compile_ms += now_ms() - start;
-	c->compiled += n;
 }
 
 /* Fills e from the database's compile cache if it is there. */
@@ -132,6 +252,8 @@ static int load_from_db(kernel_cache *c, kernel_entry *e, int *found, at_error *
 		return 0;
 	e->status = ce.status == 0 ? COMPILE_OK : COMPILE_FAILED;
 	e->from_db = 1;
+	e->stored = 1;
+	e->state = ENTRY_READY;
 	e->k = (compiled_kernel){ .cubin = ce.cubin, .cubin_size = ce.cubin_size, .ptx = ce.ptx,
 				  .log = ce.log, .registers = ce.registers,
 				  .smem_bytes = ce.smem_bytes, .spill_bytes = ce.spill_bytes,
@@ -140,67 +262,92 @@ static int load_from_db(kernel_cache *c, kernel_entry *e, int *found, at_error *
 	return 0;
 }
 
-/* Stores what this batch compiled (not NVRTC's own failures: those may
- * pass another time). */
-static int store_in_db(kernel_cache *c, kernel_entry **todo, size_t n, at_error *err)
+/* The entry of src: found, read from the database, or new and queued (at
+ * the front when urgent). A queued entry asked for urgently moves up. */
+static kernel_entry *resolve(kernel_cache *c, const char *src, int urgent, int *rc,
+			     at_error *err)
 {
-	const char **keys = xmalloc((n ? n : 1) * sizeof *keys);
-	cache_entry *ces = xcalloc(n ? n : 1, sizeof *ces);
-	const cache_entry **ptrs = xmalloc((n ? n : 1) * sizeof *ptrs);
-	size_t m = 0;
-	for (size_t i = 0; i < n; i++) {
-		const kernel_entry *e = todo[i];
-		if (e->status == COMPILE_ERROR)
-			continue;
-		ces[m] = (cache_entry){ .status = e->status == COMPILE_OK ? 0 : 1,
-					.cubin = e->k.cubin, .cubin_size = e->k.cubin_size,
-					.ptx = e->k.ptx, .log = e->k.log,
-					.registers = e->k.registers, .smem_bytes = e->k.smem_bytes,
-					.spill_bytes = e->k.spill_bytes,
-					.stack_bytes = e->k.stack_bytes,
-					.compile_ms = e->k.compile_ms };
-		keys[m] = e->key;
-		ptrs[m] = &ces[m];
-		m++;
+	uint64_t h = fnv1a(src);
+	kernel_entry *e = find(c, src, h);
+	if (!e) {
+		e = xcalloc(1, sizeof *e);
+		e->source = xstrdup(src);
+		e->hash = h;
+		e->next = c->buckets[h % c->nbuckets];
+		c->buckets[h % c->nbuckets] = e;
+		c->count++;
+		kernel_cache_key(e->source, c->cc, e->key);
+		int found = 0;
+		if (c->db && *rc == 0)
+			*rc = load_from_db(c, e, &found, err);
+		if (found)
+			return e;
+		pthread_mutex_lock(&c->lock);
+		e->state = ENTRY_QUEUED;
+		c->pending++;
+		e->urgent = urgent;
+		fifo_push(urgent ? &c->urgent : &c->ahead, e);
+		start_pool(c);
+		pthread_cond_signal(&c->work);
+		pthread_mutex_unlock(&c->lock);
+		return e;
 	}
-	int rc = tdb_cache_put(c->db, keys, ptrs, m, c->cc, nvrtc_version_string(), err);
-	free(keys);
-	free(ces);
-	free(ptrs);
-	return rc;
+	if (urgent) {
+		pthread_mutex_lock(&c->lock);
+		if (e->state == ENTRY_QUEUED && !e->urgent) {
+			e->urgent = 1;
+			fifo_push(&c->urgent, e);
+			pthread_cond_signal(&c->work);
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
+	return e;
 }
 
 int kernel_cache_get(kernel_cache *c, char *const *sources, size_t n,
 		     kernel_entry **entries, at_error *err)
 {
-	kernel_entry **todo = xmalloc((n ? n : 1) * sizeof *todo);
-	size_t ntodo = 0;
 	int rc = 0;
+	for (size_t i = 0; i < n; i++)
+		entries[i] = resolve(c, sources[i], 1, &rc, err);
+	double start = now_ms();
+	int waited = 0;
+	pthread_mutex_lock(&c->lock);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t h = fnv1a(sources[i]);
-		kernel_entry *e = find(c, sources[i], h);
-		if (!e) {
-			e = xcalloc(1, sizeof *e);
-			e->source = xstrdup(sources[i]);
-			e->hash = h;
-			e->next = c->buckets[h % c->nbuckets];
-			c->buckets[h % c->nbuckets] = e;
-			c->count++;
-			kernel_cache_key(e->source, c->cc, e->key);
-			int found = 0;
-			if (c->db && rc == 0)
-				rc = load_from_db(c, e, &found, err);
-			if (!found)
-				todo[ntodo++] = e;
+		while (entries[i]->state != ENTRY_READY) {
+			waited = 1;
+			/* the caller compiles too rather than sit idle */
+			kernel_entry *job = fifo_pop(&c->urgent);
+			if (job && job->state == ENTRY_QUEUED)
+				compile_job(c, job);
+			else if (!job)
+				pthread_cond_wait(&c->done, &c->lock);
 		}
-		entries[i] = e;
 	}
-	if (ntodo)
-		compile_all(c, todo, ntodo);
-	if (ntodo && c->db && rc == 0)
-		rc = store_in_db(c, todo, ntodo, err);
-	free(todo);
+	pthread_mutex_unlock(&c->lock);
+	if (waited)
+		c->compile_ms += now_ms() - start;
+	if (rc == 0)
+		rc = store_finished(c, err);
 	return rc;
+}
+
+int kernel_cache_prefetch(kernel_cache *c, char *const *sources, size_t n, at_error *err)
+{
+	int rc = 0;
+	for (size_t i = 0; i < n; i++)
+		resolve(c, sources[i], 0, &rc, err);
+	if (rc == 0)
+		rc = store_finished(c, err);
+	return rc;
+}
+
+size_t kernel_cache_pending(kernel_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	size_t n = c->pending;
+	pthread_mutex_unlock(&c->lock);
+	return n;
 }
 
 int kernel_entry_load(kernel_entry *e, at_error *err)

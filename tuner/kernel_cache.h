@@ -1,13 +1,21 @@
 /* Compiled kernels of one run, keyed by their specialised source: a variant
  * that serves several shapes (kernels take M and N at run time) is compiled
- * once, and the misses of a batch are compiled in parallel, one thread per
- * core. With a database, kernels also persist across runs in its
+ * once. With a database, kernels also persist across runs in its
  * compile_cache table, keyed by a hash of the source, the NVRTC options,
  * the NVRTC version and the architecture: a second sweep of a config
- * compiles nothing. */
+ * compiles nothing.
+ *
+ * Compiling is done by a pool of threads (one per core) that lives as long
+ * as the cache. kernel_cache_get waits for the kernels it asks for, which go
+ * to the front of the queue; kernel_cache_prefetch queues kernels that will
+ * be asked for later and returns at once, so that they compile while the
+ * caller does other work (the GPU times the current shape). Pool threads run
+ * at a lower priority than the caller's. Only the calling thread touches
+ * the database: compiled kernels are stored by the next get or prefetch. */
 #ifndef AT_TUNER_KERNEL_CACHE_H
 #define AT_TUNER_KERNEL_CACHE_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,11 +23,20 @@
 #include "dispatch/cuda_driver.h"
 #include "gen/nvrtc_compile.h"
 
+typedef enum entry_state {
+	ENTRY_QUEUED,    /* waiting for a pool thread */
+	ENTRY_COMPILING, /* a pool thread has it */
+	ENTRY_READY,     /* status, k and error are final */
+} entry_state;
+
 typedef struct kernel_entry {
 	char *source;
 	uint64_t hash;
+	entry_state state;     /* under the cache's lock until ENTRY_READY */
+	int urgent;            /* a get is waiting for it */
 	int status;            /* COMPILE_OK, COMPILE_FAILED or COMPILE_ERROR */
 	int from_db;           /* loaded from the database's compile cache */
+	int stored;            /* in the database, or not to be stored */
 	char key[33];          /* the persistent cache key */
 	char *error;           /* for COMPILE_ERROR */
 	compiled_kernel k;
@@ -28,16 +45,35 @@ typedef struct kernel_entry {
 	struct kernel_entry *next;
 } kernel_entry;
 
+/* A first-in first-out list of entries (a ring that grows). */
+typedef struct entry_fifo {
+	kernel_entry **items;
+	size_t head, count, cap;
+} entry_fifo;
+
 typedef struct kernel_cache {
 	kernel_entry **buckets;
 	size_t nbuckets;
 	size_t count;
 	int cc;                /* architecture compiled for, e.g. 90 */
 	int nthreads;
-	double compile_ms;     /* wall time spent compiling */
+	double compile_ms;     /* wall time get spent waiting for compiles */
+	double compile_cpu_ms; /* NVRTC time summed over the compiled kernels */
 	size_t compiled;       /* programs compiled in this run */
 	size_t from_db;        /* programs found in the database's cache */
 	tdb *db;               /* NULL: no persistent cache */
+
+	/* the pool; everything below is under lock */
+	pthread_mutex_t lock;
+	pthread_cond_t work;   /* signalled when something is queued or on stop */
+	pthread_cond_t done;   /* broadcast when an entry becomes ready */
+	entry_fifo urgent;     /* asked for by a get: compiled first */
+	entry_fifo ahead;      /* prefetched */
+	entry_fifo finished;   /* ready, not yet stored in the database */
+	size_t pending;        /* queued or compiling */
+	pthread_t *threads;
+	int nstarted;
+	int stop;
 } kernel_cache;
 
 /* db may be NULL. The cache does not own it. */
@@ -46,14 +82,24 @@ void kernel_cache_init(kernel_cache *c, int cc, int nthreads, tdb *db);
 /* The persistent key of a source compiled for sm_<cc>: 32 hex digits. */
 void kernel_cache_key(const char *source, int cc, char key[33]);
 
-/* Unloads modules (if a context is current) and frees everything. */
+/* Stops the pool (kernels being compiled are finished and stored, queued
+ * ones dropped), unloads modules (if a context is current) and frees
+ * everything. */
 void kernel_cache_free(kernel_cache *c);
 
 /* For each sources[i], sets entries[i] to its cache entry, compiling the
- * sources not seen before (nor in the database) in parallel. The cache
- * copies the sources. Fails only if the database does. */
+ * sources not seen before (nor in the database), and waits until all are
+ * ready. The cache copies the sources. Fails only if the database does. */
 int kernel_cache_get(kernel_cache *c, char *const *sources, size_t n,
 		     kernel_entry **entries, at_error *err);
+
+/* Queues the sources not seen before (nor in the database) for compiling
+ * in the background and returns without waiting. Fails only if the
+ * database does. */
+int kernel_cache_prefetch(kernel_cache *c, char *const *sources, size_t n, at_error *err);
+
+/* Kernels queued or being compiled now. */
+size_t kernel_cache_pending(kernel_cache *c);
 
 /* Loads e's module and function in the current context (once). */
 int kernel_entry_load(kernel_entry *e, at_error *err);

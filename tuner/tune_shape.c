@@ -11,14 +11,16 @@
 #include "tuner/enumerate.h"
 #include "tuner/baselines.h"
 #include "tuner/gpu_compare.h"
+#include "tuner/lookahead.h"
+#include "tuner/ref_ahead.h"
 #include "tuner/reference.h"
 #include "tuner/refine.h"
 
 /* The buffers of one shape, on both sides. */
 typedef struct shape_data {
 	CUdeviceptr x, y;
-	void *host_x;
-	double *ref;
+	const void *host_x;  /* both owned by ref_ahead */
+	const double *ref;
 	CUdeviceptr ref_dev; /* the reference on the GPU, for gpu_compare */
 	size_t bytes;
 } shape_data;
@@ -48,10 +50,8 @@ static void free_data(shape_data *d)
 		cudrv.cuMemFree(d->x);
 	if (d->y)
 		cudrv.cuMemFree(d->y);
-	free(d->host_x);
 	if (d->ref_dev)
 		cudrv.cuMemFree(d->ref_dev);
-	free(d->ref);
 	memset(d, 0, sizeof *d);
 }
 
@@ -60,13 +60,9 @@ static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, at_erro
 	memset(d, 0, sizeof *d);
 	size_t count = (size_t)(s->M * s->N);
 	d->bytes = count * at_dtype_size(s->dtype);
-	d->host_x = xmalloc(d->bytes);
-	d->ref = xmalloc(count * sizeof *d->ref);
 	/* Fresh data for every shape and sweep: the seed mixes both. */
-	uint64_t seed = ctx->seed ^ ((uint64_t)s->M * 0x9e3779b97f4a7c15ULL) ^
-			((uint64_t)s->N << 20) ^ (uint64_t)s->dtype;
-	ref_fill_random(d->host_x, s->dtype, count, seed);
-	ref_softmax(d->host_x, s->dtype, s->M, s->N, s->N, d->ref);
+	uint64_t seed = ref_shape_seed(ctx->seed, s->dtype, s->M, s->N);
+	ref_ahead_acquire(s->dtype, s->M, s->N, seed, &d->host_x, &d->ref);
 	CU_TRY(err, cudrv.cuMemAlloc(&d->x, d->bytes));
 	CU_TRY(err, cudrv.cuMemAlloc(&d->y, d->bytes));
 	CU_TRY(err, cudrv.cuMemcpyHtoD(d->x, d->host_x, d->bytes));
@@ -396,6 +392,8 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	size_t npassed = 0;
 	double band = 0;
 	int rc = make_data(ctx, s, &d, err);
+	if (rc == 0)
+		lookahead_after(ctx, s);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		params[i] = variant_params_str(&vs[i]);
 		rows[i].params = params[i];

@@ -1,0 +1,172 @@
+/* tuner/lookahead.c without a GPU: which shapes' kernels are queued on the
+ * kernel cache after a shape, with a stand-in device, a real database and a
+ * plan over a small template (4 variants per shape that compile fast):
+ * softmax f32, M = 64, N = 64, 128, ..., 640. */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tuner/lookahead.h"
+
+static char dir[64];
+static sweep_plan plan;
+static tdb *db;
+static gpu_device gpu;
+static kernel_cache cache;
+static tune_ctx ctx;
+
+static void write_file(const char *name, const char *text)
+{
+	char path[128];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void setup(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/at_la_XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	char tdir[128];
+	snprintf(tdir, sizeof tdir, "%s/templates", dir);
+	cr_assert_eq(mkdir(tdir, 0700), 0);
+	write_file("templates/tiny.yaml", "template: tiny\nop: softmax\nsource: tiny.cu\nsummary: test\n"
+		   "dtypes: [f32]\nparams:\n  - name: k\n    values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]\n"
+		   "    default: 1\n    doc: test\nconstraints:\n"
+		   "  - expr: \"k * 64 >= N && (k - 4) * 64 < N\"\n    why: test\n"
+		   "launch:\n  threads: \"32\"\n  rows_per_cta: \"1\"\n  smem_bytes: \"0\"\n"
+		   "  persistent: \"0\"\n  max_n: \"k * 64\"\n");
+	write_file("templates/tiny.cu", "extern \"C\" __global__ void softmax_kernel(float *y) { y[0] = K; }\n");
+	write_file("c.yaml", "sweeps:\n  - op: softmax\n    dtypes: [f32]\n    M: 64\n"
+		   "    N: {from: 64, to: 640, step: 64}\n");
+	char path[128];
+	snprintf(path, sizeof path, "%s/c.yaml", dir);
+	at_error err = { { 0 } };
+	cr_assert_eq(plan_load(&plan, path, tdir, &err), 0, "%s", err.msg);
+	snprintf(path, sizeof path, "%s/t.db", dir);
+	cr_assert_eq(tdb_open(path, &db, &err), 0, "%s", err.msg);
+	gpu = (gpu_device){ .cc = 90, .max_threads = 1024, .max_smem = 227 * 1024,
+			    .regs_per_sm = 65536, .info = { .name = "stand-in", .cc_major = 9,
+							    .sm_count = 132 } };
+	kernel_cache_init(&cache, 90, 1, NULL); /* enough queued: 4 kernels, one shape */
+	ctx = (tune_ctx){ .plan = &plan, .gpu = &gpu, .cache = &cache, .db = db, .seed = 1 };
+	cr_assert_eq(tdb_gpu_id(db, &gpu.info, &ctx.gpu_id, &err), 0, "%s", err.msg);
+}
+
+static void teardown(void)
+{
+	kernel_cache_free(&cache);
+	tdb_close(db);
+	plan_free(&plan);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(lookahead, .init = setup, .fini = teardown);
+
+/* The distinct kernels of the given shapes together. */
+static size_t distinct_kernels(const size_t *shapes, size_t nshapes)
+{
+	char **all = NULL;
+	size_t count = 0;
+	for (size_t k = 0; k < nshapes; k++) {
+		const sweep_shape *s = &plan.shapes[shapes[k]];
+		shape_env env = gpu_shape_env(&gpu, s->M, s->N, 4);
+		variant *vs;
+		size_t n;
+		at_error err = { { 0 } };
+		cr_assert_eq(plan_shape_variants(&plan, s, &env, &vs, &n, &err), 0, "%s", err.msg);
+		char **src = plan_sources(vs, n, &err);
+		cr_assert_not_null(src, "%s", err.msg);
+		all = realloc(all, (count + n) * sizeof *all);
+		for (size_t i = 0; i < n; i++) {
+			size_t j = 0;
+			while (j < count && strcmp(all[j], src[i]) != 0)
+				j++;
+			if (j == count)
+				all[count++] = strdup(src[i]);
+		}
+		plan_free_sources(src, n);
+		free(vs);
+	}
+	for (size_t j = 0; j < count; j++)
+		free(all[j]);
+	free(all);
+	return count;
+}
+
+/* Whether every kernel of the shape is in the cache (the check queues the
+ * ones that are not). */
+static int all_queued(size_t shape)
+{
+	const sweep_shape *s = &plan.shapes[shape];
+	shape_env env = gpu_shape_env(&gpu, s->M, s->N, 4);
+	variant *vs;
+	size_t n;
+	at_error err = { { 0 } };
+	cr_assert_eq(plan_shape_variants(&plan, s, &env, &vs, &n, &err), 0, "%s", err.msg);
+	char **src = plan_sources(vs, n, &err);
+	size_t before = cache.count;
+	cr_assert_eq(kernel_cache_prefetch(&cache, src, n, &err), 0, "%s", err.msg);
+	plan_free_sources(src, n);
+	free(vs);
+	return cache.count == before;
+}
+
+static void wait_for_the_pool(void)
+{
+	for (int i = 0; i < 1200 && kernel_cache_pending(&cache) > 0; i++)
+		usleep(50 * 1000);
+	cr_assert_eq(kernel_cache_pending(&cache), 0, "the pool did not finish in 60 s");
+}
+
+Test(lookahead, after_a_shape_the_next_shapes_kernels_are_queued)
+{
+	cr_assert_eq(plan.nshapes, 10);
+	lookahead_after(&ctx, &plan.shapes[0]);
+	size_t next[] = { 1 };
+	size_t want = distinct_kernels(next, 1);
+	cr_assert_eq(want, LOOKAHEAD_KERNELS_PER_THREAD, "one shape fills the queue");
+	cr_assert_eq(cache.count, want);
+	cr_assert(all_queued(1));
+}
+
+Test(lookahead, a_shape_already_tuned_is_skipped)
+{
+	at_error err = { { 0 } };
+	sweep_info info = { ctx.gpu_id, 13000, "13.0", "test", "c.yaml", "", 3000 };
+	cr_assert_eq(tdb_sweep_begin(db, &info, &ctx.sweep_id, &err), 0, "%s", err.msg);
+	const sweep_shape *s1 = &plan.shapes[1];
+	shape_key key = { ctx.gpu_id, s1->op, s1->dtype, s1->M, s1->N };
+	cr_assert_eq(tdb_store_shape(db, ctx.sweep_id, &key, NULL, 0, &err), 0, "%s", err.msg);
+	lookahead_after(&ctx, &plan.shapes[0]);
+	size_t next[] = { 2 };
+	cr_assert_eq(cache.count, distinct_kernels(next, 1));
+	cr_assert(all_queued(2));
+	cr_assert(!all_queued(1));
+}
+
+Test(lookahead, the_stride_between_the_last_two_shapes_is_followed)
+{
+	lookahead_after(&ctx, &plan.shapes[0]); /* queues shape 1 */
+	wait_for_the_pool();
+	lookahead_after(&ctx, &plan.shapes[3]); /* stride 3: shape 6 */
+	size_t want[] = { 1, 6 };
+	cr_assert_eq(cache.count, distinct_kernels(want, 2));
+	cr_assert(all_queued(6));
+	cr_assert(!all_queued(4));
+}
+
+Test(lookahead, autotune_lookahead_0_turns_it_off)
+{
+	setenv("AUTOTUNE_LOOKAHEAD", "0", 1);
+	lookahead_after(&ctx, &plan.shapes[0]);
+	cr_assert_eq(cache.count, 0);
+}

@@ -1,0 +1,99 @@
+/* tuner/ref_ahead.c: a shape's input and reference, computed now or ahead
+ * in a background thread, are exactly what ref_fill_random and ref_softmax
+ * give for its seed, whichever way they were made. */
+#include <criterion/criterion.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tuner/ref_ahead.h"
+#include "tuner/reference.h"
+
+/* Checks x and ref against a direct computation of (dt, M, N, seed). */
+static void expect_shape(const void *x, const double *ref, at_dtype dt, long long M, long long N,
+			 uint64_t seed)
+{
+	size_t count = (size_t)(M * N);
+	void *want_x = malloc(count * at_dtype_size(dt));
+	double *want_ref = malloc(count * sizeof *want_ref);
+	ref_fill_random(want_x, dt, count, seed);
+	ref_softmax(want_x, dt, M, N, N, want_ref);
+	cr_assert_eq(memcmp(x, want_x, count * at_dtype_size(dt)), 0, "%s %lldx%lld: input differs",
+		     at_dtype_name(dt), M, N);
+	cr_assert_eq(memcmp(ref, want_ref, count * sizeof *want_ref), 0,
+		     "%s %lldx%lld: reference differs", at_dtype_name(dt), M, N);
+	free(want_x);
+	free(want_ref);
+}
+
+Test(ref_ahead, acquired_without_preparing_is_computed_now)
+{
+	const void *x;
+	const double *ref;
+	ref_ahead_acquire(AT_F32, 37, 300, 11, &x, &ref);
+	expect_shape(x, ref, AT_F32, 37, 300, 11);
+	ref_ahead_release();
+}
+
+Test(ref_ahead, prepared_then_acquired_is_the_same_data)
+{
+	const void *x;
+	const double *ref;
+	ref_ahead_prepare(AT_BF16, 64, 1000, 5);
+	ref_ahead_acquire(AT_BF16, 64, 1000, 5, &x, &ref);
+	expect_shape(x, ref, AT_BF16, 64, 1000, 5);
+	ref_ahead_release();
+}
+
+Test(ref_ahead, a_wrong_guess_still_gives_the_shape_asked_for_and_keeps_the_guess)
+{
+	const void *x;
+	const double *ref;
+	ref_ahead_prepare(AT_F16, 16, 512, 1);
+	ref_ahead_acquire(AT_F32, 16, 256, 2, &x, &ref);
+	expect_shape(x, ref, AT_F32, 16, 256, 2);
+	ref_ahead_acquire(AT_F16, 16, 512, 1, &x, &ref); /* the guess, now asked for */
+	expect_shape(x, ref, AT_F16, 16, 512, 1);
+	ref_ahead_acquire(AT_F32, 16, 256, 3, &x, &ref); /* another seed: other data */
+	expect_shape(x, ref, AT_F32, 16, 256, 3);
+	ref_ahead_release();
+}
+
+Test(ref_ahead, a_sequence_of_growing_shapes_each_prepared_ahead)
+{
+	const void *x;
+	const double *ref;
+	for (long long N = 128; N <= 2048; N += 384) {
+		ref_ahead_acquire(AT_F32, 32, N, (uint64_t)N, &x, &ref);
+		ref_ahead_prepare(AT_F32, 32, N + 384, (uint64_t)(N + 384));
+		expect_shape(x, ref, AT_F32, 32, N, (uint64_t)N);
+	}
+	ref_ahead_release();
+}
+
+Test(ref_ahead, preparing_twice_and_preparing_the_current_shape_are_harmless)
+{
+	const void *x, *x2;
+	const double *ref, *ref2;
+	ref_ahead_acquire(AT_F32, 8, 100, 9, &x, &ref);
+	ref_ahead_prepare(AT_F32, 8, 100, 9);
+	ref_ahead_prepare(AT_F32, 8, 200, 9);
+	ref_ahead_prepare(AT_F32, 8, 200, 9);
+	ref_ahead_acquire(AT_F32, 8, 100, 9, &x2, &ref2);
+	cr_assert_eq(x2, x, "the current shape is handed out again, not recomputed");
+	cr_assert_eq(ref2, ref);
+	expect_shape(x2, ref2, AT_F32, 8, 100, 9);
+	ref_ahead_acquire(AT_F32, 8, 200, 9, &x, &ref);
+	expect_shape(x, ref, AT_F32, 8, 200, 9);
+	ref_ahead_release();
+}
+
+Test(ref_ahead, shape_seeds_differ_by_dtype_and_shape_and_sweep)
+{
+	uint64_t a = ref_shape_seed(1, AT_F32, 4096, 1024);
+	cr_assert_eq(a, ref_shape_seed(1, AT_F32, 4096, 1024));
+	cr_assert_neq(a, ref_shape_seed(2, AT_F32, 4096, 1024));
+	cr_assert_neq(a, ref_shape_seed(1, AT_BF16, 4096, 1024));
+	cr_assert_neq(a, ref_shape_seed(1, AT_F32, 4096, 1152));
+	cr_assert_neq(a, ref_shape_seed(1, AT_F32, 2048, 1024));
+}

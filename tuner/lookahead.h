@@ -1,0 +1,23 @@
+/* Work for the shapes a sweep will tune next, started while the GPU times
+ * the current one: their kernels are queued on the kernel cache's pool
+ * (kernel_cache_prefetch) and the next shape's input and CPU reference are
+ * computed in a background thread (ref_ahead_prepare). Which shapes come
+ * next is guessed from the stride between the last two shapes this process
+ * tuned: 1 with one worker; with several workers sharing the plan's queue,
+ * about their number. Shapes already tuned are skipped. A wrong guess costs
+ * CPU time, never a result. AUTOTUNE_LOOKAHEAD=0 turns it off (to measure
+ * what it saves). One sweep per process: the state is this module's. */
+#ifndef AT_TUNER_LOOKAHEAD_H
+#define AT_TUNER_LOOKAHEAD_H
+
+#include "tuner/tune_shape.h"
+
+/* Kernels kept queued ahead per compile thread, and how far ahead (in
+ * shapes) they are looked for. */
+#define LOOKAHEAD_KERNELS_PER_THREAD 4
+#define LOOKAHEAD_MAX_SHAPES 16
+
+/* Starts the work for the shapes after s (a shape of ctx->plan). */
+void lookahead_after(tune_ctx *ctx, const sweep_shape *s);
+
+#endif

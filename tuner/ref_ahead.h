@@ -1,0 +1,31 @@
+/* The random input and CPU reference of the shape being tuned, and of the
+ * one expected next, which a background thread computes while the GPU
+ * times the current shape. The buffers are kept and reused from shape to
+ * shape: first touching a fresh 300 MB buffer costs as much as filling it.
+ * One sweep per process: the state is this module's. Thread-safe. */
+#ifndef AT_TUNER_REF_AHEAD_H
+#define AT_TUNER_REF_AHEAD_H
+
+#include <stdint.h>
+
+#include "common/dtype.h"
+
+/* The seed of a shape's input in a sweep whose seed is base. */
+uint64_t ref_shape_seed(uint64_t base, at_dtype dt, long long M, long long N);
+
+/* Starts computing the input and reference of (dt, M, N, seed) in a
+ * background thread, unless they are ready or being computed. One shape is
+ * prepared at a time: a request waits for the previous one to finish. */
+void ref_ahead_prepare(at_dtype dt, long long M, long long N, uint64_t seed);
+
+/* The input (M x N elements of dt, rows dense) and its softmax reference
+ * (M x N doubles) of (dt, M, N, seed): the prepared ones when they match
+ * (after waiting for them), else computed now. Valid until the next
+ * ref_ahead_acquire or ref_ahead_release; the caller does not free them. */
+void ref_ahead_acquire(at_dtype dt, long long M, long long N, uint64_t seed, const void **x,
+		       const double **ref);
+
+/* Waits for a preparation in progress and frees every buffer. */
+void ref_ahead_release(void);
+
+#endif
