@@ -219,12 +219,14 @@ bench: $(BUILD)/autotune
 
 # The selftest (needs a GPU): every variant at edge cases against the CPU
 # reference; selftest-sanitize runs its small shapes under compute-sanitizer
-# (memcheck, then racecheck).
+# (memcheck, then racecheck). Compiled kernels are kept in $(SELFTEST_DB)'s
+# compile cache, so a second run compiles nothing.
+SELFTEST_DB ?= selftest.db
 .PHONY: selftest selftest-sanitize
 selftest: $(BUILD)/autotune
-	$(BUILD)/autotune selftest
+	$(BUILD)/autotune selftest --db $(SELFTEST_DB)
 selftest-sanitize: $(BUILD)/autotune
-	$(BUILD)/autotune selftest --sanitize
+	$(BUILD)/autotune selftest --sanitize --db $(SELFTEST_DB)
 
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan
