@@ -169,7 +169,9 @@ int cmd_bench(int argc, char **argv)
 		{ "report-only", no_argument, NULL, OPT_REPORT_ONLY },
 		{ NULL, 0, NULL, 0 },
 	};
-	bench_options o = { .sweep = { .config_path = "configs/bench.yaml" } };
+	/* the sweep's own defaults, as `autotune sweep` has them */
+	bench_options o = { .sweep = { .config_path = "configs/bench.yaml",
+				       .watchdog_ms = SWEEP_DEFAULT_WATCHDOG_S * 1000 } };
 	long long v;
 	int c;
 	optind = 1;
