@@ -113,7 +113,10 @@ Test(config, defaults)
 	parse_ok("sweeps:\n- op: softmax\n  dtypes: [f16]\n  M: 1\n  N: 2\n",
 		 &cfg);
 	cr_assert_eq(cfg.warmup, 5);
-	cr_assert_eq(cfg.repetitions, 25);
+	cr_assert_eq(cfg.repetitions, 100);
+	cr_assert_eq(cfg.min_repetitions, 10);
+	cr_assert_float_eq(cfg.tolerance, 0.01, 1e-15);
+	cr_assert_float_eq(cfg.time_budget_ms, 10.0, 1e-15);
 	cr_assert_eq(cfg.nspecs, 1);
 	cr_assert_eq(cfg.specs[0].line, 2);
 	cr_assert_null(cfg.specs[0].templates);
@@ -157,6 +160,58 @@ Test(config, warmup_and_repetitions_bounds)
 		     "repetitions, got an empty value");
 }
 
+Test(config, adaptive_repetition_keys)
+{
+	sweep_config cfg;
+	parse_ok("repetitions: 50\nmin_repetitions: 20\ntolerance: 0.005\n"
+		 "time_budget_ms: 2.5\n" ENTRY "    M: 1\n    N: 1\n", &cfg);
+	cr_assert_eq(cfg.repetitions, 50);
+	cr_assert_eq(cfg.min_repetitions, 20);
+	cr_assert_float_eq(cfg.tolerance, 0.005, 1e-15);
+	cr_assert_float_eq(cfg.time_budget_ms, 2.5, 1e-15);
+	config_free(&cfg);
+	/* a fixed count, no early stop, no budget */
+	parse_ok("repetitions: 25\nmin_repetitions: 25\ntolerance: 0\ntime_budget_ms: 0\n"
+		 ENTRY "    M: 1\n    N: 1\n", &cfg);
+	cr_assert_eq(cfg.min_repetitions, 25);
+	cr_assert_float_eq(cfg.tolerance, 0, 1e-15);
+	cr_assert_float_eq(cfg.time_budget_ms, 0, 1e-15);
+	config_free(&cfg);
+	/* fewer repetitions than the default fewest lower the fewest */
+	parse_ok("repetitions: 3\n" ENTRY "    M: 1\n    N: 1\n", &cfg);
+	cr_assert_eq(cfg.min_repetitions, 3);
+	config_free(&cfg);
+	parse_ok("tolerance: 1e-3\n" ENTRY "    M: 1\n    N: 1\n", &cfg);
+	cr_assert_float_eq(cfg.tolerance, 0.001, 1e-15);
+	config_free(&cfg);
+
+	expect_error("repetitions: 20\nmin_repetitions: 30\n" ENTRY,
+		     "x.yaml:2:18: expected an integer from 1 to 20 for min_repetitions "
+		     "(at most repetitions, 20), got \"30\"");
+	expect_error("min_repetitions: 0\n" ENTRY,
+		     "x.yaml:1:18: expected an integer from 1 to 100 for min_repetitions "
+		     "(at most repetitions, 100), got \"0\"");
+	expect_error("tolerance: 1.5\n" ENTRY,
+		     "x.yaml:1:12: expected a number from 0 to 1 for tolerance, got \"1.5\"");
+	expect_error("tolerance: -0.01\n" ENTRY,
+		     "x.yaml:1:12: expected a number from 0 to 1 for tolerance, got \"-0.01\"");
+	expect_error("tolerance: nan\n" ENTRY,
+		     "x.yaml:1:12: expected a number from 0 to 1 for tolerance, got \"nan\"");
+	expect_error("tolerance: 1%\n" ENTRY,
+		     "x.yaml:1:12: expected a number from 0 to 1 for tolerance, got \"1%\"");
+	expect_error("tolerance: [0.01]\n" ENTRY,
+		     "x.yaml:1:12: expected a number from 0 to 1 for tolerance, got a sequence");
+	expect_error("time_budget_ms: fast\n" ENTRY,
+		     "x.yaml:1:17: expected a number from 0 to 60000 for time_budget_ms, "
+		     "got \"fast\"");
+	expect_error("time_budget_ms: 1e9\n" ENTRY,
+		     "x.yaml:1:17: expected a number from 0 to 60000 for time_budget_ms, "
+		     "got \"1e9\"");
+	expect_error("time_budget_ms:\n" ENTRY,
+		     "x.yaml:1:16: expected a number from 0 to 60000 for time_budget_ms, "
+		     "got an empty value");
+}
+
 Test(config, missing_keys)
 {
 	expect_error("warmup: 5\n",
@@ -180,7 +235,8 @@ Test(config, unknown_keys)
 		     "op, dtypes, M, N, templates)");
 	expect_error("sweep: []\n",
 		     "x.yaml:1:1: unknown key \"sweep\" at the top level (expected "
-		     "sweeps, warmup, repetitions)");
+		     "sweeps, warmup, repetitions, min_repetitions, tolerance, "
+		     "time_budget_ms)");
 	expect_error(ENTRY "    m: 1\n",
 		     "x.yaml:4:5: unknown key \"m\" in sweep entry (expected op, "
 		     "dtypes, M, N, templates)");

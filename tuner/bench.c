@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/strbuf.h"
 #include "gen/nvrtc_compile.h"
@@ -75,14 +76,26 @@ static int flush_l2(bench *b, unsigned rep, at_error *err)
 	return 0;
 }
 
-int bench_open(bench *b, const gpu_device *gpu, int warmup, int reps, at_error *err)
+rep_policy bench_policy(const sweep_config *cfg)
+{
+	return (rep_policy){ .warmup = cfg->warmup, .min_reps = cfg->min_repetitions,
+			     .max_reps = cfg->repetitions, .tolerance = cfg->tolerance,
+			     .budget_ms = cfg->time_budget_ms };
+}
+
+int bench_open(bench *b, const gpu_device *gpu, const sweep_config *cfg, at_error *err)
 {
 	memset(b, 0, sizeof *b);
-	if (reps < 1 || reps > BENCH_MAX_REPS)
+	b->policy = bench_policy(cfg);
+	if (b->policy.max_reps > BENCH_MAX_REPS)
 		return at_error_set(err, "repetitions must be 1..%d", BENCH_MAX_REPS);
-	b->warmup = warmup;
-	b->reps = reps;
-	b->nevents = reps * BENCH_MAX_INTERLEAVED;
+	if (rep_policy_check(&b->policy, err))
+		return -1;
+	/* events for the largest batch (rep_next_batch never exceeds the most
+	 * repetitions) of every interleaved launch; the quick round's few too */
+	int batch = b->policy.max_reps > BENCH_MIN_EVENT_REPS ? b->policy.max_reps
+							       : BENCH_MIN_EVENT_REPS;
+	b->nevents = batch * BENCH_MAX_INTERLEAVED;
 	b->start = xcalloc((size_t)b->nevents, sizeof *b->start);
 	b->stop = xcalloc((size_t)b->nevents, sizeof *b->stop);
 	CU_TRY(err, cudrv.cuStreamCreate(&b->stream, CU_STREAM_NON_BLOCKING));
@@ -142,38 +155,11 @@ double median_of(double *v, size_t n)
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Reads the elapsed times of events first, first + stride, ... (reps of
- * them) into out, after the stream finished. */
-static int collect(bench *b, int first, int stride, int reps, timing *out, at_error *err)
+static double now_ms(void)
 {
-	double *us = xmalloc((size_t)reps * sizeof *us);
-	int rc = 0;
-	for (int i = 0; i < reps && rc == 0; i++) {
-		float ms = 0;
-		int e = first + i * stride;
-		CUresult cr = cudrv.cuEventElapsedTime(&ms, b->start[e], b->stop[e]);
-		if (cr != CUDA_SUCCESS)
-			rc = cudrv_error(err, cr, "cuEventElapsedTime");
-		us[i] = ms * 1e3;
-	}
-	if (rc == 0) {
-		out->median_us = median_of(us, (size_t)reps); /* sorts us */
-		out->min_us = us[0];
-		out->max_us = us[reps - 1];
-		out->q1_us = us[reps / 4];
-		out->q3_us = us[(3 * reps) / 4];
-		out->reps = reps;
-	}
-	free(us);
-	return rc;
-}
-
-static int sync_stream(bench *b, at_error *err)
-{
-	CUresult cr = cudrv.cuStreamSynchronize(b->stream);
-	if (cr != CUDA_SUCCESS)
-		return cudrv_error(err, cr, "running the timed launches");
-	return 0;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
 /* One repetition into event pair e: flush, then the launch between events. */
@@ -188,46 +174,84 @@ static int timed_launch(bench *b, int e, bench_launch_fn launch, void *arg, at_e
 	return 0;
 }
 
+/* k launches timed together, batch by batch, for rep_run. */
+typedef struct bench_series {
+	bench *b;
+	const bench_launch_fn *launch;
+	void *const *arg;
+	int k, warmup;
+} bench_series;
+
+/* rep_batch_fn: warm-up before the first batch, then `reps` repetitions of
+ * each launch in turn (so that drift in clocks or temperature affects all
+ * alike), each after an L2 flush, timed by events. */
+static int time_batch(void *arg, int reps, double *const *samples, double *elapsed_ms,
+		      at_error *err)
+{
+	bench_series *s = arg;
+	bench *b = s->b;
+	double start = now_ms();
+	if (reps * s->k > b->nevents)
+		return at_error_set(err, "%d repetitions do not fit the benchmark's events", reps);
+	for (int j = 0; j < s->k; j++)
+		for (int i = 0; i < s->warmup; i++)
+			if (s->launch[j](s->arg[j], b->stream, err))
+				return -1;
+	s->warmup = 0;
+	for (int i = 0; i < reps; i++)
+		for (int j = 0; j < s->k; j++)
+			if (timed_launch(b, i * s->k + j, s->launch[j], s->arg[j], err))
+				return -1;
+	CUresult cr = cudrv.cuStreamSynchronize(b->stream);
+	if (cr != CUDA_SUCCESS)
+		return cudrv_error(err, cr, "running the timed launches");
+	for (int i = 0; i < reps; i++) {
+		for (int j = 0; j < s->k; j++) {
+			float ms = 0;
+			int e = i * s->k + j;
+			CU_TRY(err, cudrv.cuEventElapsedTime(&ms, b->start[e], b->stop[e]));
+			samples[j][i] = ms * 1e3;
+		}
+	}
+	*elapsed_ms = now_ms() - start;
+	return 0;
+}
+
+static int time_series(bench *b, const rep_policy *p, const bench_launch_fn *launch,
+		       void *const *arg, int k, timing *out, at_error *err)
+{
+	if (k < 1 || k > BENCH_MAX_INTERLEAVED)
+		return at_error_set(err, "can interleave 1 to %d launches", BENCH_MAX_INTERLEAVED);
+	bench_series s = { b, launch, arg, k, p->warmup };
+	rep_result r[BENCH_MAX_INTERLEAVED];
+	rep_verdict why;
+	if (rep_run(p, k, time_batch, &s, r, &why, err))
+		return -1;
+	b->stops[why]++;
+	for (int j = 0; j < k; j++)
+		out[j] = (timing){ .median_us = r[j].median_us, .min_us = r[j].min_us,
+				   .max_us = r[j].max_us, .q1_us = r[j].q1_us,
+				   .q3_us = r[j].q3_us, .interval = r[j].interval,
+				   .reps = r[j].reps };
+	return 0;
+}
+
 int bench_time_n(bench *b, bench_launch_fn launch, void *arg, int warmup, int reps,
 		 timing *out, at_error *err)
 {
-	if (reps < 1 || reps > b->nevents)
-		return at_error_set(err, "%d repetitions do not fit the benchmark's events", reps);
-	for (int i = 0; i < warmup; i++)
-		if (launch(arg, b->stream, err))
-			return -1;
-	for (int i = 0; i < reps; i++)
-		if (timed_launch(b, i, launch, arg, err))
-			return -1;
-	if (sync_stream(b, err))
-		return -1;
-	return collect(b, 0, 1, reps, out, err);
+	rep_policy fixed = rep_policy_fixed(warmup, reps);
+	return time_series(b, &fixed, &launch, &arg, 1, out, err);
 }
 
 int bench_time(bench *b, bench_launch_fn launch, void *arg, timing *out, at_error *err)
 {
-	return bench_time_n(b, launch, arg, b->warmup, b->reps, out, err);
+	return time_series(b, &b->policy, &launch, &arg, 1, out, err);
 }
 
 int bench_time_interleaved(bench *b, const bench_launch_fn *launch, void *const *arg, int k,
 			   timing *out, at_error *err)
 {
-	if (k < 1 || k > BENCH_MAX_INTERLEAVED)
-		return at_error_set(err, "can interleave 1 to %d launches", BENCH_MAX_INTERLEAVED);
-	for (int j = 0; j < k; j++)
-		for (int i = 0; i < b->warmup; i++)
-			if (launch[j](arg[j], b->stream, err))
-				return -1;
-	for (int i = 0; i < b->reps; i++)
-		for (int j = 0; j < k; j++)
-			if (timed_launch(b, i * k + j, launch[j], arg[j], err))
-				return -1;
-	if (sync_stream(b, err))
-		return -1;
-	for (int j = 0; j < k; j++)
-		if (collect(b, j, k, b->reps, &out[j], err))
-			return -1;
-	return 0;
+	return time_series(b, &b->policy, launch, arg, k, out, err);
 }
 
 typedef struct copy_arg {

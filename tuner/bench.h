@@ -5,16 +5,22 @@
  * writing the flush buffer back. AUTOTUNE_FLUSH=write keeps the dirty lines,
  * as triton.testing.do_bench does (the peers' numbers in ANCHORS.md). Launches are queued
  * back to back and timed by events between flush and kernel, so host launch
- * overhead stays out of the numbers. */
+ * overhead stays out of the numbers. They are timed in batches until the
+ * median is known within the config's tolerance (tuner/rep_rule.h), between
+ * its min_repetitions and repetitions and within its time_budget_ms. */
 #ifndef AT_TUNER_BENCH_H
 #define AT_TUNER_BENCH_H
 
 #include <stddef.h>
 
 #include "common/error.h"
+#include "tuner/config.h"
 #include "tuner/device.h"
+#include "tuner/rep_rule.h"
 
 #define BENCH_MAX_REPS 10000
+#define BENCH_MAX_INTERLEAVED REP_MAX_SERIES
+#define BENCH_MIN_EVENT_REPS 16 /* events for at least this many repetitions */
 
 typedef enum flush_mode { FLUSH_CLEAN, FLUSH_WRITE, FLUSH_READ, FLUSH_NONE } flush_mode;
 
@@ -28,33 +34,39 @@ typedef struct bench {
 	CUfunction flush_fn, discard_fn;
 	unsigned flush_grid;
 	flush_mode flush_mode; /* $AUTOTUNE_FLUSH: clean (default), write, read, none */
-	int warmup, reps;
+	rep_policy policy;     /* the config's */
+	size_t stops[REP_BUDGET + 1]; /* timings ended per rep_verdict */
 } bench;
 
 typedef struct timing {
 	double median_us, min_us, max_us;
 	double q1_us, q3_us; /* quartiles */
-	int reps;
+	double interval;     /* the median's 95% interval, relative (rep_rule.h) */
+	int reps;            /* repetitions timed */
 } timing;
 
 /* One launch of the thing being timed, on stream. */
 typedef int (*bench_launch_fn)(void *arg, CUstream stream, at_error *err);
 
-int bench_open(bench *b, const gpu_device *gpu, int warmup, int reps, at_error *err);
+/* The config's warmup, repetitions (the most), min_repetitions, tolerance
+ * and time_budget_ms. */
+rep_policy bench_policy(const sweep_config *cfg);
+
+int bench_open(bench *b, const gpu_device *gpu, const sweep_config *cfg, at_error *err);
 void bench_close(bench *b);
 
-/* The config's warm-up and repetitions. */
+/* The config's warm-up, then repetitions until the median is known. */
 int bench_time(bench *b, bench_launch_fn launch, void *arg, timing *out, at_error *err);
 
-/* Given warm-up and repetitions (reps <= the config's). */
+/* Exactly the given warm-up and repetitions (reps <= the config's most, or
+ * BENCH_MIN_EVENT_REPS). */
 int bench_time_n(bench *b, bench_launch_fn launch, void *arg, int warmup, int reps,
 		 timing *out, at_error *err);
 
-#define BENCH_MAX_INTERLEAVED 4
-
-/* Times k <= BENCH_MAX_INTERLEAVED launches with the config's repetitions,
- * one repetition of each in turn, so that drift in clocks or temperature
- * affects all alike. out[i] also gets the interquartile spread. */
+/* Times k <= BENCH_MAX_INTERLEAVED launches as bench_time does, one
+ * repetition of each in turn, so that drift in clocks or temperature
+ * affects all alike; until every median is known (the budget is per
+ * launch). out[i] also gets the interquartile spread. */
 int bench_time_interleaved(bench *b, const bench_launch_fn *launch, void *const *arg, int k,
 			   timing *out, at_error *err);
 

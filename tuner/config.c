@@ -13,7 +13,14 @@
 #include <yaml.h>
 
 #define DEFAULT_WARMUP 5
-#define DEFAULT_REPETITIONS 25
+/* Timing stops once the median is known within DEFAULT_TOLERANCE (rep_rule.h),
+ * after at least DEFAULT_MIN_REPETITIONS and at most DEFAULT_REPETITIONS
+ * repetitions or DEFAULT_TIME_BUDGET_MS per variant. */
+#define DEFAULT_REPETITIONS 100
+#define DEFAULT_MIN_REPETITIONS 10
+#define DEFAULT_TOLERANCE 0.01
+#define DEFAULT_TIME_BUDGET_MS 10.0
+#define MAX_TIME_BUDGET_MS 60000.0
 #define MAX_DIM (1LL << 40)
 /* An accidental {from: 1, to: 1000000000, step: 1} must fail fast rather
  * than allocate gigabytes or queue a sweep that never ends. */
@@ -191,6 +198,30 @@ static int parse_bounded_int(const parse_ctx *ctx, const yaml_node_t *n,
 		return fail_got(ctx, n, expected);
 	}
 	*v = (int)x;
+	return 0;
+}
+
+/* A plain decimal number ("0.01", "2", "1e-3"): strtod alone would also
+ * take "inf", "nan", hex floats and leading blanks. */
+static int parse_number(const parse_ctx *ctx, const yaml_node_t *n,
+			const char *what, double lo, double hi, double *v)
+{
+	const char *s = string_of(n);
+	int ok = s && s[0] && strspn(s, "0123456789.eE+-") == strlen(s);
+	char *end = NULL;
+	double x = 0;
+	if (ok) {
+		errno = 0;
+		x = strtod(s, &end);
+		ok = errno == 0 && end && *end == '\0' && x >= lo && x <= hi;
+	}
+	if (!ok) {
+		char expected[128];
+		snprintf(expected, sizeof expected, "a number from %g to %g for %s",
+			 lo, hi, what);
+		return fail_got(ctx, n, expected);
+	}
+	*v = x;
 	return 0;
 }
 
@@ -481,12 +512,50 @@ static int parse_sweeps(const parse_ctx *ctx, const yaml_node_t *n,
 	return 0;
 }
 
-enum { K_SWEEPS, K_WARMUP, K_REPETITIONS, K_TOP_COUNT };
+enum { K_SWEEPS, K_WARMUP, K_REPETITIONS, K_MIN_REPETITIONS, K_TOLERANCE,
+       K_TIME_BUDGET, K_TOP_COUNT };
+
+/* warmup, repetitions, min_repetitions, tolerance and time_budget_ms. */
+static int parse_timing(const parse_ctx *ctx, yaml_node_t *const *v,
+			sweep_config *cfg)
+{
+	cfg->warmup = DEFAULT_WARMUP;
+	cfg->repetitions = DEFAULT_REPETITIONS;
+	cfg->tolerance = DEFAULT_TOLERANCE;
+	cfg->time_budget_ms = DEFAULT_TIME_BUDGET_MS;
+	if (v[K_WARMUP] && parse_bounded_int(ctx, v[K_WARMUP], "warmup", 0,
+					     1000, &cfg->warmup) < 0)
+		return -1;
+	if (v[K_REPETITIONS] &&
+	    parse_bounded_int(ctx, v[K_REPETITIONS], "repetitions", 1, 10000,
+			      &cfg->repetitions) < 0)
+		return -1;
+	cfg->min_repetitions = cfg->repetitions < DEFAULT_MIN_REPETITIONS
+				       ? cfg->repetitions : DEFAULT_MIN_REPETITIONS;
+	if (v[K_MIN_REPETITIONS]) {
+		char what[96];
+		snprintf(what, sizeof what, "min_repetitions (at most repetitions, %d)",
+			 cfg->repetitions);
+		if (parse_bounded_int(ctx, v[K_MIN_REPETITIONS], what, 1,
+				      cfg->repetitions, &cfg->min_repetitions) < 0)
+			return -1;
+	}
+	if (v[K_TOLERANCE] && parse_number(ctx, v[K_TOLERANCE], "tolerance", 0, 1,
+					   &cfg->tolerance) < 0)
+		return -1;
+	if (v[K_TIME_BUDGET] &&
+	    parse_number(ctx, v[K_TIME_BUDGET], "time_budget_ms", 0,
+			 MAX_TIME_BUDGET_MS, &cfg->time_budget_ms) < 0)
+		return -1;
+	return 0;
+}
 
 static int parse_root(const parse_ctx *ctx, const yaml_node_t *root,
 		      sweep_config *cfg)
 {
-	static const char *const keys[] = { "sweeps", "warmup", "repetitions" };
+	static const char *const keys[] = { "sweeps", "warmup", "repetitions",
+					    "min_repetitions", "tolerance",
+					    "time_budget_ms" };
 	key_spec ks = { keys, K_TOP_COUNT, "at the top level" };
 	yaml_node_t *v[K_TOP_COUNT];
 	if (root->type != YAML_MAPPING_NODE)
@@ -494,14 +563,7 @@ static int parse_root(const parse_ctx *ctx, const yaml_node_t *root,
 	if (lookup_keys(ctx, root, &ks, v) < 0 ||
 	    require_key(ctx, root, &ks, v, K_SWEEPS) < 0)
 		return -1;
-	cfg->warmup = DEFAULT_WARMUP;
-	cfg->repetitions = DEFAULT_REPETITIONS;
-	if (v[K_WARMUP] && parse_bounded_int(ctx, v[K_WARMUP], "warmup", 0,
-					     1000, &cfg->warmup) < 0)
-		return -1;
-	if (v[K_REPETITIONS] &&
-	    parse_bounded_int(ctx, v[K_REPETITIONS], "repetitions", 1, 10000,
-			      &cfg->repetitions) < 0)
+	if (parse_timing(ctx, v, cfg) < 0)
 		return -1;
 	return parse_sweeps(ctx, v[K_SWEEPS], cfg);
 }

@@ -1,8 +1,13 @@
 /* The sweep config: which (op, dtype, M, N) shapes to tune, read from YAML.
  *
  *   # configs/softmax.yaml
- *   warmup: 5                 # optional, timed launches discarded (default 5)
- *   repetitions: 25           # optional, timed launches kept (default 25)
+ *   warmup: 5                 # optional, untimed launches first (default 5)
+ *   repetitions: 100          # optional, the most timed launches per variant (default 100)
+ *   min_repetitions: 10       # optional, the fewest (default 10; = repetitions: a fixed count)
+ *   tolerance: 0.01           # optional, stop once the median's 95% confidence interval
+ *                             # is this narrow relative to it (default 0.01; 0: never early)
+ *   time_budget_ms: 10        # optional, stop once a variant's timing took this long
+ *                             # (after min_repetitions; default 10; 0: no budget)
  *   sweeps:
  *     - op: softmax
  *       dtypes: [f32, f16, bf16]
@@ -38,7 +43,10 @@ typedef struct sweep_config {
 	char *path;
 	char *text; /* the whole file, stored with each sweep */
 	int warmup;
-	int repetitions;
+	int repetitions;     /* the most */
+	int min_repetitions; /* the fewest */
+	double tolerance;
+	double time_budget_ms;
 	sweep_spec *specs;
 	size_t nspecs;
 } sweep_config;

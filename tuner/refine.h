@@ -1,8 +1,9 @@
 /* Choosing a shape's winner without timing every variant in full: every
- * variant that passed its check gets a short first round; the fastest few
- * get the config's full timing; the top three are re-timed interleaved (one
- * repetition of each in turn), and the spread of those repetitions is the
- * noise band. The winner is the fastest, or among those within the band of
+ * variant that passed its check gets a short first round (a fixed few
+ * repetitions); the fastest few get the config's full timing (repetitions
+ * until the median is known, tuner/rep_rule.h); the top three are re-timed
+ * interleaved (one repetition of each in turn, until every median is
+ * known), and the spread of those repetitions is the noise band. The winner is the fastest, or among those within the band of
  * it the one with the fewest registers (tdb_pick_winner), so that noise
  * does not decide between equals and the same sweep picks the same winner. */
 #ifndef AT_TUNER_REFINE_H

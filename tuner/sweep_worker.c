@@ -142,7 +142,7 @@ static int open_worker(worker *w, at_error *err)
 			   .audit = w->o->audit, .compare = &w->compare,
 			   .seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32),
 			   .hooks = { hook_gpu, hook_cpu, hook_step, w } };
-	if (bench_open(&w->b, &w->gpu, w->p->cfg.warmup, w->p->cfg.repetitions, err))
+	if (bench_open(&w->b, &w->gpu, &w->p->cfg, err))
 		return -1;
 	w->bench_open = 1;
 	if (gpu_compare_open(&w->compare, w->gpu.cc, err) ||

@@ -1,0 +1,224 @@
+/* tuner/bench.c's timing loop on a fake CUDA driver (the cudrv table filled
+ * with stand-ins): warm-up, flush before every repetition, interleaving,
+ * batches until the stopping rule of tuner/rep_rule.c is met, and the
+ * repetitions reported. The fake GPU's times are scripted per launch. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tuner/bench.h"
+
+#define MAX_EVENTS 4096
+
+static int events[MAX_EVENTS];  /* CUevent handles point here */
+static int nevents_made;
+static int series_of[MAX_EVENTS]; /* the launch recorded after start event i */
+static int pending_start = -1;
+static int syncs, flushes, warmups, timed[REP_MAX_SERIES];
+static double spread[REP_MAX_SERIES] = { 0, 0.5 }; /* relative noise per series */
+static uint64_t rng = 1;
+static char dummy_module, dummy_fn;
+
+static int event_index(CUevent e)
+{
+	return (int)((int *)(void *)e - events);
+}
+
+static CUresult f_stream_create(CUstream *s, unsigned flags)
+{
+	*s = (CUstream)(void *)&dummy_module;
+	return CUDA_SUCCESS;
+}
+static CUresult f_stream_destroy(CUstream s) { return CUDA_SUCCESS; }
+static CUresult f_event_create(CUevent *e, unsigned flags)
+{
+	cr_assert_lt(nevents_made, MAX_EVENTS);
+	*e = (CUevent)(void *)&events[nevents_made++];
+	return CUDA_SUCCESS;
+}
+static CUresult f_event_destroy(CUevent e) { return CUDA_SUCCESS; }
+static CUresult f_mem_alloc(CUdeviceptr *p, size_t bytes)
+{
+	*p = 0x1000;
+	return CUDA_SUCCESS;
+}
+static CUresult f_mem_free(CUdeviceptr p) { return CUDA_SUCCESS; }
+static CUresult f_memset32(CUdeviceptr p, unsigned v, size_t n, CUstream s)
+{
+	flushes++;
+	return CUDA_SUCCESS;
+}
+static CUresult f_module_load(CUmodule *m, const void *image)
+{
+	*m = (CUmodule)(void *)&dummy_module;
+	return CUDA_SUCCESS;
+}
+static CUresult f_module_unload(CUmodule m) { return CUDA_SUCCESS; }
+static CUresult f_get_function(CUfunction *f, CUmodule m, const char *name)
+{
+	*f = (CUfunction)(void *)&dummy_fn;
+	return CUDA_SUCCESS;
+}
+static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+			 unsigned by, unsigned bz, unsigned smem, CUstream s, void **args,
+			 void **extra)
+{
+	return CUDA_SUCCESS; /* the discard kernel after each flush */
+}
+static CUresult f_event_record(CUevent e, CUstream s)
+{
+	int i = event_index(e);
+	if (i % 2 == 0) /* start events are created first of each pair */
+		pending_start = i;
+	return CUDA_SUCCESS;
+}
+static CUresult f_sync(CUstream s)
+{
+	syncs++;
+	return CUDA_SUCCESS;
+}
+static double uniform(void)
+{
+	rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (double)(rng >> 11) / 9007199254740992.0;
+}
+static CUresult f_elapsed(float *ms, CUevent start, CUevent stop)
+{
+	int j = series_of[event_index(start)];
+	double us = 10.0 * (j + 1) * (1 + spread[j] * (2 * uniform() - 1));
+	*ms = (float)(us / 1e3);
+	return CUDA_SUCCESS;
+}
+
+static void install_fake_driver(void)
+{
+	memset(&cudrv, 0, sizeof cudrv);
+	cudrv.cuStreamCreate = f_stream_create;
+	cudrv.cuStreamDestroy = f_stream_destroy;
+	cudrv.cuEventCreate = f_event_create;
+	cudrv.cuEventDestroy = f_event_destroy;
+	cudrv.cuMemAlloc = f_mem_alloc;
+	cudrv.cuMemFree = f_mem_free;
+	cudrv.cuMemsetD32Async = f_memset32;
+	cudrv.cuModuleLoadData = f_module_load;
+	cudrv.cuModuleUnload = f_module_unload;
+	cudrv.cuModuleGetFunction = f_get_function;
+	cudrv.cuLaunchKernel = f_launch;
+	cudrv.cuEventRecord = f_event_record;
+	cudrv.cuStreamSynchronize = f_sync;
+	cudrv.cuEventElapsedTime = f_elapsed;
+}
+
+/* The thing being timed: series j. Outside the events it is a warm-up. */
+static int launch_series(void *arg, CUstream s, at_error *err)
+{
+	int j = (int)(intptr_t)arg;
+	if (pending_start < 0) {
+		warmups++;
+	} else {
+		series_of[pending_start] = j;
+		timed[j]++;
+		pending_start = -1;
+	}
+	return 0;
+}
+
+static bench b;
+
+static void open_bench(const char *timing_yaml)
+{
+	install_fake_driver();
+	char yaml[512];
+	snprintf(yaml, sizeof yaml, "%ssweeps:\n- {op: softmax, dtypes: [f32], M: 1, N: 1}\n",
+		 timing_yaml);
+	sweep_config cfg;
+	at_error err = { { 0 } };
+	cr_assert_eq(config_parse(yaml, strlen(yaml), "t.yaml", &cfg, &err), 0, "%s", err.msg);
+	gpu_device gpu = { .cc = 90, .l2_bytes = 50 << 20, .info = { .sm_count = 132 } };
+	cr_assert_eq(bench_open(&b, &gpu, &cfg, &err), 0, "%s", err.msg);
+	config_free(&cfg);
+	flushes = syncs = 0;
+}
+
+static void close_bench(void)
+{
+	bench_close(&b);
+}
+
+TestSuite(bench_timing, .fini = close_bench);
+
+Test(bench_timing, steady_times_take_the_fewest_repetitions_in_one_batch)
+{
+	open_bench("warmup: 3\nmin_repetitions: 10\nrepetitions: 50\ntolerance: 0.01\n"
+		   "time_budget_ms: 0\n");
+	timing t;
+	at_error err = { { 0 } };
+	cr_assert_eq(bench_time(&b, launch_series, (void *)0, &t, &err), 0, "%s", err.msg);
+	cr_assert_eq(t.reps, 10);
+	cr_assert_eq(timed[0], 10);
+	cr_assert_eq(warmups, 3);
+	cr_assert_eq(syncs, 1);
+	cr_assert_eq(flushes, 10, "one L2 flush before every repetition");
+	cr_assert_float_eq(t.median_us, 10.0, 1e-3);
+	cr_assert_eq(b.stops[REP_CONVERGED], 1);
+}
+
+Test(bench_timing, noisy_times_take_batches_up_to_the_most)
+{
+	open_bench("warmup: 2\nmin_repetitions: 10\nrepetitions: 50\ntolerance: 0.01\n"
+		   "time_budget_ms: 0\n");
+	timing t;
+	at_error err = { { 0 } };
+	cr_assert_eq(bench_time(&b, launch_series, (void *)1, &t, &err), 0, "%s", err.msg);
+	cr_assert_eq(t.reps, 50, "+-50%% noise never narrows to 1%% in 50");
+	cr_assert_eq(timed[1], 50);
+	cr_assert_eq(warmups, 2, "warm-up only before the first batch");
+	cr_assert_gt(syncs, 1, "timed in several batches");
+	cr_assert_eq(b.stops[REP_MAX], 1);
+	cr_assert_gt(t.interval, 0.01);
+}
+
+Test(bench_timing, interleaved_launches_alternate_and_wait_for_each_other)
+{
+	open_bench("warmup: 1\nmin_repetitions: 10\nrepetitions: 30\ntolerance: 0.01\n"
+		   "time_budget_ms: 0\n");
+	bench_launch_fn launch[2] = { launch_series, launch_series };
+	void *arg[2] = { (void *)0, (void *)1 };
+	timing t[2];
+	at_error err = { { 0 } };
+	cr_assert_eq(bench_time_interleaved(&b, launch, arg, 2, t, &err), 0, "%s", err.msg);
+	cr_assert_eq(t[0].reps, 30, "the steady launch is timed as long as the noisy one");
+	cr_assert_eq(t[1].reps, 30);
+	cr_assert_eq(timed[0], 30);
+	cr_assert_eq(timed[1], 30);
+	cr_assert_eq(warmups, 2);
+	/* in turn: start events 0, 2, 4, ... alternate between the two */
+	for (int e = 0; e < 20; e += 2)
+		cr_assert_eq(series_of[e], (e / 2) % 2, "event %d", e);
+	cr_assert_float_eq(t[0].median_us, 10.0, 1e-3);
+	cr_assert(fabs(t[1].median_us - 20.0) < 5.0, "%f", t[1].median_us);
+}
+
+Test(bench_timing, a_fixed_count_ignores_the_rule)
+{
+	open_bench("repetitions: 40\ntolerance: 0.01\n");
+	timing t;
+	at_error err = { { 0 } };
+	cr_assert_eq(bench_time_n(&b, launch_series, (void *)0, 1, 3, &t, &err), 0, "%s", err.msg);
+	cr_assert_eq(t.reps, 3, "the quick round's 3, steady or not");
+	cr_assert_eq(syncs, 1);
+}
+
+Test(bench_timing, bad_timing_settings_are_refused)
+{
+	install_fake_driver();
+	sweep_config cfg = { .warmup = 1, .repetitions = 10, .min_repetitions = 20,
+			     .tolerance = 0.01 };
+	gpu_device gpu = { .cc = 90 };
+	at_error err = { { 0 } };
+	cr_assert_eq(bench_open(&b, &gpu, &cfg, &err), -1);
+	cr_assert_str_eq(err.msg, "the fewest repetitions must be 1..10, got 20");
+}
