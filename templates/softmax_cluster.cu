@@ -98,15 +98,13 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	const long long row = blockIdx.x / CLUSTER;
 	const long long len = ((N + CLUSTER - 1) / CLUSTER + VEC - 1) / VEC * VEC;
 	const int cap = (int)(dynamic_smem_bytes() / CHUNK_BYTES);
-	const bool x_ok = rows_vec_aligned(x, ldx);
-	const bool y_ok = rows_vec_aligned(y, ldy);
 	elem_t *const buf = reinterpret_cast<elem_t *>(slice_smem);
 	// row < M: the grid is M clusters
 	const row_slice sl = make_slice(x + row * ldx, y + row * ldy, N, (long long)rank * len, len,
 					cap);
-	slice_stage(buf, sl, x_ok);
+	slice_stage(buf, sl);
 	float m, s;
-	slice_reduce(buf, sl, x_ok, m, s);
+	slice_reduce(buf, sl, m, s);
 	float m2 = m * LOG2E_F; // -inf stays -inf
 	cta_merge(m2, s, m_slot, s_slot);
 	if (threadIdx.x == 0) {
@@ -117,6 +115,6 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	cluster_wait();
 	cluster_total(&cta_partial, m2, s);
 	cluster_arrive(); // done reading the others' partials
-	slice_write(buf, sl, x_ok, y_ok, m2, 1.0f / s);
+	slice_write(buf, sl, m2, 1.0f / s);
 	cluster_wait();
 }

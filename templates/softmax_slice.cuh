@@ -18,14 +18,21 @@
 // row's copy overwrites the buffer (the thread's last reads of it fed its
 // global stores, issued before; see softmax_smem.cu).
 //
-// Slices start on a VEC boundary, so a row that is 16-byte aligned has
-// 16-byte aligned slices; misaligned rows take a scalar path. Only the
-// row's last slice has a partial chunk: its tail is copied with a
-// zero-filling cp.async and masked to -inf when read.
+// Slices start on a VEC boundary, so a slice is as far (k elements) from a
+// 16-byte boundary as its row: it is peeled (softmax_peel.cuh) into a
+// scalar head window, whole 16-byte windows (cp.async 16, ld/st.global.v4)
+// and a tail window copied with a zero-filling cp.async; element j is
+// staged at j + k, and lanes outside the slice are masked to -inf when
+// read. With the extra window a slice may need one chunk more than its
+// shared memory holds: that tail is then overflow, re-read (a few
+// elements). y is peeled by its own offset; where it differs from x's, the
+// write reads other threads' staged elements (slice_write_shifted).
 //
 // Needs THREADS, VEC, elem_t (softmax_common.cuh) and the merge helpers of
 // softmax_online_merge.cuh.
 #pragma once
+
+#include "softmax_peel.cuh"
 
 #define CHUNK_BYTES 16
 // Chunks of the overflow each thread loads before it reduces them.
@@ -83,18 +90,19 @@ struct alignas(CHUNK_BYTES) chunk_t {
 	unsigned w[4];
 };
 
-// Elements at or past the slice's end (all but the first `valid`) become
-// -inf, which adds nothing.
-__device__ __forceinline__ void mask_tail(float *v, long long valid)
+// Lanes outside [lo, hi) (the head's lanes before the run, the tail's past
+// its end; garbage in shared memory) become -inf, which adds nothing. A
+// select, so that a garbage NaN does not leak.
+__device__ __forceinline__ void mask_lanes(float *v, int lo, int hi)
 {
-	if (valid < VEC) {
+	if (lo > 0 || hi < VEC) {
 #pragma unroll
 		for (int j = 0; j < VEC; j++)
-			v[j] = j < valid ? v[j] : NEG_INF_F;
+			v[j] = j >= lo && j < hi ? v[j] : NEG_INF_F;
 	}
 }
 
-__device__ __forceinline__ void chunk_values(const chunk_t &c, long long valid, float *v)
+__device__ __forceinline__ void chunk_values(const chunk_t &c, float *v)
 {
 #pragma unroll
 	for (int j = 0; j < VEC; j++) {
@@ -104,15 +112,26 @@ __device__ __forceinline__ void chunk_values(const chunk_t &c, long long valid, 
 		v[j] = to_f32((elem_t)(j % 2 ? c.w[j / 2] >> 16 : c.w[j / 2] & 0xffffu));
 #endif
 	}
-	mask_tail(v, valid);
 }
 
-// load_vec has already made the elements past the end -inf.
 __device__ __forceinline__ void vec_values(const vec_t &c, float *v)
 {
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
 		v[j] = to_f32(c.v[j]);
+}
+
+// Window p[0..VEC) (16-byte aligned): one access when whole, else only the
+// lanes [lo, hi), the others -inf.
+__device__ __forceinline__ void load_window(vec_t &out, const elem_t *p, int lo, int hi)
+{
+	if (lo == 0 && hi == VEC) {
+		out = ld_vec(p);
+	} else {
+#pragma unroll
+		for (int j = 0; j < VEC; j++)
+			out.v[j] = j >= lo && j < hi ? p[j] : elem_neg_inf();
+	}
 }
 
 // ---- a running (max, sum) -------------------------------------------------------
@@ -155,11 +174,11 @@ __device__ __forceinline__ void accumulate(float &m, float &s, const float *v)
 		s += fast_exp2(fmaf(v[j], LOG2E_F, -ref));
 }
 
-// Converts and stores VEC results at row[col...] (masked to n). Unlike
-// store_vec, the whole-chunk store is written out as one 16-byte st.global:
-// left to the compiler, some of these stores came out as four scalar ones.
-__device__ __forceinline__ void store_chunk(elem_t *row, long long col, long long n, bool vec_ok,
-					    const float *vals)
+// Converts and stores the lanes [lo, hi) of VEC results to the window p
+// (16-byte aligned). A whole window is written out as one 16-byte
+// st.global: left to the compiler, some of these stores came out as four
+// scalar ones.
+__device__ __forceinline__ void store_window(elem_t *p, int lo, int hi, const float *vals)
 {
 	vec_t out;
 #if DTYPE_F32
@@ -171,37 +190,41 @@ __device__ __forceinline__ void store_chunk(elem_t *row, long long col, long lon
 	for (int j = 0; j < VEC; j += 2)
 		store_pair(&out.v[j], vals[j], vals[j + 1]);
 #endif
-	if (vec_ok && col + VEC <= n) {
+	if (lo == 0 && hi == VEC) {
 		const unsigned *w = reinterpret_cast<const unsigned *>(&out);
 		asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};"
-			     :: "l"(row + col), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory");
+			     :: "l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory");
 	} else {
 #pragma unroll
 		for (int j = 0; j < VEC; j++)
-			if (col + j < n)
-				row[col + j] = out.v[j];
+			if (j >= lo && j < hi)
+				p[j] = out.v[j];
 	}
 }
 
-// exp2(v * log2(e) - m2) * inv for the chunk at y[col...] (masked to n).
-__device__ __forceinline__ void write_chunk(elem_t *y, long long col, long long n, bool y_ok,
-					    const float *v, float m2, float inv)
+// exp2(v * log2(e) - m2) * inv, lanes [lo, hi) stored to the window p.
+__device__ __forceinline__ void write_window(elem_t *p, int lo, int hi, const float *v, float m2,
+					     float inv)
 {
 	float out[VEC];
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
 		out[j] = fast_exp2(fmaf(v[j], LOG2E_F, -m2)) * inv;
-	store_chunk(y, col, n, y_ok, out);
+	store_window(p, lo, hi, out);
 }
 
 // ---- the slice ------------------------------------------------------------------
 
+// The slice is cut into 16-byte windows of memory (softmax_peel.cuh):
+// window c is xa[c * VEC ...] with its lanes [peel_lo, peel_hi) in the
+// slice, and is staged at chunk c of the buffer (element j at j + kx).
 struct row_slice {
-	const elem_t *x; // the slice's first element (not read when n is 0)
-	elem_t *y;
+	const elem_t *xa; // the 16-byte boundary at or below the slice's start
+	elem_t *y;        // the slice's first element in y
 	long long n;       // elements, 0 for a slice past the row's end
-	long long nchunks; // ceil(n / VEC)
-	int staged;        // the first `staged` chunks are copied to shared memory
+	long long nchunks; // windows of x (peel_chunks)
+	int kx, ky;        // the starts' offsets from a 16-byte boundary, in elements
+	int staged;        // the first `staged` windows are copied to shared memory
 };
 
 // The slice [begin, begin + len) of a row of N elements (clipped to the row),
@@ -212,62 +235,67 @@ __device__ __forceinline__ row_slice make_slice(const elem_t *xrow, elem_t *yrow
 	row_slice s;
 	const long long end = begin + len < N ? begin + len : N;
 	s.n = end > begin ? end - begin : 0;
-	s.x = xrow + (s.n ? begin : 0);
+	const elem_t *x = xrow + (s.n ? begin : 0);
 	s.y = yrow + (s.n ? begin : 0);
-	s.nchunks = (s.n + VEC - 1) / VEC;
+	s.kx = peel_offset(x, (int)sizeof(elem_t));
+	s.ky = peel_offset(s.y, (int)sizeof(elem_t));
+	s.xa = x - s.kx;
+	s.nchunks = peel_chunks(s.n, s.kx, VEC);
 	s.staged = s.nchunks < cap_chunks ? (int)s.nchunks : cap_chunks;
 	return s;
 }
 
-// Starts copying this thread's staged chunks into buf.
-__device__ __forceinline__ void slice_stage(elem_t *buf, const row_slice &s, bool x_ok)
+// Starts copying this thread's staged windows into buf: whole ones and the
+// tail by cp.async (the tail's zero-filling; its source is aligned), the
+// head (not aligned at its first element) element by element.
+__device__ __forceinline__ void slice_stage(elem_t *buf, const row_slice &s)
 {
 #if __CUDA_ARCH__ >= 800
 	const unsigned base = shared_addr(buf);
 #endif
 #pragma unroll 4
 	for (int c = threadIdx.x; c < s.staged; c += THREADS) {
-		const long long col = (long long)c * VEC;
-		if (x_ok) {
+		const int lo = peel_lo(c, s.kx), hi = peel_hi(c, s.n, s.kx, VEC);
+		const elem_t *src = s.xa + (long long)c * VEC;
 #if __CUDA_ARCH__ >= 800
-			const long long left = s.n - col;
-			const unsigned bytes = left >= VEC ? CHUNK_BYTES
-							   : (unsigned)left * (unsigned)sizeof(elem_t);
-			cp_async16(base + (unsigned)c * CHUNK_BYTES, s.x + col, bytes);
-#else
-			vec_t v;
-			load_vec(v, s.x, col, s.n, true);
-			reinterpret_cast<vec_t *>(buf)[c] = v;
-#endif
-		} else {
-#pragma unroll
-			for (int j = 0; j < VEC; j++)
-				if (col + j < s.n)
-					buf[col + j] = s.x[col + j];
+		if (lo == 0) {
+			cp_async16(base + (unsigned)c * CHUNK_BYTES, src,
+				   (unsigned)hi * (unsigned)sizeof(elem_t));
+			continue;
 		}
+#else
+		if (lo == 0 && hi == VEC) {
+			reinterpret_cast<vec_t *>(buf)[c] = ld_vec(src);
+			continue;
+		}
+#endif
+		for (int j = lo; j < hi; j++)
+			buf[c * VEC + j] = src[j];
 	}
 	cp_async_commit();
 }
 
-// Loads OVERFLOW_BATCH overflow chunks of this thread from global memory,
-// starting at chunk c (chunks past the end read as -inf).
-__device__ __forceinline__ void load_overflow(vec_t *raw, const row_slice &s, long long c, bool x_ok)
+// Loads OVERFLOW_BATCH overflow windows of this thread from global memory,
+// starting at window c (lanes outside the slice read as -inf).
+__device__ __forceinline__ void load_overflow(vec_t *raw, const row_slice &s, long long c)
 {
 #pragma unroll
-	for (int u = 0; u < OVERFLOW_BATCH; u++)
-		load_vec(raw[u], s.x, (c + (long long)u * THREADS) * VEC, s.n, x_ok);
+	for (int u = 0; u < OVERFLOW_BATCH; u++) {
+		const long long cu = c + (long long)u * THREADS;
+		load_window(raw[u], s.xa + cu * VEC, peel_lo(cu, s.kx), peel_hi(cu, s.n, s.kx, VEC));
+	}
 }
 
-// This thread's (m, s) over its chunks of the slice: the overflow first,
-// from global memory while the staged copies arrive, then the staged chunks.
-__device__ __forceinline__ void slice_reduce(const elem_t *buf, const row_slice &s, bool x_ok,
-					     float &m, float &sum)
+// This thread's (m, s) over its windows of the slice: the overflow first,
+// from global memory while the staged copies arrive, then the staged ones.
+__device__ __forceinline__ void slice_reduce(const elem_t *buf, const row_slice &s, float &m,
+					     float &sum)
 {
 	m = NEG_INF_F;
 	sum = 0.0f;
 	for (long long c = s.staged + threadIdx.x; c < s.nchunks; c += OVERFLOW_BATCH * THREADS) {
 		vec_t raw[OVERFLOW_BATCH];
-		load_overflow(raw, s, c, x_ok);
+		load_overflow(raw, s, c);
 #pragma unroll
 		for (int u = 0; u < OVERFLOW_BATCH; u++) {
 			float v[VEC];
@@ -280,32 +308,69 @@ __device__ __forceinline__ void slice_reduce(const elem_t *buf, const row_slice 
 #pragma unroll 2
 	for (int c = threadIdx.x; c < s.staged; c += THREADS) {
 		float v[VEC];
-		chunk_values(chunks[c], s.n - (long long)c * VEC, v);
+		chunk_values(chunks[c], v);
+		mask_lanes(v, peel_lo(c, s.kx), peel_hi(c, s.n, s.kx, VEC));
 		accumulate(m, sum, v);
 	}
 }
 
-// Writes exp2(x * log2(e) - m2) * inv over the slice: the staged chunks from
-// shared memory, the overflow read again.
-__device__ __forceinline__ void slice_write(const elem_t *buf, const row_slice &s, bool x_ok,
-					    bool y_ok, float m2, float inv)
+// y's start is not as far from a 16-byte boundary as x's: y's windows
+// straddle x's, so a thread reads staged elements other threads copied
+// (barriers before and after, the CTA being in step: kx and ky are the
+// same for all its threads) with scalar shared-memory reads, the overflow
+// from global memory.
+__device__ __forceinline__ void slice_write_shifted(const elem_t *buf, const row_slice &s,
+						    float m2, float inv)
 {
+	__syncthreads();
+	const long long staged_end = (long long)s.staged * VEC - s.kx; // elements staged
+	elem_t *const ya = s.y - s.ky;
+	const elem_t *const x = s.xa + s.kx;
+	const long long nyc = peel_chunks(s.n, s.ky, VEC);
+	for (long long c = threadIdx.x; c < nyc; c += THREADS) {
+		const int lo = peel_lo(c, s.ky), hi = peel_hi(c, s.n, s.ky, VEC);
+		float v[VEC];
+#pragma unroll
+		for (int j = 0; j < VEC; j++) {
+			const long long e = c * VEC - s.ky + j; // the slice's element
+			v[j] = 0.0f;
+			if (j >= lo && j < hi)
+				v[j] = to_f32(e < staged_end ? buf[e + s.kx] : x[e]);
+		}
+		write_window(ya + c * VEC, lo, hi, v, m2, inv);
+	}
+	__syncthreads(); // before the next row's copy overwrites what others read
+}
+
+// Writes exp2(x * log2(e) - m2) * inv over the slice: the staged windows from
+// shared memory, the overflow read again.
+__device__ __forceinline__ void slice_write(const elem_t *buf, const row_slice &s, float m2,
+					    float inv)
+{
+	if (s.kx != s.ky) {
+		slice_write_shifted(buf, s, m2, inv);
+		return;
+	}
+	elem_t *const ya = s.y - s.ky;
 	for (long long c = s.staged + threadIdx.x; c < s.nchunks; c += OVERFLOW_BATCH * THREADS) {
 		vec_t raw[OVERFLOW_BATCH];
-		load_overflow(raw, s, c, x_ok);
+		load_overflow(raw, s, c);
 #pragma unroll
 		for (int u = 0; u < OVERFLOW_BATCH; u++) {
+			const long long cu = c + (long long)u * THREADS;
 			float v[VEC];
 			vec_values(raw[u], v);
-			write_chunk(s.y, (c + (long long)u * THREADS) * VEC, s.n, y_ok, v, m2, inv);
+			write_window(ya + cu * VEC, peel_lo(cu, s.kx), peel_hi(cu, s.n, s.kx, VEC), v,
+				     m2, inv);
 		}
 	}
 	const chunk_t *chunks = reinterpret_cast<const chunk_t *>(buf);
 #pragma unroll 2
 	for (int c = threadIdx.x; c < s.staged; c += THREADS) {
 		float v[VEC];
-		chunk_values(chunks[c], VEC, v); // store_chunk drops the tail's padding
-		write_chunk(s.y, (long long)c * VEC, s.n, y_ok, v, m2, inv);
+		chunk_values(chunks[c], v); // write_window drops the lanes outside the slice
+		write_window(ya + (long long)c * VEC, peel_lo(c, s.kx), peel_hi(c, s.n, s.kx, VEC), v,
+			     m2, inv);
 	}
 }
 

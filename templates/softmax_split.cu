@@ -151,16 +151,14 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	const unsigned slot = blockIdx.x / L.slices, part = blockIdx.x % L.slices;
 	if (slot >= L.rows)
 		return; // left over: no row waits for this CTA
-	const bool x_ok = rows_vec_aligned(x, ldx);
-	const bool y_ok = rows_vec_aligned(y, ldy);
 	elem_t *const buf = reinterpret_cast<elem_t *>(slice_smem);
 	int k = 0; // the group's parity
 	for (long long row = slot; row < M; row += L.rows, k ^= 1) {
 		const row_slice sl = make_slice(x + row * ldx, y + row * ldy, N,
 						(long long)part * L.slice_len, L.slice_len, cap);
-		slice_stage(buf, sl, x_ok);
+		slice_stage(buf, sl);
 		float m, s;
-		slice_reduce(buf, sl, x_ok, m, s);
+		slice_reduce(buf, sl, m, s);
 		float m2 = m * LOG2E_F; // -inf stays -inf
 		cta_merge(m2, s, m_slot[k], s_slot[k]);
 		if (L.slices > 1) {
@@ -170,6 +168,6 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 			row_barrier(slot, L.slices);
 			row_total(parts, L.slices, m2, s);
 		}
-		slice_write(buf, sl, x_ok, y_ok, m2, 1.0f / s);
+		slice_write(buf, sl, m2, 1.0f / s);
 	}
 }
