@@ -32,11 +32,19 @@
 // Dynamic shared memory: STAGES * ceil(N * elem_size / 16) * 16 bytes (the
 // launch's; a launch with less, e.g. a geometry stored for a shorter row,
 // takes a slower path that reads the row from global memory twice).
-// Rows that are not 16-byte aligned (x + r * ldx, y + r * ldy) take a scalar
-// path for the side concerned; a row tail shorter than 16 bytes is copied
-// with a zero-filling partial cp.async. In place (y == x) works: a row is
-// entirely in shared memory before any of it is written.
+// Rows that are not 16-byte aligned (x + r * ldx, y + r * ldy, e.g. odd N)
+// are peeled (softmax_peel.cuh): chunk c is the 16-byte window c of memory
+// from the boundary below the row's start, element j staged at j + kx; the
+// head window (kx > 0) is copied element by element, the others by
+// cp.async, the tail's zero-filling. The extra window may not fit the
+// buffer (ceil(N / VEC) chunks): that tail is then read from global memory
+// by its owner in both passes. y is peeled by its own offset; where it
+// differs from x's, the write reads other threads' staged elements between
+// two barriers (write_row_shifted). In place (y == x) works: a row is read
+// (staged, or its unstaged tail by the thread that writes it) before any of
+// it is written.
 #include "softmax_common.cuh"
+#include "softmax_peel.cuh"
 
 #define WARPS (THREADS / 32)
 #define CHUNK_BYTES 16
@@ -139,6 +147,17 @@ __device__ __forceinline__ void mask_tail(float *v, int valid)
 	}
 }
 
+// Lanes outside [lo, hi) (garbage in shared memory) become -inf: a select,
+// so that a garbage NaN does not leak.
+__device__ __forceinline__ void mask_lanes(float *v, int lo, int hi)
+{
+	if (lo > 0 || hi < VEC) {
+#pragma unroll
+		for (int j = 0; j < VEC; j++)
+			v[j] = j >= lo && j < hi ? v[j] : NEG_INF_F;
+	}
+}
+
 __device__ __forceinline__ void chunk_values(const chunk_t &c, int valid, float *v)
 {
 #pragma unroll
@@ -203,7 +222,57 @@ __device__ __forceinline__ void write_chunk(elem_t *y, long long col, long long 
 	store_vec(y, col, n, y_ok, out);
 }
 
+// Converts and stores the lanes [lo, hi) of VEC results to the window p
+// (16-byte aligned): one 16-byte store when whole.
+__device__ __forceinline__ void store_window(elem_t *p, int lo, int hi, const float *vals)
+{
+	vec_t out;
+#if DTYPE_F32
+#pragma unroll
+	for (int j = 0; j < VEC; j++)
+		out.v[j] = vals[j];
+#else
+#pragma unroll
+	for (int j = 0; j < VEC; j += 2)
+		store_pair(&out.v[j], vals[j], vals[j + 1]);
+#endif
+	if (lo == 0 && hi == VEC) {
+		st_vec(p, out);
+	} else {
+#pragma unroll
+		for (int j = 0; j < VEC; j++)
+			if (j >= lo && j < hi)
+				p[j] = out.v[j];
+	}
+}
+
+__device__ __forceinline__ void write_window(elem_t *p, int lo, int hi, const float *v, float m2,
+					     float inv)
+{
+	float out[VEC];
+#pragma unroll
+	for (int j = 0; j < VEC; j++)
+		out[j] = fast_exp2(fmaf(v[j], LOG2E_F, -m2)) * inv;
+	store_window(p, lo, hi, out);
+}
+
+// The window p's lanes [lo, hi) from global memory as f32, the others -inf.
+__device__ __forceinline__ void window_values(const elem_t *p, int lo, int hi, float *v)
+{
+#pragma unroll
+	for (int j = 0; j < VEC; j++)
+		v[j] = j >= lo && j < hi ? to_f32(p[j]) : NEG_INF_F;
+}
+
 // ---- the shared-memory path ---------------------------------------------------
+
+// A row's windows: the first `staged` in the buffer (at most its chunks), a
+// last one past them read from global memory.
+__device__ __forceinline__ int staged_chunks(int n, int kx, int nchunks)
+{
+	const int w = (int)peel_chunks(n, kx, VEC);
+	return w < nchunks ? w : nchunks;
+}
 
 // The chunks of a row owned by this thread are c = threadIdx.x + i * THREADS
 // for c < nchunks; commit group g holds i in [g * kg, (g + 1) * kg).
@@ -214,31 +283,31 @@ __device__ __forceinline__ int own_chunks(int nchunks)
 	return (nchunks - (int)threadIdx.x + THREADS - 1) / THREADS;
 }
 
-// Issues the copy of row x into buf (all of this thread's chunks), in GROUPS
-// commit groups. Misaligned rows are copied element by element (synchronous).
+// Issues the copy of row x into buf (all of this thread's staged windows), in
+// GROUPS commit groups. The head window is copied element by element
+// (synchronous): its first element is not 16-byte aligned.
 __device__ __forceinline__ void issue_row(elem_t *buf, const elem_t *x, int n, int nchunks,
-					  int kg, bool x_ok, unsigned long long pol)
+					  int kg, unsigned long long pol)
 {
 	const unsigned base = shared_addr(buf);
-	const int own = own_chunks(nchunks);
+	const int kx = peel_offset(x, (int)sizeof(elem_t));
+	const elem_t *const xa = x - kx;
+	const int own = own_chunks(staged_chunks(n, kx, nchunks));
+	// thread 0's first window, the head, outside the unrolled loop
+	const int first = threadIdx.x == 0 && kx > 0;
+	if (first) {
+		const int hi = peel_hi(0, n, kx, VEC);
+		for (int j = kx; j < hi; j++)
+			buf[j] = xa[j];
+	}
 #pragma unroll
 	for (int g = 0; g < GROUPS; g++) {
 		const int i1 = (g + 1) * kg < own ? (g + 1) * kg : own;
 #pragma unroll 4
-		for (int i = g * kg; i < i1; i++) {
+		for (int i = g * kg > first ? g * kg : first; i < i1; i++) {
 			const int c = threadIdx.x + i * THREADS;
-			const int col = c * VEC;
-			if (x_ok) {
-				const int left = n - col;
-				const unsigned bytes = left >= VEC ? CHUNK_BYTES
-								   : (unsigned)left * (unsigned)sizeof(elem_t);
-				cp_async16(base + (unsigned)c * CHUNK_BYTES, x + col, bytes, pol);
-			} else {
-#pragma unroll
-				for (int j = 0; j < VEC; j++)
-					if (col + j < n)
-						buf[col + j] = x[col + j];
-			}
+			cp_async16(base + (unsigned)c * CHUNK_BYTES, xa + c * VEC,
+				   (unsigned)peel_hi(c, n, kx, VEC) * (unsigned)sizeof(elem_t), pol);
 		}
 		cp_async_commit();
 	}
@@ -247,11 +316,13 @@ __device__ __forceinline__ void issue_row(elem_t *buf, const elem_t *x, int n, i
 // Reduces this thread's chunks of the row in buf into (m, s) in one read,
 // waiting for each commit group before it reads it; `later` groups were
 // committed after this row's.
-__device__ __forceinline__ void reduce_row(const elem_t *buf, int n, int nchunks, int kg,
-					   int later, float &m, float &s)
+__device__ __forceinline__ void reduce_row(const elem_t *buf, const elem_t *x, int n, int nchunks,
+					   int kg, int later, float &m, float &s)
 {
 	const chunk_t *chunks = reinterpret_cast<const chunk_t *>(buf);
-	const int own = own_chunks(nchunks);
+	const int kx = peel_offset(x, (int)sizeof(elem_t));
+	const int staged = staged_chunks(n, kx, nchunks);
+	const int own = own_chunks(staged);
 	m = NEG_INF_F;
 	s = 0.0f;
 #pragma unroll
@@ -262,22 +333,70 @@ __device__ __forceinline__ void reduce_row(const elem_t *buf, int n, int nchunks
 		for (int i = g * kg; i < i1; i++) {
 			const int c = threadIdx.x + i * THREADS;
 			float v[VEC];
-			chunk_values(chunks[c], n - c * VEC, v);
+			chunk_values(chunks[c], VEC, v);
+			mask_lanes(v, peel_lo(c, kx), peel_hi(c, n, kx, VEC));
 			rescale(m, s, chunk_max(v));
 			s += chunk_sum(v, log2_ref(m));
 		}
 	}
+	if (staged < peel_chunks(n, kx, VEC) && threadIdx.x == staged % THREADS) {
+		float v[VEC]; // the tail window that did not fit
+		window_values(x - kx + staged * VEC, peel_lo(staged, kx), peel_hi(staged, n, kx, VEC),
+			      v);
+		rescale(m, s, chunk_max(v));
+		s += chunk_sum(v, log2_ref(m));
+	}
 }
 
-__device__ __forceinline__ void write_row(elem_t *y, const elem_t *buf, int n, int nchunks,
-					  bool y_ok, float m2, float inv)
+// y is not as far from a 16-byte boundary as x: y's windows straddle x's,
+// so a thread reads elements other threads staged (scalar shared-memory
+// reads), between barriers (kx and ky are the CTA's, so all its threads
+// come here); the unstaged tail from global memory.
+__device__ __forceinline__ void write_row_shifted(elem_t *y, const elem_t *x, const elem_t *buf,
+						  int n, int kx, int staged, float m2, float inv)
 {
+	__syncthreads();
+	const int ky = peel_offset(y, (int)sizeof(elem_t));
+	const int staged_end = staged * VEC - kx; // elements staged
+	elem_t *const ya = y - ky;
+	const int nyc = (int)peel_chunks(n, ky, VEC);
+	for (int c = threadIdx.x; c < nyc; c += THREADS) {
+		const int lo = peel_lo(c, ky), hi = peel_hi(c, n, ky, VEC);
+		float v[VEC];
+#pragma unroll
+		for (int j = 0; j < VEC; j++) {
+			const int e = c * VEC - ky + j; // the row's element
+			v[j] = 0.0f;
+			if (j >= lo && j < hi)
+				v[j] = to_f32(e < staged_end ? buf[e + kx] : x[e]);
+		}
+		write_window(ya + c * VEC, lo, hi, v, m2, inv);
+	}
+	__syncthreads(); // before a later row's copy overwrites what others read
+}
+
+__device__ __forceinline__ void write_row(elem_t *y, const elem_t *x, const elem_t *buf, int n,
+					  int nchunks, float m2, float inv)
+{
+	const int kx = peel_offset(x, (int)sizeof(elem_t));
+	const int staged = staged_chunks(n, kx, nchunks);
+	if (peel_offset(y, (int)sizeof(elem_t)) != kx) {
+		write_row_shifted(y, x, buf, n, kx, staged, m2, inv);
+		return;
+	}
+	elem_t *const ya = y - kx;
 	const chunk_t *chunks = reinterpret_cast<const chunk_t *>(buf);
 #pragma unroll 4
-	for (int c = threadIdx.x; c < nchunks; c += THREADS) {
+	for (int c = threadIdx.x; c < staged; c += THREADS) {
 		float v[VEC];
-		chunk_values(chunks[c], VEC, v); // store_vec drops the tail's padding
-		write_chunk(y, (long long)c * VEC, n, y_ok, v, m2, inv);
+		chunk_values(chunks[c], VEC, v); // write_window drops the lanes outside the row
+		write_window(ya + c * VEC, peel_lo(c, kx), peel_hi(c, n, kx, VEC), v, m2, inv);
+	}
+	if (staged < peel_chunks(n, kx, VEC) && threadIdx.x == staged % THREADS) {
+		const int lo = peel_lo(staged, kx), hi = peel_hi(staged, n, kx, VEC);
+		float v[VEC];
+		window_values(x - kx + staged * VEC, lo, hi, v);
+		write_window(ya + staged * VEC, lo, hi, v, m2, inv);
 	}
 }
 
@@ -342,7 +461,7 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	long long row = blockIdx.x;
 #if STAGES == 2
 	if (row < M)
-		issue_row(rows, x + row * ldx, n, nchunks, kg, x_ok, pol);
+		issue_row(rows, x + row * ldx, n, nchunks, kg, pol);
 	else
 		cp_async_commit();
 #endif
@@ -353,19 +472,19 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 		// the previous row (see the top comment); an empty group if none
 		if (row + step < M)
 			issue_row(k ? rows : rows + stride, x + (row + step) * ldx, n, nchunks, kg,
-				  x_ok, pol);
+				  pol);
 		else
 			cp_async_commit();
 		const int later = GROUPS;
 #else
-		issue_row(rows, x + row * ldx, n, nchunks, kg, x_ok, pol);
+		issue_row(rows, x + row * ldx, n, nchunks, kg, pol);
 		const int later = 0;
 #endif
 		float m, s;
-		reduce_row(cur, n, nchunks, kg, later, m, s);
+		reduce_row(cur, x + row * ldx, n, nchunks, kg, later, m, s);
 		float m2 = m * LOG2E_F; // -inf stays -inf
 		cta_merge(m2, s, m_slot[k], s_slot[k]);
-		write_row(y + row * ldy, cur, n, nchunks, y_ok, m2, 1.0f / s);
+		write_row(y + row * ldy, x + row * ldx, cur, n, nchunks, m2, 1.0f / s);
 	}
 	cp_async_wait(0); // nothing may be in flight into shared memory at exit
 }
