@@ -258,9 +258,10 @@ __device__ __forceinline__ void slice_stage(elem_t *buf, const row_slice &s)
 		const int lo = peel_lo(c, s.kx), hi = peel_hi(c, s.n, s.kx, VEC);
 		const elem_t *src = s.xa + (long long)c * VEC;
 #if __CUDA_ARCH__ >= 800
-		if (lo == 0) {
-			cp_async16(base + (unsigned)c * CHUNK_BYTES, src,
-				   (unsigned)hi * (unsigned)sizeof(elem_t));
+		// only whole windows: a zero-filling cp.async of a partial one still
+		// counts as a 16-byte read past the row (compute-sanitizer memcheck)
+		if (lo == 0 && hi == VEC) {
+			cp_async16(base + (unsigned)c * CHUNK_BYTES, src, CHUNK_BYTES);
 			continue;
 		}
 #else
@@ -271,6 +272,8 @@ __device__ __forceinline__ void slice_stage(elem_t *buf, const row_slice &s)
 #endif
 		for (int j = lo; j < hi; j++)
 			buf[c * VEC + j] = src[j];
+		for (int j = hi; j < VEC; j++)
+			buf[c * VEC + j] = elem_t(0); // as the zero-filling copy left them
 	}
 	cp_async_commit();
 }

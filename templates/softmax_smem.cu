@@ -306,8 +306,16 @@ __device__ __forceinline__ void issue_row(elem_t *buf, const elem_t *x, int n, i
 #pragma unroll 4
 		for (int i = g * kg > first ? g * kg : first; i < i1; i++) {
 			const int c = threadIdx.x + i * THREADS;
-			cp_async16(base + (unsigned)c * CHUNK_BYTES, xa + c * VEC,
-				   (unsigned)peel_hi(c, n, kx, VEC) * (unsigned)sizeof(elem_t), pol);
+			const int hi = peel_hi(c, n, kx, VEC);
+			if (hi == VEC) {
+				cp_async16(base + (unsigned)c * CHUNK_BYTES, xa + c * VEC,
+					   CHUNK_BYTES, pol);
+			} else {
+				// the row's last window element by element: a partial
+				// cp.async still reads 16 bytes for compute-sanitizer
+				for (int j = 0; j < VEC; j++)
+					buf[c * VEC + j] = j < hi ? xa[c * VEC + j] : elem_t(0);
+			}
 		}
 		cp_async_commit();
 	}
