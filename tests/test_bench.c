@@ -345,6 +345,9 @@ Test(bench_report, dtype_subset_of_a_config)
 		     text);
 	cr_assert_eq(sub.warmup, cfg.warmup);
 	cr_assert_eq(sub.repetitions, cfg.repetitions);
+	cr_assert_eq(sub.min_repetitions, cfg.min_repetitions);
+	cr_assert_eq(sub.tolerance, cfg.tolerance);
+	cr_assert_eq(sub.time_budget_ms, cfg.time_budget_ms);
 	sweep_shape *all, *some;
 	size_t nall, nsome, k = 0;
 	cr_assert_eq(config_shapes(&cfg, &all, &nall, &err), 0);

@@ -17,8 +17,10 @@ static void put_list(strbuf *s, const char *key, const long long *v, size_t n)
 char *config_dtype_subset(const sweep_config *cfg, unsigned mask)
 {
 	strbuf s = { 0 };
-	strbuf_printf(&s, "# %s, dtypes restricted\nwarmup: %d\nrepetitions: %d\nsweeps:\n",
-		      cfg->path ? cfg->path : "config", cfg->warmup, cfg->repetitions);
+	strbuf_printf(&s, "# %s, dtypes restricted\nwarmup: %d\nrepetitions: %d\n"
+		      "min_repetitions: %d\ntolerance: %.17g\ntime_budget_ms: %.17g\nsweeps:\n",
+		      cfg->path ? cfg->path : "config", cfg->warmup, cfg->repetitions,
+		      cfg->min_repetitions, cfg->tolerance, cfg->time_budget_ms);
 	int kept = 0;
 	for (size_t i = 0; i < cfg->nspecs; i++) {
 		const sweep_spec *sp = &cfg->specs[i];
