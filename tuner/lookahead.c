@@ -77,7 +77,8 @@ void lookahead_after(tune_ctx *ctx, const sweep_shape *s)
 	size_t enough = (size_t)ctx->cache->nthreads * LOOKAHEAD_KERNELS_PER_THREAD;
 	size_t k = la.queued > next ? la.queued : next;
 	for (; k < p->nshapes && k <= i + LOOKAHEAD_MAX_SHAPES * stride &&
-	       kernel_cache_pending(ctx->cache) < enough;
+	       (k <= i + LOOKAHEAD_MIN_SHAPES * stride ||
+		kernel_cache_pending(ctx->cache) < enough);
 	     k += stride) {
 		if (!is_done(ctx, &p->shapes[k]) && queue_kernels(ctx, &p->shapes[k])) {
 			la.off = 1;

@@ -13,8 +13,11 @@
 #include "tuner/tune_shape.h"
 
 /* Kernels kept queued ahead per compile thread, and how far ahead (in
- * shapes) they are looked for. */
+ * shapes) they are looked for: always the next LOOKAHEAD_MIN_SHAPES, so
+ * that threads left idle while a shape waits for its last kernels have the
+ * shape after it to compile. */
 #define LOOKAHEAD_KERNELS_PER_THREAD 4
+#define LOOKAHEAD_MIN_SHAPES 2
 #define LOOKAHEAD_MAX_SHAPES 16
 
 /* Starts the work for the shapes after s (a shape of ctx->plan). */
