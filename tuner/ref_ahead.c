@@ -34,13 +34,14 @@ uint64_t ref_shape_seed(uint64_t base, at_dtype dt, long long M, long long N)
 }
 
 /* Room for bytes in *buf: grows by doubling so that a sweep over growing N
- * allocates (and first touches) a few times, not at every shape. */
+ * allocates (and first touches) a few times, not at every shape; a buffer
+ * more than REF_AHEAD_SLACK times too large is given back. */
 static void *room(void *buf, size_t *cap, size_t bytes)
 {
-	if (bytes <= *cap)
+	if (bytes <= *cap && *cap / REF_AHEAD_SLACK <= bytes)
 		return buf;
 	free(buf);
-	size_t grown = *cap * 2 > bytes ? *cap * 2 : bytes;
+	size_t grown = bytes > *cap && *cap * 2 > bytes ? *cap * 2 : bytes;
 	*cap = grown;
 	return xmalloc(grown);
 }
@@ -84,7 +85,8 @@ static void wait_for_thread(void)
 
 void ref_ahead_prepare(at_dtype dt, long long M, long long N, uint64_t seed)
 {
-	if (M < 1 || N < 1)
+	if (M < 1 || N < 1 ||
+	    (double)M * (double)N * (double)(at_dtype_size(dt) + sizeof(double)) > REF_AHEAD_MAX_BYTES)
 		return;
 	pthread_mutex_lock(&ra.lock);
 	wait_for_thread();

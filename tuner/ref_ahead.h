@@ -10,12 +10,18 @@
 
 #include "common/dtype.h"
 
+/* A shape whose input and reference take more is not prepared ahead (it is
+ * computed when asked for), so that two such sets are never held at once. */
+#define REF_AHEAD_MAX_BYTES (2.0 * (1 << 30))
+#define REF_AHEAD_SLACK 4 /* buffers larger than this many times the need shrink */
+
 /* The seed of a shape's input in a sweep whose seed is base. */
 uint64_t ref_shape_seed(uint64_t base, at_dtype dt, long long M, long long N);
 
 /* Starts computing the input and reference of (dt, M, N, seed) in a
- * background thread, unless they are ready or being computed. One shape is
- * prepared at a time: a request waits for the previous one to finish. */
+ * background thread, unless they are ready or being computed or larger than
+ * REF_AHEAD_MAX_BYTES. One shape is prepared at a time: a request waits for
+ * the previous one to finish. */
 void ref_ahead_prepare(at_dtype dt, long long M, long long N, uint64_t seed);
 
 /* The input (M x N elements of dt, rows dense) and its softmax reference
