@@ -116,7 +116,7 @@ Test(config, defaults)
 	cr_assert_eq(cfg.repetitions, 100);
 	cr_assert_eq(cfg.min_repetitions, 10);
 	cr_assert_float_eq(cfg.tolerance, 0.01, 1e-15);
-	cr_assert_float_eq(cfg.time_budget_ms, 10.0, 1e-15);
+	cr_assert_float_eq(cfg.time_budget_ms, 5.0, 1e-15);
 	cr_assert_eq(cfg.nspecs, 1);
 	cr_assert_eq(cfg.specs[0].line, 2);
 	cr_assert_null(cfg.specs[0].templates);

@@ -6,8 +6,8 @@
  *   min_repetitions: 10       # optional, the fewest (default 10; = repetitions: a fixed count)
  *   tolerance: 0.01           # optional, stop once the median's 95% confidence interval
  *                             # is this narrow relative to it (default 0.01; 0: never early)
- *   time_budget_ms: 10        # optional, stop once a variant's timing took this long
- *                             # (after min_repetitions; default 10; 0: no budget)
+ *   time_budget_ms: 5         # optional, stop once a variant's timing took this long
+ *                             # (after min_repetitions; default 5; 0: no budget)
  *   sweeps:
  *     - op: softmax
  *       dtypes: [f32, f16, bf16]
