@@ -63,7 +63,7 @@ static void print_summary(const sweep_plan *p, const supervisor_report *r)
 	}
 	printf("\nWinners (device-to-device copy:");
 	for (int i = 0; r->slots && i < r->nslots; i++)
-		printf(" %s%.0f GB/s on GPU %d", i ? "; " : "", r->slots[i].copy_gbps,
+		printf("%s%.0f GB/s on GPU %d", i ? "; " : " ", r->slots[i].copy_gbps,
 		       r->slots[i].device);
 	printf("):\n");
 	table_print(&t, stdout, TABLE_TEXT, NULL);
