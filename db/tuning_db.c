@@ -115,26 +115,40 @@ static int prepare_schema(tdb *db, int writable, at_error *err)
 		return at_error_set(err, "%s: not a tuning database (no schema)", db->path);
 	if (version > 0)
 		return migrate(db, version, err);
+	/* Decide under the write lock: another sweep may be creating the schema
+	 * of this new file right now. */
+	if (exec(db, "BEGIN IMMEDIATE", err))
+		return -1;
+	if (user_version(db, &version, err))
+		goto fail;
+	if (version > 0) {
+		if (exec(db, "COMMIT", err))
+			goto fail;
+		return prepare_schema(db, writable, err); /* created meanwhile */
+	}
 	/* An existing file with other tables is someone else's database. */
 	sqlite3_stmt *st;
 	int foreign = 0;
 	if (sqlite3_prepare_v2(db->sql, "SELECT count(*) FROM sqlite_master", -1, &st,
-			       NULL) != SQLITE_OK)
-		return sql_fail(db, err, "not a tuning database (or not an SQLite file)");
+			       NULL) != SQLITE_OK) {
+		sql_fail(db, err, "not a tuning database (or not an SQLite file)");
+		goto fail;
+	}
 	if (sqlite3_step(st) == SQLITE_ROW)
 		foreign = sqlite3_column_int(st, 0) > 0;
 	sqlite3_finalize(st);
-	if (foreign)
-		return at_error_set(err, "%s: an SQLite database that is not a tuning database",
-				    db->path);
+	if (foreign) {
+		at_error_set(err, "%s: an SQLite database that is not a tuning database", db->path);
+		goto fail;
+	}
 	char pragma[64];
 	snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d;", TDB_SCHEMA_VERSION);
-	if (exec(db, "BEGIN IMMEDIATE", err) || exec(db, db_schema_sql, err) ||
-	    exec(db, pragma, err) || exec(db, "COMMIT", err)) {
-		sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
+	if (exec(db, db_schema_sql, err) || exec(db, pragma, err) || exec(db, "COMMIT", err))
+		goto fail;
 	return 0;
+fail:
+	sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
 }
 
 static int open_db(const char *path, int writable, tdb **out, at_error *err)
