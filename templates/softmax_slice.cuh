@@ -33,6 +33,7 @@
 #pragma once
 
 #include "softmax_peel.cuh"
+#include "softmax_window.cuh"
 
 #define CHUNK_BYTES 16
 // Chunks of the overflow each thread loads before it reduces them.
@@ -75,10 +76,15 @@ __device__ __forceinline__ void cp_async_commit(void)
 #endif
 }
 
-__device__ __forceinline__ void cp_async_wait_all(void)
+// Waits until at most `pending` (0 or 1, a constant) of this thread's
+// committed copy groups are still in flight.
+__device__ __forceinline__ void cp_async_wait(int pending)
 {
 #if __CUDA_ARCH__ >= 800
-	asm volatile("cp.async.wait_group 0;" ::: "memory");
+	if (pending)
+		asm volatile("cp.async.wait_group 1;" ::: "memory");
+	else
+		asm volatile("cp.async.wait_group 0;" ::: "memory");
 #endif
 }
 
@@ -111,26 +117,6 @@ __device__ __forceinline__ void chunk_values(const chunk_t &c, float *v)
 #else
 		v[j] = to_f32((elem_t)(j % 2 ? c.w[j / 2] >> 16 : c.w[j / 2] & 0xffffu));
 #endif
-	}
-}
-
-__device__ __forceinline__ void vec_values(const vec_t &c, float *v)
-{
-#pragma unroll
-	for (int j = 0; j < VEC; j++)
-		v[j] = to_f32(c.v[j]);
-}
-
-// Window p[0..VEC) (16-byte aligned): one access when whole, else only the
-// lanes [lo, hi), the others -inf.
-__device__ __forceinline__ void load_window(vec_t &out, const elem_t *p, int lo, int hi)
-{
-	if (lo == 0 && hi == VEC) {
-		out = ld_vec(p);
-	} else {
-#pragma unroll
-		for (int j = 0; j < VEC; j++)
-			out.v[j] = j >= lo && j < hi ? p[j] : elem_neg_inf();
 	}
 }
 
@@ -172,45 +158,6 @@ __device__ __forceinline__ void accumulate(float &m, float &s, const float *v)
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
 		s += fast_exp2(fmaf(v[j], LOG2E_F, -ref));
-}
-
-// Converts and stores the lanes [lo, hi) of VEC results to the window p
-// (16-byte aligned). A whole window is written out as one 16-byte
-// st.global: left to the compiler, some of these stores came out as four
-// scalar ones.
-__device__ __forceinline__ void store_window(elem_t *p, int lo, int hi, const float *vals)
-{
-	vec_t out;
-#if DTYPE_F32
-#pragma unroll
-	for (int j = 0; j < VEC; j++)
-		out.v[j] = vals[j];
-#else
-#pragma unroll
-	for (int j = 0; j < VEC; j += 2)
-		store_pair(&out.v[j], vals[j], vals[j + 1]);
-#endif
-	if (lo == 0 && hi == VEC) {
-		const unsigned *w = reinterpret_cast<const unsigned *>(&out);
-		asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};"
-			     :: "l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory");
-	} else {
-#pragma unroll
-		for (int j = 0; j < VEC; j++)
-			if (j >= lo && j < hi)
-				p[j] = out.v[j];
-	}
-}
-
-// exp2(v * log2(e) - m2) * inv, lanes [lo, hi) stored to the window p.
-__device__ __forceinline__ void write_window(elem_t *p, int lo, int hi, const float *v, float m2,
-					     float inv)
-{
-	float out[VEC];
-#pragma unroll
-	for (int j = 0; j < VEC; j++)
-		out[j] = fast_exp2(fmaf(v[j], LOG2E_F, -m2)) * inv;
-	store_window(p, lo, hi, out);
 }
 
 // ---- the slice ------------------------------------------------------------------
@@ -291,8 +238,10 @@ __device__ __forceinline__ void load_overflow(vec_t *raw, const row_slice &s, lo
 
 // This thread's (m, s) over its windows of the slice: the overflow first,
 // from global memory while the staged copies arrive, then the staged ones.
+// `pending`: copy groups committed after this slice's (1 when the next
+// row's slice is already on its way into another buffer).
 __device__ __forceinline__ void slice_reduce(const elem_t *buf, const row_slice &s, float &m,
-					     float &sum)
+					     float &sum, int pending)
 {
 	m = NEG_INF_F;
 	sum = 0.0f;
@@ -306,7 +255,7 @@ __device__ __forceinline__ void slice_reduce(const elem_t *buf, const row_slice 
 			accumulate(m, sum, v);
 		}
 	}
-	cp_async_wait_all();
+	cp_async_wait(pending);
 	const chunk_t *chunks = reinterpret_cast<const chunk_t *>(buf);
 #pragma unroll 2
 	for (int c = threadIdx.x; c < s.staged; c += THREADS) {
@@ -375,23 +324,4 @@ __device__ __forceinline__ void slice_write(const elem_t *buf, const row_slice &
 		write_window(ya + (long long)c * VEC, peel_lo(c, s.kx), peel_hi(c, s.n, s.kx, VEC), v,
 			     m2, inv);
 	}
-}
-
-// ---- combining partials -----------------------------------------------------------
-
-// A CTA's (max in log2 units, sum relative to it).
-struct alignas(8) partial_t {
-	float m, s;
-};
-
-// Merges (m, s) over the warp in a fixed order and gives every lane lane 0's
-// result: merge contracts to FMAs, so it is not bitwise symmetric, but every
-// warp that merges the same values in the same lanes gets the same bits.
-__device__ __forceinline__ void warp_merge_fixed(float &m, float &s)
-{
-#pragma unroll
-	for (int o = 16; o > 0; o >>= 1)
-		merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
-	m = __shfl_sync(0xffffffffu, m, 0);
-	s = __shfl_sync(0xffffffffu, s, 0);
 }

@@ -45,6 +45,7 @@
 // it is written.
 #include "softmax_common.cuh"
 #include "softmax_peel.cuh"
+#include "softmax_window.cuh"
 
 #define WARPS (THREADS / 32)
 #define CHUNK_BYTES 16
@@ -220,40 +221,6 @@ __device__ __forceinline__ void write_chunk(elem_t *y, long long col, long long 
 	for (int j = 0; j < VEC; j++)
 		out[j] = fast_exp2(fmaf(v[j], LOG2E_F, -m2)) * inv;
 	store_vec(y, col, n, y_ok, out);
-}
-
-// Converts and stores the lanes [lo, hi) of VEC results to the window p
-// (16-byte aligned): one 16-byte store when whole.
-__device__ __forceinline__ void store_window(elem_t *p, int lo, int hi, const float *vals)
-{
-	vec_t out;
-#if DTYPE_F32
-#pragma unroll
-	for (int j = 0; j < VEC; j++)
-		out.v[j] = vals[j];
-#else
-#pragma unroll
-	for (int j = 0; j < VEC; j += 2)
-		store_pair(&out.v[j], vals[j], vals[j + 1]);
-#endif
-	if (lo == 0 && hi == VEC) {
-		st_vec(p, out);
-	} else {
-#pragma unroll
-		for (int j = 0; j < VEC; j++)
-			if (j >= lo && j < hi)
-				p[j] = out.v[j];
-	}
-}
-
-__device__ __forceinline__ void write_window(elem_t *p, int lo, int hi, const float *v, float m2,
-					     float inv)
-{
-	float out[VEC];
-#pragma unroll
-	for (int j = 0; j < VEC; j++)
-		out[j] = fast_exp2(fmaf(v[j], LOG2E_F, -m2)) * inv;
-	store_window(p, lo, hi, out);
 }
 
 // The window p's lanes [lo, hi) from global memory as f32, the others -inf.

@@ -31,9 +31,14 @@
 //   CTAS_PER_SM  CTAs per multiprocessor the launch is sized for (its
 //                shared memory is that share of a multiprocessor's)
 //   FIT          1: enough slices per row that each fits in shared memory
+//   STAGES       1: a CTA's slice of the next row is copied in after this
+//                row's is written; 2: two slice buffers, the next row's
+//                copied in while this row is reduced, waits at its barrier
+//                and is written (each buffer half the shared memory)
 //
-// Dynamic shared memory: whatever the launch gives (%dynamic_smem_size);
-// any N works with any amount, overflow being re-read.
+// Dynamic shared memory: whatever the launch gives (%dynamic_smem_size),
+// cut into STAGES buffers; any N works with any amount, overflow being
+// re-read.
 #include "softmax_common.cuh"
 
 #define WARPS (THREADS / 32)
@@ -141,24 +146,44 @@ __device__ __forceinline__ void row_total(const partial_t *parts, unsigned S, fl
 
 // ---- the kernel -----------------------------------------------------------------------
 
+// The slice of `row` this CTA holds (none past the last row).
+__device__ __forceinline__ row_slice split_slice(elem_t *y, const elem_t *x, long long M,
+						 long long N, long long ldy, long long ldx,
+						 long long row, unsigned part, const split_layout &L,
+						 int cap)
+{
+	if (row >= M)
+		return make_slice(x, y, N, N, 0, cap); // empty: stages nothing
+	return make_slice(x + row * ldx, y + row * ldy, N, (long long)part * L.slice_len,
+			  L.slice_len, cap);
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
 softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long ldy, long long ldx)
 {
 	__shared__ float m_slot[2][WARPS], s_slot[2][WARPS];
 	const unsigned G = gridDim.x < MAX_CTAS ? gridDim.x : MAX_CTAS;
-	const int cap = (int)(dynamic_smem_bytes() / CHUNK_BYTES);
+	// each of the STAGES buffers gets an equal share of the shared memory
+	const int cap = (int)(dynamic_smem_bytes() / CHUNK_BYTES / STAGES);
 	const split_layout L = split_plan_layout(M, N, G, cap, FIT, VEC);
 	const unsigned slot = blockIdx.x / L.slices, part = blockIdx.x % L.slices;
 	if (slot >= L.rows)
 		return; // left over: no row waits for this CTA
-	elem_t *const buf = reinterpret_cast<elem_t *>(slice_smem);
-	int k = 0; // the group's parity
+	elem_t *const buf0 = reinterpret_cast<elem_t *>(slice_smem);
+	row_slice sl = split_slice(y, x, M, N, ldy, ldx, slot, part, L, cap);
+	slice_stage(buf0, sl);
+	int k = 0; // the group's parity, and with STAGES 2 the buffer of `row`
 	for (long long row = slot; row < M; row += L.rows, k ^= 1) {
-		const row_slice sl = make_slice(x + row * ldx, y + row * ldy, N,
-						(long long)part * L.slice_len, L.slice_len, cap);
-		slice_stage(buf, sl);
+		elem_t *const buf = buf0 + (STAGES == 2 ? k * cap * VEC : 0);
+		row_slice next;
+		if (STAGES == 2) {
+			// the next row's slice comes in while this one is reduced,
+			// waits at the barrier and is written
+			next = split_slice(y, x, M, N, ldy, ldx, row + L.rows, part, L, cap);
+			slice_stage(buf0 + (k ^ 1) * cap * VEC, next);
+		}
 		float m, s;
-		slice_reduce(buf, sl, m, s);
+		slice_reduce(buf, sl, m, s, STAGES == 2);
 		float m2 = m * LOG2E_F; // -inf stays -inf
 		cta_merge(m2, s, m_slot[k], s_slot[k]);
 		if (L.slices > 1) {
@@ -169,5 +194,11 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 			row_total(parts, L.slices, m2, s);
 		}
 		slice_write(buf, sl, m2, 1.0f / s);
+		if (STAGES == 2) {
+			sl = next;
+		} else if (row + L.rows < M) {
+			sl = split_slice(y, x, M, N, ldy, ldx, row + L.rows, part, L, cap);
+			slice_stage(buf0, sl);
+		}
 	}
 }

@@ -1,0 +1,209 @@
+/* Tests for templates/softmax_cluster_regs.{cu,yaml}: variants only where
+ * clusters exist (cc >= 90) and only for rows too long for one CTA's
+ * registers; exactly one hold per (cluster, threads), large enough for the
+ * row whatever its alignment; the launch geometry (a cluster per row, no
+ * shared memory, max_n what the cluster's registers hold); and NVRTC
+ * compiles for sm_90 of every variant at long rows: cluster barriers,
+ * distributed shared memory, 16-byte loads and stores, no spills. */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen/manifest.h"
+#include "gen/nvrtc_compile.h"
+#include "gen/specialize.h"
+#include "tuner/device.h"
+#include "tuner/enumerate.h"
+
+static tmpl_manifest *templates;
+static size_t ntemplates;
+static const tmpl_manifest *cregs;
+
+static void load_templates(void)
+{
+	at_error err = { { 0 } };
+	cr_assert_eq(manifest_load_dir("templates", &templates, &ntemplates, &err), 0,
+		     "cannot load templates/: %s", err.msg);
+	cregs = NULL;
+	for (size_t i = 0; i < ntemplates; i++)
+		if (strcmp(templates[i].name, "softmax_cluster_regs") == 0)
+			cregs = &templates[i];
+	cr_assert_not_null(cregs, "templates/softmax_cluster_regs.yaml is not in templates/");
+}
+
+static void free_templates(void)
+{
+	manifest_free_all(templates, ntemplates);
+	templates = NULL;
+	ntemplates = 0;
+	cregs = NULL;
+}
+
+TestSuite(cluster_regs_template, .init = load_templates, .fini = free_templates);
+
+static long long value(const variant *v, const char *name)
+{
+	int i = manifest_param_index(v->tmpl, name);
+	cr_assert_geq(i, 0, "softmax_cluster_regs has no param %s", name);
+	return v->values[i];
+}
+
+static size_t enumerate_at(int cc, at_dtype dt, long long N, variant **out)
+{
+	shape_env env = nominal_shape_env(cc, 4096, N, at_dtype_size(dt));
+	size_t n = 0;
+	at_error err = { { 0 } };
+	cr_assert_eq(enumerate_variants(cregs, dt, &env, out, &n, &err), 0, "%s", err.msg);
+	return n;
+}
+
+static launch_geometry geometry(const variant *v, long long N)
+{
+	shape_env env = nominal_shape_env(90, 4096, N, at_dtype_size(v->dtype));
+	launch_geometry g;
+	at_error err = { { 0 } };
+	cr_assert_eq(variant_geometry(v, &env, &g, &err), 0, "%s", err.msg);
+	return g;
+}
+
+Test(cluster_regs_template, absent_before_sm_90_and_for_short_rows)
+{
+	variant *vs;
+	cr_assert_eq(enumerate_at(80, AT_F32, 65536, &vs), 0, "cluster variants at cc 80");
+	cr_assert_eq(enumerate_at(89, AT_BF16, 131072, &vs), 0, "cluster variants at cc 89");
+	cr_assert_eq(enumerate_at(90, AT_F32, 12288, &vs), 0, "softmax_block's rows");
+	cr_assert_eq(enumerate_at(90, AT_BF16, 8192, &vs), 0, "softmax_block's rows");
+	size_t n = enumerate_at(90, AT_F32, 65536, &vs);
+	cr_assert_gt(n, 0, "no variant at f32 65536, cc 90");
+	free(vs);
+}
+
+Test(cluster_regs_template, one_hold_per_cluster_and_threads_that_fits_the_row)
+{
+	static const struct {
+		at_dtype dt;
+		long long N;
+	} cases[] = { { AT_F32, 16384 }, { AT_F32, 50257 }, { AT_BF16, 50257 },
+		      { AT_F16, 131072 }, { AT_F32, 262144 }, { AT_BF16, 524288 } };
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		const at_dtype dt = cases[k].dt;
+		const long long N = cases[k].N, vec = 16 / (long long)at_dtype_size(dt);
+		variant *vs;
+		size_t n = enumerate_at(90, dt, N, &vs);
+		cr_assert_gt(n, 0, "%s N=%lld", at_dtype_name(dt), N);
+		int seen[17][1025] = { { 0 } };
+		for (size_t i = 0; i < n; i++) {
+			const long long c = value(&vs[i], "cluster"), t = value(&vs[i], "threads");
+			const long long ept = value(&vs[i], "elems_per_thread");
+			cr_assert_eq(value(&vs[i], "vec"), vec);
+			cr_assert_eq(ept % vec, 0);
+			/* the row fits; one window fewer per thread would not */
+			cr_assert_geq(c * t * ept, N, "%s N=%lld", at_dtype_name(dt), N);
+			cr_assert_lt(c * t * (ept - vec), N);
+			/* registers: the held values as f32 and 28 more a thread, 64K an SM */
+			cr_assert_leq(t * (ept + 28), 65536);
+			seen[c][t] += value(&vs[i], "cache_hint") == 0;
+			launch_geometry g = geometry(&vs[i], N);
+			cr_assert_eq(g.ctas_per_row, c);
+			cr_assert_eq(g.threads, t);
+			cr_assert_eq(g.rows_per_cta, 1);
+			cr_assert_eq(g.persistent, 0);
+			cr_assert_eq(g.cooperative, 0);
+			cr_assert_eq(g.dyn_smem, 0, "the row is held in registers");
+			cr_assert_eq(g.max_n, c * t * ept);
+		}
+		for (int c = 2; c <= 16; c *= 2)
+			for (int t = 128; t <= 1024; t *= 2)
+				cr_assert_leq(seen[c][t], 1, "cluster=%d threads=%d held twice", c, t);
+		free(vs);
+	}
+}
+
+/* Held as f32, at most 36 values a thread at 1024 threads: 16 CTAs hold
+ * 589824 elements of any dtype, so 1M has no variant and 512K needs 16. */
+Test(cluster_regs_template, rows_past_16_ctas_of_registers_have_no_variant)
+{
+	variant *vs;
+	cr_assert_eq(enumerate_at(90, AT_F32, 1048576, &vs), 0);
+	cr_assert_eq(enumerate_at(90, AT_BF16, 1048576, &vs), 0);
+	const at_dtype dts[] = { AT_F32, AT_BF16 };
+	for (size_t d = 0; d < 2; d++) {
+		size_t n = enumerate_at(90, dts[d], 524288, &vs);
+		cr_assert_gt(n, 0);
+		for (size_t i = 0; i < n; i++)
+			cr_assert_eq(value(&vs[i], "cluster"), 16);
+		free(vs);
+	}
+}
+
+Test(cluster_regs_template, the_grid_is_m_clusters)
+{
+	variant *vs;
+	size_t n = enumerate_at(90, AT_BF16, 65536, &vs);
+	cr_assert_gt(n, 0);
+	for (size_t i = 0; i < n; i++) {
+		launch_geometry g = geometry(&vs[i], 65536);
+		unsigned grid = 0;
+		at_error err = { { 0 } };
+		cr_assert_eq(launch_grid_size(&g, 4096, 0, 132, &grid, &err), 0, "%s", err.msg);
+		cr_assert_eq(grid, 4096 * value(&vs[i], "cluster"));
+	}
+	free(vs);
+}
+
+/* ---- NVRTC ------------------------------------------------------------------ */
+
+static void compile_all(at_dtype dt, long long N)
+{
+	variant *vs;
+	size_t n = enumerate_at(90, dt, N, &vs);
+	cr_assert_gt(n, 0, "no variant at %s N=%lld", at_dtype_name(dt), N);
+	for (size_t i = 0; i < n; i++) {
+		char *params = variant_params_str(&vs[i]);
+		at_error err = { { 0 } };
+		char *src = specialize(&vs[i], &err);
+		cr_assert_not_null(src, "%s: %s", params, err.msg);
+		compiled_kernel k;
+		int rc = nvrtc_compile(src, "softmax_cluster_regs.cu", 90, &k, &err);
+		cr_assert_eq(rc, COMPILE_OK, "%s %s did not compile: rc %d, %s\n%s",
+			     at_dtype_name(dt), params, rc, err.msg, k.log ? k.log : "");
+		cr_assert_eq(k.spill_bytes, 0, "%s %s spills %d bytes", at_dtype_name(dt), params,
+			     k.spill_bytes);
+		cr_assert_eq(k.stack_bytes, 0, "%s %s has a stack frame", at_dtype_name(dt), params);
+		cr_assert_leq(k.registers * value(&vs[i], "threads"), 65536, "%s %s: %d registers",
+			      at_dtype_name(dt), params, k.registers);
+		char dims[64];
+		snprintf(dims, sizeof dims, ".reqnctapercluster %lld, 1, 1", value(&vs[i], "cluster"));
+		const char *wanted[] = {
+			dims,
+			".explicitcluster",
+			"mapa.shared::cluster.u32", /* the other CTAs' partials */
+			"ld.shared::cluster.v2.f32",
+			"barrier.cluster.arrive.release.aligned",
+			"barrier.cluster.wait.acquire.aligned",
+			"ld.global",                /* straight into registers */
+			value(&vs[i], "cache_hint") ? "st.global.cs.v4.u32" : "st.global.v4.b32",
+		};
+		for (size_t w = 0; w < sizeof wanted / sizeof *wanted; w++)
+			cr_assert_not_null(strstr(k.ptx, wanted[w]), "%s %s: no %s", at_dtype_name(dt),
+					   params, wanted[w]);
+		cr_assert_null(strstr(k.ptx, "cp.async"), "%s %s: stages through shared memory",
+			       at_dtype_name(dt), params);
+		compiled_kernel_free(&k);
+		free(src);
+		free(params);
+	}
+	free(vs);
+}
+
+Test(cluster_regs_template, every_f32_variant_at_65536_compiles_for_sm_90, .timeout = 120)
+{
+	compile_all(AT_F32, 65536);
+}
+
+Test(cluster_regs_template, every_bf16_variant_at_262144_compiles_for_sm_90, .timeout = 120)
+{
+	compile_all(AT_BF16, 262144);
+}
