@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tuner/bench.h"
+#include "tuner/refine.h"
 
 #define MAX_EVENTS 4096
 
@@ -221,4 +222,42 @@ Test(bench_timing, bad_timing_settings_are_refused)
 	at_error err = { { 0 } };
 	cr_assert_eq(bench_open(&b, &gpu, &cfg, &err), -1);
 	cr_assert_str_eq(err.msg, "the fewest repetitions must be 1..10, got 20");
+}
+
+/* ---- the rounds of tuner/refine.c on the fake GPU --------------------------- */
+
+static result_row rows[REP_MAX_SERIES];
+
+static refine_candidate candidate(int series)
+{
+	return (refine_candidate){ &rows[series], launch_series, (void *)(intptr_t)series };
+}
+
+Test(bench_timing, the_first_round_stops_early_only_when_its_median_is_known)
+{
+	open_bench("repetitions: 40\ntolerance: 0.01\n");
+	refine_candidate c[2] = { candidate(0), candidate(1) };
+	at_error err = { { 0 } };
+	cr_assert_eq(refine_quick(&b, c, 2, 1e6, 3000, &err), 0, "%s", err.msg);
+	cr_assert_eq(rows[0].reps, REFINE_QUICK_MIN_REPS, "a steady kernel: the fewest");
+	cr_assert_eq(rows[1].reps, REFINE_QUICK_MAX_REPS, "+-50%% noise: the most");
+	cr_assert_float_eq(rows[0].time_us, 10.0, 1e-3);
+	cr_assert_float_eq(rows[0].gbps, 1e6 / (10.0 * 1e3), 1e-3);
+}
+
+Test(bench_timing, the_noise_band_is_kept_between_its_bounds)
+{
+	open_bench("repetitions: 40\ntolerance: 0.01\n");
+	at_error err = { { 0 } };
+	double band = -1;
+	refine_candidate steady[2] = { candidate(0), candidate(2) };
+	cr_assert_eq(refine_finish(&b, steady, 2, 1e6, 3000, &band, &err), 0, "%s", err.msg);
+	cr_assert_float_eq(band, REFINE_BAND_MIN, 1e-12, "no noise: the floor");
+	refine_candidate noisy[2] = { candidate(0), candidate(1) };
+	cr_assert_eq(refine_finish(&b, noisy, 2, 1e6, 3000, &band, &err), 0, "%s", err.msg);
+	cr_assert_float_eq(band, REFINE_BAND_MAX, 1e-12,
+			   "+-50%% noise: a tie-break still gives up at most 1%%");
+	/* ranked fastest first, both timed interleaved */
+	cr_assert_eq(noisy[0].row, &rows[0]);
+	cr_assert_gt(rows[1].reps, REFINE_QUICK_MAX_REPS);
 }

@@ -236,11 +236,17 @@ static int time_series(bench *b, const rep_policy *p, const bench_launch_fn *lau
 	return 0;
 }
 
+int bench_time_policy(bench *b, const rep_policy *p, bench_launch_fn launch, void *arg,
+		      timing *out, at_error *err)
+{
+	return time_series(b, p, &launch, &arg, 1, out, err);
+}
+
 int bench_time_n(bench *b, bench_launch_fn launch, void *arg, int warmup, int reps,
 		 timing *out, at_error *err)
 {
 	rep_policy fixed = rep_policy_fixed(warmup, reps);
-	return time_series(b, &fixed, &launch, &arg, 1, out, err);
+	return bench_time_policy(b, &fixed, launch, arg, out, err);
 }
 
 int bench_time(bench *b, bench_launch_fn launch, void *arg, timing *out, at_error *err)

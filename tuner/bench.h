@@ -58,6 +58,11 @@ void bench_close(bench *b);
 /* The config's warm-up, then repetitions until the median is known. */
 int bench_time(bench *b, bench_launch_fn launch, void *arg, timing *out, at_error *err);
 
+/* As bench_time, under policy p (max_reps <= the config's most, or
+ * BENCH_MIN_EVENT_REPS). */
+int bench_time_policy(bench *b, const rep_policy *p, bench_launch_fn launch, void *arg,
+		      timing *out, at_error *err);
+
 /* Exactly the given warm-up and repetitions (reps <= the config's most, or
  * BENCH_MIN_EVENT_REPS). */
 int bench_time_n(bench *b, bench_launch_fn launch, void *arg, int warmup, int reps,

@@ -13,13 +13,20 @@ void refine_set_timing(result_row *row, const timing *t, double bytes, double co
 	row->pct_copy = 100.0 * row->gbps / copy_gbps;
 }
 
+rep_policy refine_quick_policy(void)
+{
+	return (rep_policy){ .warmup = REFINE_QUICK_WARMUP, .min_reps = REFINE_QUICK_MIN_REPS,
+			     .max_reps = REFINE_QUICK_MAX_REPS,
+			     .tolerance = REFINE_QUICK_TOLERANCE, .budget_ms = 0 };
+}
+
 int refine_quick(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
 		 at_error *err)
 {
+	const rep_policy quick = refine_quick_policy();
 	for (size_t i = 0; i < n; i++) {
 		timing t;
-		if (bench_time_n(b, c[i].launch, c[i].arg, REFINE_QUICK_WARMUP, REFINE_QUICK_REPS, &t,
-				 err))
+		if (bench_time_policy(b, &quick, c[i].launch, c[i].arg, &t, err))
 			return -1;
 		refine_set_timing(c[i].row, &t, bytes, copy_gbps);
 	}
@@ -81,5 +88,7 @@ int refine_finish(bench *b, refine_candidate *c, size_t n, double bytes, double 
 		if (spread > *band)
 			*band = spread;
 	}
+	if (*band > REFINE_BAND_MAX)
+		*band = REFINE_BAND_MAX;
 	return 0;
 }

@@ -1,11 +1,14 @@
 /* Choosing a shape's winner without timing every variant in full: every
- * variant that passed its check gets a short first round (a fixed few
- * repetitions); the fastest few get the config's full timing (repetitions
- * until the median is known, tuner/rep_rule.h); the top three are re-timed
- * interleaved (one repetition of each in turn, until every median is
- * known), and the spread of those repetitions is the noise band. The winner is the fastest, or among those within the band of
- * it the one with the fewest registers (tdb_pick_winner), so that noise
- * does not decide between equals and the same sweep picks the same winner. */
+ * variant that passed its check gets a short first round (a few
+ * repetitions, more while its median is uncertain); the fastest few get the
+ * config's full timing (repetitions until the median is known,
+ * tuner/rep_rule.h); the top four are re-timed interleaved (one repetition
+ * of each in turn, until every median is known), and the spread of those
+ * repetitions is the noise band. The winner is the fastest, or among those
+ * within the band of it the one with the fewest registers
+ * (tdb_pick_winner), so that noise does not decide between equals and the
+ * same sweep picks the same winner. The band is capped: a tie-break never
+ * gives up more than REFINE_BAND_MAX of speed, whatever the noise. */
 #ifndef AT_TUNER_REFINE_H
 #define AT_TUNER_REFINE_H
 
@@ -14,13 +17,18 @@
 #include "db/tuning_db.h"
 #include "tuner/bench.h"
 
+/* The first round only ranks: it stops once the median's 95% interval is
+ * within 3% (6 repetitions, the fewest that have one, for a steady kernel). */
 #define REFINE_QUICK_WARMUP 1
-#define REFINE_QUICK_REPS 3
-#define REFINE_FULL_MIN 6         /* at least this many get full timing */
-#define REFINE_FULL_WITHIN 0.05   /* and every one within 5% of the best */
-#define REFINE_FULL_MAX 12
-#define REFINE_FINALISTS 3
+#define REFINE_QUICK_MIN_REPS 6
+#define REFINE_QUICK_MAX_REPS 16
+#define REFINE_QUICK_TOLERANCE 0.03
+#define REFINE_FULL_MIN 8         /* at least this many get full timing */
+#define REFINE_FULL_WITHIN 0.06   /* and every one within 6% of the best */
+#define REFINE_FULL_MAX 16
+#define REFINE_FINALISTS 4
 #define REFINE_BAND_MIN 0.005     /* the band is never taken below 0.5% */
+#define REFINE_BAND_MAX 0.01      /* nor above 1% */
 
 typedef struct refine_candidate {
 	result_row *row;
@@ -30,6 +38,9 @@ typedef struct refine_candidate {
 
 /* Fills row's timing fields from t. */
 void refine_set_timing(result_row *row, const timing *t, double bytes, double copy_gbps);
+
+/* The first round's repetition policy. */
+rep_policy refine_quick_policy(void);
 
 /* Times every candidate briefly (first round). */
 int refine_quick(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
