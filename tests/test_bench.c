@@ -16,24 +16,11 @@
 #include "tuner/bench_report.h"
 #include "tuner/config_subset.h"
 
-/* From test_run_fixture.c. */
-typedef struct tr_result {
-	int status;
-	char *out, *err;
-} tr_result;
-void tr_setup(void);
-void tr_teardown(void);
-const char *tr_path(const char *name);
-char *tr_read(const char *path);
-void tr_write(const char *name, const char *text);
-tr_result tr_run(const char *const *args, const char *const *env);
-void tr_free(tr_result *r);
-
-#define RUN(...) tr_run((const char *const[]){ __VA_ARGS__, NULL }, NULL)
+#include "tests/test_run_fixture.h"
 
 TestSuite(bench_goals);
-TestSuite(bench_report, .init = tr_setup, .fini = tr_teardown);
-TestSuite(bench_cli, .init = tr_setup, .fini = tr_teardown);
+TestSuite(bench_report, .init = tmp_setup, .fini = tmp_teardown);
+TestSuite(bench_cli, .init = tmp_setup, .fini = tmp_teardown);
 
 static bench_row row(at_dtype dt, long long M, long long N, const char *tmpl, double gbps,
 		     double pct)
@@ -227,10 +214,10 @@ static const char expected_summary[] =
 
 Test(bench_report, table_csv_and_goals_from_a_database)
 {
-	make_db(tr_path("b.db"));
+	make_db(tmp_path("b.db"));
 	tdb *db;
 	at_error err = { { 0 } };
-	cr_assert_eq(tdb_open_readonly(tr_path("b.db"), &db, &err), 0, "%s", err.msg);
+	cr_assert_eq(tdb_open_readonly(tmp_path("b.db"), &db, &err), 0, "%s", err.msg);
 	long long gid = -1;
 	cr_assert_eq(bench_find_gpu(db, &h100, &gid, &err), 1, "%s", err.msg);
 	bench_row *rows;
@@ -245,8 +232,8 @@ Test(bench_report, table_csv_and_goals_from_a_database)
 	bench_tally tally;
 	bench_table(rows, NSHAPES, &t, &tally);
 	bench_rows_free(rows, NSHAPES);
-	cr_assert_eq(bench_write_csv(&t, tr_path("out.csv"), &err), 0, "%s", err.msg);
-	char *csv = tr_read(tr_path("out.csv"));
+	cr_assert_eq(bench_write_csv(&t, tmp_path("out.csv"), &err), 0, "%s", err.msg);
+	char *csv = tmp_read(tmp_path("out.csv"));
 	cr_assert_str_eq(csv, expected_csv, "\n--- got:\n%s--- want:\n%s", csv, expected_csv);
 	free(csv);
 	char summary[256];
@@ -258,10 +245,10 @@ Test(bench_report, table_csv_and_goals_from_a_database)
 
 Test(bench_report, gpu_lookup)
 {
-	make_db(tr_path("b.db"));
+	make_db(tmp_path("b.db"));
 	tdb *db;
 	at_error err = { { 0 } };
-	cr_assert_eq(tdb_open_readonly(tr_path("b.db"), &db, &err), 0, "%s", err.msg);
+	cr_assert_eq(tdb_open_readonly(tmp_path("b.db"), &db, &err), 0, "%s", err.msg);
 	gpu_info other = h100;
 	other.sm_count = 114; /* an H100 PCIe is another GPU */
 	long long id;
@@ -278,7 +265,7 @@ Test(bench_report, csv_to_a_missing_folder_fails_and_says_where)
 	static const char *const header[] = { "a", NULL };
 	table_init(&t, header);
 	at_error err = { { 0 } };
-	cr_assert_eq(bench_write_csv(&t, tr_path("no/such/dir/x.csv"), &err), -1);
+	cr_assert_eq(bench_write_csv(&t, tmp_path("no/such/dir/x.csv"), &err), -1);
 	cr_assert(strstr(err.msg, "no/such/dir/x.csv"), "%s", err.msg);
 	table_free(&t);
 }
@@ -390,17 +377,6 @@ Test(bench_report, dtype_lists)
 
 /* ---- the command line -------------------------------------------------------------- */
 
-static void expect_status(const tr_result *r, int status)
-{
-	cr_assert_eq(r->status, status, "exit status %d, want %d\n--- stdout:\n%s--- stderr:\n%s",
-		     r->status, status, r->out, r->err);
-}
-
-static void expect_in(const char *text, const char *want)
-{
-	cr_assert_not_null(strstr(text, want), "\"%s\" not in:\n%s", want, text);
-}
-
 Test(bench_cli, usage_errors)
 {
 	static const char *const cases[][3] = {
@@ -411,22 +387,15 @@ Test(bench_cli, usage_errors)
 		{ "--csv", "", "--csv needs a file name" },
 		{ "extra", NULL, "unexpected argument \"extra\"" },
 	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		tr_result r = cases[i][1] ? RUN("bench", cases[i][0], cases[i][1])
-					  : RUN("bench", cases[i][0]);
-		expect_status(&r, 2);
-		expect_in(r.err, cases[i][2]);
-		cr_assert_str_eq(r.out, "");
-		tr_free(&r);
-	}
+	tr_expect_usage_errors("bench", cases, sizeof cases / sizeof cases[0]);
 }
 
 Test(bench_cli, missing_config)
 {
-	tr_result r = RUN("bench", "-c", tr_path("none.yaml"), "--db", tr_path("x.db"));
-	expect_status(&r, 1);
-	expect_in(r.err, "none.yaml");
-	cr_assert_eq(access(tr_path("x.db"), F_OK), -1, "the database was created");
+	tr_result r = RUN("bench", "-c", tmp_path("none.yaml"), "--db", tmp_path("x.db"));
+	tr_expect_status(&r, 1);
+	tr_expect_in(r.err, "none.yaml");
+	cr_assert_eq(access(tmp_path("x.db"), F_OK), -1, "the database was created");
 	tr_free(&r);
 }
 
@@ -434,18 +403,19 @@ Test(bench_cli, missing_config)
  * config of a --dtype subset is removed. */
 Test(bench_cli, without_a_gpu_fails_and_writes_nothing)
 {
-	const char *tmp = tr_path("tmp");
+	const char *tmp = tmp_path("tmp");
 	cr_assert_eq(mkdir(tmp, 0700), 0);
 	char tmpdir[600];
 	snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", tmp);
 	const char *env[] = { tmpdir, NULL };
-	tr_result r = tr_run((const char *const[]){ "bench", "--dtype", "f32", "--db", tr_path("x.db"),
-						     "--csv", tr_path("x.csv"), NULL },
-			     env);
-	expect_status(&r, 1);
+	tr_result r =
+		tr_run((const char *const[]){ "bench", "--dtype", "f32", "--db", tmp_path("x.db"),
+					      "--csv", tmp_path("x.csv"), NULL },
+		       env);
+	tr_expect_status(&r, 1);
 	cr_assert(strstr(r.err, "no NVIDIA driver") || strstr(r.err, "no NVIDIA GPU"), "%s", r.err);
-	cr_assert_eq(access(tr_path("x.db"), F_OK), -1, "the database was created");
-	cr_assert_eq(access(tr_path("x.csv"), F_OK), -1, "the CSV was written");
+	cr_assert_eq(access(tmp_path("x.db"), F_OK), -1, "the database was created");
+	cr_assert_eq(access(tmp_path("x.csv"), F_OK), -1, "the CSV was written");
 	DIR *d = opendir(tmp);
 	cr_assert_not_null(d);
 	const struct dirent *e;
@@ -460,7 +430,7 @@ Test(bench_cli, report_only_prints_and_writes_the_table)
 	/* a database of one GPU: the second make_db GPU is left out */
 	tdb *db;
 	at_error err = { { 0 } };
-	cr_assert_eq(tdb_open(tr_path("one.db"), &db, &err), 0, "%s", err.msg);
+	cr_assert_eq(tdb_open(tmp_path("one.db"), &db, &err), 0, "%s", err.msg);
 	long long gid, sid;
 	cr_assert_eq(tdb_gpu_id(db, &h100, &gid, &err), 0, "%s", err.msg);
 	sweep_info info = { gid, 13000, "13.0", "0.1.0", "b.yaml", "", 3000.0 };
@@ -469,46 +439,48 @@ Test(bench_cli, report_only_prints_and_writes_the_table)
 			    baseline("naive", 410), baseline("cudnn", 2800), baseline("copy", 2950) };
 	store(db, gid, sid, AT_F32, 4096, 65536, s1, 4);
 	tdb_close(db);
-	tr_write("b.yaml", "sweeps:\n  - op: softmax\n    dtypes: [f32, bf16]\n    M: [4096]\n"
-			   "    N: [65536]\n");
-	tr_result r = RUN("bench", "--report-only", "-c", tr_path("b.yaml"), "--db",
-			  tr_path("one.db"), "--csv", tr_path("one.csv"));
-	expect_status(&r, 0);
-	expect_in(r.out, "Benchmark on NVIDIA H100 80GB HBM3 (sm_90)");
-	expect_in(r.out, "softmax_online  threads=512 vec=4  2900");
-	expect_in(r.out, "goals met: 2 of 3 (bandwidth: 1 of 2; not slower than naive and cuDNN: 1 of 1)");
-	expect_in(r.out, "CSV: ");
-	char *csv = tr_read(tr_path("one.csv"));
-	expect_in(csv, "f32,4096,65536,2048.0,softmax_online,threads=512 vec=4,2900,96.7,98.3,410,"
-		       "2800,met,>= 95% of copy,met\n"
-		       "bf16,4096,65536,1024.0,(not tuned),,,,,,,missed,>= 95% of copy,n/a\n");
+	tmp_write("b.yaml", "sweeps:\n  - op: softmax\n    dtypes: [f32, bf16]\n    M: [4096]\n"
+			    "    N: [65536]\n");
+	tr_result r = RUN("bench", "--report-only", "-c", tmp_path("b.yaml"), "--db",
+			  tmp_path("one.db"), "--csv", tmp_path("one.csv"));
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.out, "Benchmark on NVIDIA H100 80GB HBM3 (sm_90)");
+	tr_expect_in(r.out, "softmax_online  threads=512 vec=4  2900");
+	tr_expect_in(r.out, "goals met: 2 of 3 (bandwidth: 1 of 2; not slower than naive and cuDNN: 1 of 1)");
+	tr_expect_in(r.out, "CSV: ");
+	char *csv = tmp_read(tmp_path("one.csv"));
+	tr_expect_in(csv,
+		     "f32,4096,65536,2048.0,softmax_online,threads=512 vec=4,2900,96.7,98.3,410,"
+		     "2800,met,>= 95% of copy,met\n"
+		     "bf16,4096,65536,1024.0,(not tuned),,,,,,,missed,>= 95% of copy,n/a\n");
 	free(csv);
 	tr_free(&r);
 	/* --dtype keeps the table to those dtypes */
-	r = RUN("bench", "--report-only", "-c", tr_path("b.yaml"), "--db", tr_path("one.db"),
-		"--csv", tr_path("one.csv"), "--dtype", "bf16");
-	expect_status(&r, 0);
+	r = RUN("bench", "--report-only", "-c", tmp_path("b.yaml"), "--db", tmp_path("one.db"),
+		"--csv", tmp_path("one.csv"), "--dtype", "bf16");
+	tr_expect_status(&r, 0);
 	cr_assert_null(strstr(r.out, "softmax_online"), "%s", r.out);
 	tr_free(&r);
 	/* a dtype the config does not have */
-	tr_write("f32.yaml", "sweeps:\n  - op: softmax\n    dtypes: [f32]\n    M: [8]\n    N: [9]\n");
-	r = RUN("bench", "--report-only", "-c", tr_path("f32.yaml"), "--db", tr_path("one.db"),
+	tmp_write("f32.yaml",
+		  "sweeps:\n  - op: softmax\n    dtypes: [f32]\n    M: [8]\n    N: [9]\n");
+	r = RUN("bench", "--report-only", "-c", tmp_path("f32.yaml"), "--db", tmp_path("one.db"),
 		"--dtype", "f16");
-	expect_status(&r, 1);
-	expect_in(r.err, "has no shape of the dtypes given with --dtype");
+	tr_expect_status(&r, 1);
+	tr_expect_in(r.err, "has no shape of the dtypes given with --dtype");
 	tr_free(&r);
 }
 
 Test(bench_cli, report_only_needs_a_database_of_one_gpu)
 {
-	tr_result r = RUN("bench", "--report-only", "--db", tr_path("missing.db"));
-	expect_status(&r, 1);
-	expect_in(r.err, "missing.db");
+	tr_result r = RUN("bench", "--report-only", "--db", tmp_path("missing.db"));
+	tr_expect_status(&r, 1);
+	tr_expect_in(r.err, "missing.db");
 	tr_free(&r);
-	make_db(tr_path("two.db"));
-	r = RUN("bench", "--report-only", "--db", tr_path("two.db"), "--csv", tr_path("t.csv"));
-	expect_status(&r, 1);
-	expect_in(r.err, "results of 2 GPUs");
-	cr_assert_eq(access(tr_path("t.csv"), F_OK), -1);
+	make_db(tmp_path("two.db"));
+	r = RUN("bench", "--report-only", "--db", tmp_path("two.db"), "--csv", tmp_path("t.csv"));
+	tr_expect_status(&r, 1);
+	tr_expect_in(r.err, "results of 2 GPUs");
+	cr_assert_eq(access(tmp_path("t.csv"), F_OK), -1);
 	tr_free(&r);
 }

@@ -12,66 +12,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen/manifest.h"
-#include "gen/nvrtc_compile.h"
-#include "gen/specialize.h"
-#include "tuner/device.h"
-#include "tuner/enumerate.h"
+#include "tests/template_fixture.h"
 
 #define H100_SMEM (227 * 1024)
 /* The static shared memory allowance of the manifest (slots of 32 warps
  * and the CTA's partial). */
 #define STATIC_SMEM_ALLOWANCE 512
 
-static tmpl_manifest *templates;
-static size_t ntemplates;
 static const tmpl_manifest *cluster;
 
-static void load_templates(void)
+static void load_cluster(void)
 {
-	at_error err = { { 0 } };
-	cr_assert_eq(manifest_load_dir("templates", &templates, &ntemplates, &err), 0,
-		     "cannot load templates/: %s", err.msg);
-	cluster = NULL;
-	for (size_t i = 0; i < ntemplates; i++)
-		if (strcmp(templates[i].name, "softmax_cluster") == 0)
-			cluster = &templates[i];
-	cr_assert_not_null(cluster, "templates/softmax_cluster.yaml is not in templates/");
+	tf_load_templates();
+	cluster = tf_template("softmax_cluster");
 }
 
-static void free_templates(void)
-{
-	manifest_free_all(templates, ntemplates);
-	templates = NULL;
-	ntemplates = 0;
-	cluster = NULL;
-}
+TestSuite(cluster_template, .init = load_cluster, .fini = tf_free_templates);
 
-TestSuite(cluster_template, .init = load_templates, .fini = free_templates);
-
-static long long value(const variant *v, const char *name)
-{
-	int i = manifest_param_index(v->tmpl, name);
-	cr_assert_geq(i, 0, "softmax_cluster has no param %s", name);
-	return v->values[i];
-}
-
+/* This file's shapes have 4096 rows; geometry is asked of an H100 (cc 90). */
 static size_t enumerate_at(int cc, at_dtype dt, long long N, variant **out)
 {
-	shape_env env = nominal_shape_env(cc, 4096, N, at_dtype_size(dt));
-	size_t n = 0;
-	at_error err = { { 0 } };
-	cr_assert_eq(enumerate_variants(cluster, dt, &env, out, &n, &err), 0, "%s", err.msg);
-	return n;
+	return tf_enumerate(cluster, cc, dt, 4096, N, out);
 }
 
 static launch_geometry geometry(const variant *v, long long N)
 {
-	shape_env env = nominal_shape_env(90, 4096, N, at_dtype_size(v->dtype));
-	launch_geometry g;
-	at_error err = { { 0 } };
-	cr_assert_eq(variant_geometry(v, &env, &g, &err), 0, "%s", err.msg);
-	return g;
+	return tf_geometry(v, 90, 4096, N);
 }
 
 /* A slice's bytes: the row cut over `c` CTAs, in whole 16-byte chunks. */
@@ -107,7 +73,7 @@ Test(cluster_template, absent_before_sm_90_present_at_sm_90)
 	cr_assert_gt(n, 0, "no cluster variant at cc 90");
 	int sizes = 0;
 	for (size_t i = 0; i < n; i++)
-		sizes |= (int)value(&vs[i], "cluster");
+		sizes |= (int)tf_value(&vs[i], "cluster");
 	cr_assert_eq(sizes, 2 | 4 | 8 | 16, "cluster sizes offered: %#x", sizes);
 	free(vs);
 	/* rows short enough for registers */
@@ -129,13 +95,13 @@ Test(cluster_template, geometry_is_a_cluster_per_row_with_the_slice_in_shared_me
 		cr_assert_gt(n, 0, "%s N=%lld", at_dtype_name(cases[k].dt), N);
 		for (size_t i = 0; i < n; i++) {
 			launch_geometry g = geometry(&vs[i], N);
-			long long c = value(&vs[i], "cluster");
+			long long c = tf_value(&vs[i], "cluster");
 			cr_assert_eq(g.ctas_per_row, c);
 			cr_assert_eq(g.persistent, 0);
 			cr_assert_eq(g.cooperative, 0);
 			cr_assert_eq(g.rows_per_cta, 1);
-			cr_assert_eq(g.threads, value(&vs[i], "threads"));
-			cr_assert_eq(value(&vs[i], "vec") * (long long)elem, 16);
+			cr_assert_eq(g.threads, tf_value(&vs[i], "threads"));
+			cr_assert_eq(tf_value(&vs[i], "vec") * (long long)elem, 16);
 			/* the slice fits, so the row is read once */
 			cr_assert_eq(g.dyn_smem, slice_bytes(N, c, elem), "%s N=%lld cluster=%lld",
 				     at_dtype_name(cases[k].dt), N, c);
@@ -161,7 +127,7 @@ Test(cluster_template, only_the_largest_cluster_overflows)
 	cr_assert_gt(n, 0, "no variant at f32 N=1M");
 	for (size_t i = 0; i < n; i++) {
 		launch_geometry g = geometry(&vs[i], 1048576);
-		cr_assert_eq(value(&vs[i], "cluster"), 16);
+		cr_assert_eq(tf_value(&vs[i], "cluster"), 16);
 		cr_assert_eq(g.dyn_smem, (H100_SMEM - STATIC_SMEM_ALLOWANCE) / 16 * 16);
 		cr_assert_eq(g.max_n, 1048576, "an overflowing winner serves no longer row");
 	}
@@ -170,7 +136,7 @@ Test(cluster_template, only_the_largest_cluster_overflows)
 	n = enumerate_at(90, AT_F32, 262144, &vs);
 	int seen[17] = { 0 };
 	for (size_t i = 0; i < n; i++)
-		seen[value(&vs[i], "cluster")]++;
+		seen[tf_value(&vs[i], "cluster")]++;
 	cr_assert_eq(seen[2] + seen[4], 0);
 	cr_assert_gt(seen[8], 0);
 	cr_assert_gt(seen[16], 0);
@@ -187,7 +153,7 @@ Test(cluster_template, the_grid_is_m_clusters)
 		unsigned grid = 0;
 		at_error err = { { 0 } };
 		cr_assert_eq(launch_grid_size(&g, 4096, 0, 132, &grid, &err), 0, "%s", err.msg);
-		cr_assert_eq(grid, 4096 * value(&vs[i], "cluster"));
+		cr_assert_eq(grid, 4096 * tf_value(&vs[i], "cluster"));
 		cr_assert_eq(grid % g.ctas_per_row, 0);
 	}
 	free(vs);
@@ -202,23 +168,17 @@ static void compile_all(at_dtype dt, long long N)
 	cr_assert_gt(n, 0, "no variant at %s N=%lld", at_dtype_name(dt), N);
 	for (size_t i = 0; i < n; i++) {
 		char *params = variant_params_str(&vs[i]);
-		at_error err = { { 0 } };
-		char *src = specialize(&vs[i], &err);
-		cr_assert_not_null(src, "%s: %s", params, err.msg);
+		char *src = tf_specialize(&vs[i]);
 		compiled_kernel k;
-		int rc = nvrtc_compile(src, "softmax_cluster.cu", 90, &k, &err);
-		cr_assert_eq(rc, COMPILE_OK, "%s %s did not compile: rc %d, %s\n%s",
-			     at_dtype_name(dt), params, rc, err.msg, k.log ? k.log : "");
-		cr_assert_eq(k.spill_bytes, 0, "%s %s spills %d bytes", at_dtype_name(dt), params,
-			     k.spill_bytes);
-		cr_assert_eq(k.stack_bytes, 0, "%s %s has a stack frame", at_dtype_name(dt), params);
+		tf_compile_clean(&vs[i], src, 90, &k);
 		/* __launch_bounds__(THREADS, 1024 / THREADS) */
 		cr_assert_leq(k.registers, 64, "%s %s: %d registers", at_dtype_name(dt), params,
 			      k.registers);
 		cr_assert_leq(k.smem_bytes, STATIC_SMEM_ALLOWANCE, "%s %s: %d bytes static smem",
 			      at_dtype_name(dt), params, k.smem_bytes);
 		char dims[64];
-		snprintf(dims, sizeof dims, ".reqnctapercluster %lld, 1, 1", value(&vs[i], "cluster"));
+		snprintf(dims, sizeof dims, ".reqnctapercluster %lld, 1, 1",
+			 tf_value(&vs[i], "cluster"));
 		const char *wanted[] = {
 			dims,
 			".explicitcluster",
@@ -229,9 +189,7 @@ static void compile_all(at_dtype dt, long long N)
 			"cp.async.cg.shared.global", /* the slice comes in by cp.async */
 			"st.global.v4.b32",          /* and goes out by 16-byte stores */
 		};
-		for (size_t w = 0; w < sizeof wanted / sizeof *wanted; w++)
-			cr_assert_not_null(strstr(k.ptx, wanted[w]), "%s %s: no %s", at_dtype_name(dt),
-					   params, wanted[w]);
+		tf_expect_in_ptx(&vs[i], &k, wanted, sizeof wanted / sizeof *wanted);
 		compiled_kernel_free(&k);
 		free(src);
 		free(params);

@@ -1,7 +1,6 @@
 /* The persistent compile cache (tuner/kernel_cache.c with a database) and
  * the schema migration from version 1. */
 #include <criterion/criterion.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,20 +9,8 @@
 #include "db/tuning_db.h"
 #include "tuner/kernel_cache.h"
 
-static char dir[64];
-
-static void make_dir(void)
-{
-	snprintf(dir, sizeof dir, "/tmp/at_cc_XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
-}
-
-static void remove_dir(void)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
-}
+#include "tests/sql_probe.h"
+#include "tests/tmp_folder.h"
 
 static const char good[] =
 	"extern \"C\" __global__ void softmax_kernel(float *y) { y[threadIdx.x] = 1.0f; }\n";
@@ -31,15 +18,13 @@ static const char bad[] = "extern \"C\" __global__ void softmax_kernel(float *y)
 
 static tdb *open_db(const char *name)
 {
-	char path[128];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
 	tdb *db;
 	at_error err = { { 0 } };
-	cr_assert_eq(tdb_open(path, &db, &err), 0, "%s", err.msg);
+	cr_assert_eq(tdb_open(tmp_path(name), &db, &err), 0, "%s", err.msg);
 	return db;
 }
 
-Test(compile_cache, a_second_run_compiles_nothing, .init = make_dir, .fini = remove_dir)
+Test(compile_cache, a_second_run_compiles_nothing, .init = tmp_setup, .fini = tmp_teardown)
 {
 	tdb *db = open_db("a.db");
 	char *sources[] = { (char *)good, (char *)bad };
@@ -94,48 +79,26 @@ Test(compile_cache, keys_depend_on_source_and_architecture)
 	cr_assert_str_neq(a, d);
 }
 
-static int query_int(const char *path, const char *sql)
-{
-	sqlite3 *s;
-	cr_assert_eq(sqlite3_open(path, &s), SQLITE_OK);
-	sqlite3_stmt *st;
-	cr_assert_eq(sqlite3_prepare_v2(s, sql, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(s));
-	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
-	int v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(s);
-	return v;
-}
-
-static void exec_sql(const char *path, const char *sql)
-{
-	sqlite3 *s;
-	cr_assert_eq(sqlite3_open(path, &s), SQLITE_OK);
-	cr_assert_eq(sqlite3_exec(s, sql, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(s));
-	sqlite3_close(s);
-}
-
 Test(compile_cache, a_version_1_database_is_read_as_is_and_migrated_on_write,
-     .init = make_dir, .fini = remove_dir)
+     .init = tmp_setup, .fini = tmp_teardown)
 {
 	tdb_close(open_db("v1.db"));
-	char path[128];
-	snprintf(path, sizeof path, "%s/v1.db", dir);
-	exec_sql(path, "DROP TABLE compile_cache; ALTER TABLE winners DROP COLUMN noise_band; "
+	const char *path = tmp_path("v1.db");
+	sql_exec(path, "DROP TABLE compile_cache; ALTER TABLE winners DROP COLUMN noise_band; "
 		       "PRAGMA user_version = 1;");
 
 	tdb *db;
 	at_error err = { { 0 } };
 	cr_assert_eq(tdb_open_readonly(path, &db, &err), 0, "%s", err.msg);
 	tdb_close(db);
-	cr_assert_eq(query_int(path, "PRAGMA user_version"), 1);
+	cr_assert_eq(sql_int(path, "PRAGMA user_version"), 1);
 
 	cr_assert_eq(tdb_open(path, &db, &err), 0, "%s", err.msg);
 	tdb_close(db);
-	cr_assert_eq(query_int(path, "PRAGMA user_version"), TDB_SCHEMA_VERSION);
-	cr_assert_eq(query_int(path, "SELECT count(*) FROM sqlite_master WHERE name = 'compile_cache'"), 1);
-	cr_assert_eq(query_int(path, "SELECT count(*) FROM pragma_table_info('winners') "
-				     "WHERE name = 'noise_band'"), 1);
+	cr_assert_eq(sql_int(path, "PRAGMA user_version"), TDB_SCHEMA_VERSION);
+	cr_assert_eq(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE name = 'compile_cache'"), 1);
+	cr_assert_eq(sql_int(path, "SELECT count(*) FROM pragma_table_info('winners') "
+				   "WHERE name = 'noise_band'"), 1);
 }
 
 /* Distinct small kernels: y = i. */
@@ -160,7 +123,7 @@ static void free_sources(char **s, size_t n)
 }
 
 Test(compile_cache, prefetched_kernels_compile_in_the_background_and_a_get_finds_them,
-     .init = make_dir, .fini = remove_dir)
+     .init = tmp_setup, .fini = tmp_teardown)
 {
 	tdb *db = open_db("p.db");
 	enum { N = 6 };
@@ -222,7 +185,7 @@ Test(compile_cache, a_get_waits_for_kernels_queued_behind_prefetches)
 }
 
 Test(compile_cache, freeing_a_cache_with_queued_kernels_stores_only_the_compiled_ones,
-     .init = make_dir, .fini = remove_dir)
+     .init = tmp_setup, .fini = tmp_teardown)
 {
 	tdb *db = open_db("q.db");
 	enum { N = 40 };
@@ -232,9 +195,8 @@ Test(compile_cache, freeing_a_cache_with_queued_kernels_stores_only_the_compiled
 	kernel_cache_init(&c, 90, 1, db);
 	cr_assert_eq(kernel_cache_prefetch(&c, sources, N, &err), 0, "%s", err.msg);
 	kernel_cache_free(&c);
-	char path[128];
-	snprintf(path, sizeof path, "%s/q.db", dir);
-	int stored = query_int(path, "SELECT count(*) FROM compile_cache");
+	const char *path = tmp_path("q.db");
+	int stored = (int)sql_int(path, "SELECT count(*) FROM compile_cache");
 	cr_assert_lt(stored, N, "40 kernels cannot all have compiled at once");
 
 	kernel_cache c2;

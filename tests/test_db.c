@@ -5,7 +5,6 @@
  * files are inspected with SQLite directly. */
 #include <criterion/criterion.h>
 
-#include <dirent.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,47 +14,15 @@
 
 #include "db/tuning_db.h"
 
-static char tmp_dir[256];
+#include "tests/tmp_folder.h"
 
-static void make_dir(void)
-{
-	snprintf(tmp_dir, sizeof tmp_dir, "/tmp/test_db.XXXXXX");
-	cr_assert_not_null(mkdtemp(tmp_dir));
-}
-
-static void remove_dir(void)
-{
-	DIR *d = opendir(tmp_dir);
-	if (!d)
-		return;
-	const struct dirent *e;
-	while ((e = readdir(d))) {
-		char path[512];
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof path, "%s/%s", tmp_dir, e->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	rmdir(tmp_dir);
-}
-
-TestSuite(db, .init = make_dir, .fini = remove_dir);
-
-static const char *path_of(const char *name)
-{
-	static char buf[4][512];
-	static int next;
-	char *p = buf[next++ % 4];
-	snprintf(p, 512, "%s/%s", tmp_dir, name);
-	return p;
-}
+TestSuite(db, .init = tmp_setup, .fini = tmp_teardown);
 
 static tdb *open_ok(const char *name)
 {
 	tdb *db = NULL;
 	at_error err = { { 0 } };
-	cr_assert_eq(tdb_open(path_of(name), &db, &err), 0, "tdb_open: %s", err.msg);
+	cr_assert_eq(tdb_open(tmp_path(name), &db, &err), 0, "tdb_open: %s", err.msg);
 	cr_assert_not_null(db);
 	return db;
 }
@@ -64,7 +31,7 @@ static tdb *open_ok(const char *name)
 static sqlite3 *raw_open(const char *name)
 {
 	sqlite3 *s = NULL;
-	cr_assert_eq(sqlite3_open(path_of(name), &s), SQLITE_OK);
+	cr_assert_eq(sqlite3_open(tmp_path(name), &s), SQLITE_OK);
 	return s;
 }
 
@@ -192,7 +159,7 @@ Test(db, reopening_keeps_the_data)
 	tdb_close(db);
 	tdb *ro = NULL;
 	at_error err = { { 0 } };
-	cr_assert_eq(tdb_open_readonly(path_of("re.db"), &ro, &err), 0, "%s", err.msg);
+	cr_assert_eq(tdb_open_readonly(tmp_path("re.db"), &ro, &err), 0, "%s", err.msg);
 	cr_assert_eq(db_int(ro, "SELECT count(*) FROM gpus"), 1);
 	tdb_close(ro);
 }
@@ -212,13 +179,13 @@ Test(db, refuses_a_newer_schema)
 	sqlite3_close(s);
 	tdb *db = (tdb *)1;
 	at_error err = { { 0 } };
-	cr_assert_eq(tdb_open(path_of("newer.db"), &db, &err), -1);
+	cr_assert_eq(tdb_open(tmp_path("newer.db"), &db, &err), -1);
 	cr_assert_null(db);
 	cr_assert_not_null(strstr(err.msg, "newer"), "%s", err.msg);
 	cr_assert_not_null(strstr(err.msg, "newer.db"), "the message does not name the file: %s",
 			   err.msg);
 	err.msg[0] = '\0';
-	cr_assert_eq(tdb_open_readonly(path_of("newer.db"), &db, &err), -1);
+	cr_assert_eq(tdb_open_readonly(tmp_path("newer.db"), &db, &err), -1);
 	cr_assert_not_null(strstr(err.msg, "newer"), "%s", err.msg);
 	/* and nothing was added to it */
 	s = raw_open("newer.db");
@@ -229,7 +196,7 @@ Test(db, refuses_a_newer_schema)
 
 Test(db, refuses_a_file_that_is_not_sqlite_and_leaves_it_alone)
 {
-	const char *path = path_of("hello.db");
+	const char *path = tmp_path("hello.db");
 	FILE *f = fopen(path, "wb");
 	cr_assert_not_null(f);
 	fputs("hello", f);
@@ -246,7 +213,7 @@ Test(db, refuses_a_file_that_is_not_sqlite_and_leaves_it_alone)
 	fclose(f);
 	cr_assert_eq(n, 5, "the file is now %zu bytes", n);
 	cr_assert_eq(memcmp(buf, "hello", 5), 0);
-	cr_assert(!file_exists(path_of("hello.db-wal")), "a WAL file was created");
+	cr_assert(!file_exists(tmp_path("hello.db-wal")), "a WAL file was created");
 }
 
 Test(db, refuses_someone_elses_sqlite_database)
@@ -258,11 +225,11 @@ Test(db, refuses_someone_elses_sqlite_database)
 	sqlite3_close(s);
 	tdb *db = (tdb *)1;
 	at_error err = { { 0 } };
-	cr_assert_eq(tdb_open(path_of("other.db"), &db, &err), -1);
+	cr_assert_eq(tdb_open(tmp_path("other.db"), &db, &err), -1);
 	cr_assert_null(db);
 	cr_assert_not_null(strstr(err.msg, "not a tuning database"), "%s", err.msg);
 	err.msg[0] = '\0';
-	cr_assert_eq(tdb_open_readonly(path_of("other.db"), &db, &err), -1);
+	cr_assert_eq(tdb_open_readonly(tmp_path("other.db"), &db, &err), -1);
 	cr_assert_not_null(strstr(err.msg, "not a tuning database"), "%s", err.msg);
 	s = raw_open("other.db");
 	char tables[128];
@@ -274,7 +241,7 @@ Test(db, refuses_someone_elses_sqlite_database)
 
 Test(db, readonly_open_of_a_missing_file_creates_nothing)
 {
-	const char *path = path_of("missing.db");
+	const char *path = tmp_path("missing.db");
 	tdb *db = (tdb *)1;
 	at_error err = { { 0 } };
 	cr_assert_eq(tdb_open_readonly(path, &db, &err), -1);
@@ -289,7 +256,7 @@ Test(db, readonly_database_refuses_writes)
 	tdb_close(open_ok("ro.db"));
 	tdb *db = NULL;
 	at_error err = { { 0 } };
-	cr_assert_eq(tdb_open_readonly(path_of("ro.db"), &db, &err), 0, "%s", err.msg);
+	cr_assert_eq(tdb_open_readonly(tmp_path("ro.db"), &db, &err), 0, "%s", err.msg);
 	long long id;
 	cr_assert_eq(tdb_gpu_id(db, &h100, &id, &err), -1);
 	cr_assert_not_null(strstr(err.msg, "ro.db"), "%s", err.msg);

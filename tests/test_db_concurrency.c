@@ -15,11 +15,7 @@
 #include "autotune/dispatch.h"
 #include "db/tuning_db.h"
 
-/* ---- from test_dispatch_fixture.c ---- */
-void td_setup(void);
-void td_teardown(void);
-const char *td_path(const char *name);
-/* ---- */
+#include "tests/tmp_folder.h"
 
 #define ROWS_PER_SHAPE 4
 #define STR_(x) #x
@@ -141,11 +137,11 @@ static long long check_database(const char *path)
 	return shapes;
 }
 
-TestSuite(db_concurrency, .init = td_setup, .fini = td_teardown, .timeout = 120);
+TestSuite(db_concurrency, .init = tmp_setup, .fini = tmp_teardown, .timeout = 120);
 
 Test(db_concurrency, two_writers_at_once_both_keep_every_result)
 {
-	const char *path = td_path("two.db");
+	const char *path = tmp_path("two.db");
 	pid_t a = spawn_writer(path, 1, 150, 0);
 	pid_t b = spawn_writer(path, 1001, 150, 0);
 	cr_assert(wait_ok(a), "the first writer failed");
@@ -155,7 +151,7 @@ Test(db_concurrency, two_writers_at_once_both_keep_every_result)
 
 Test(db_concurrency, a_writer_killed_mid_sweep_loses_nothing_and_resumes)
 {
-	const char *path = td_path("killed.db");
+	const char *path = tmp_path("killed.db");
 	srand((unsigned)time(NULL));
 	long long before = 0;
 	int interrupted = 0;
@@ -191,7 +187,7 @@ static int exact_now(atd_handle *h, long long n)
 
 Test(db_concurrency, the_dispatch_library_reads_a_consistent_state_during_a_sweep)
 {
-	const char *path = td_path("read.db");
+	const char *path = tmp_path("read.db");
 	cr_assert(wait_ok(spawn_writer(path, 1, 1, 0))); /* the file exists from here on */
 	pid_t w = spawn_writer(path, 2, 300, 500);
 	int seen[301] = { 0 };

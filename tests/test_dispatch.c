@@ -11,23 +11,9 @@
 #include "dispatch/builtin_kernels.h"
 #include "include/autotune/dispatch.h"
 
-/* From test_dispatch_fixture.c. */
-void td_setup(void);
-void td_teardown(void);
-const char *td_path(const char *name);
-tdb *td_db_new(const char *name);
-long long td_gpu(tdb *db, const char *name, int cc_major, int cc_minor, int sm_count,
-		 long long mem_bytes);
-long long td_sweep(tdb *db, long long gpu_id);
-long long td_shape(tdb *db, long long sweep, long long gpu, const char *op, at_dtype dt,
-		   long long M, long long N, const char *tmpl, const char *params, double us,
-		   long long max_n);
-long long td_shape_nocode(tdb *db, long long sweep, long long gpu, at_dtype dt, long long M,
-			  long long N, const char *tmpl);
-void td_shape_failed(tdb *db, long long sweep, long long gpu, at_dtype dt, long long M,
-		     long long N);
+#include "tests/test_dispatch_fixture.h"
 
-TestSuite(dispatch_select, .init = td_setup, .fini = td_teardown);
+TestSuite(dispatch_select, .init = tmp_setup, .fini = tmp_teardown);
 
 #define SXM_NAME "NVIDIA H100 80GB HBM3"
 #define PCIE_NAME "NVIDIA H100 PCIe"
@@ -66,7 +52,7 @@ static atd_handle *fx_open(fixture *f)
 	tdb_close(f->db);
 	f->db = NULL;
 	atd_handle *h = NULL;
-	cr_assert_eq(atd_open(td_path("t.db"), 0, &h), ATD_OK, "%s", atd_errmsg(NULL));
+	cr_assert_eq(atd_open(tmp_path("t.db"), 0, &h), ATD_OK, "%s", atd_errmsg(NULL));
 	cr_assert_not_null(h);
 	return h;
 }

@@ -1,69 +1,20 @@
-/* Helpers for the dispatch tests (no tests here): a temporary folder per
- * test, and tuning databases written through the tuner's own writer
- * (db/tuning_db.h), so that the library is tested against exactly what
- * `autotune sweep` stores. Each user file repeats the prototypes below. */
+/* Helpers for the dispatch tests (no tests here; see
+ * tests/test_dispatch_fixture.h): tuning databases written through the
+ * tuner's own writer (db/tuning_db.h), so that the library is tested against
+ * exactly what `autotune sweep` stores. */
 #include <criterion/criterion.h>
-#include <ftw.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "db/tuning_db.h"
-
-/* ---- prototypes, repeated in each file that uses them ---- */
-void td_setup(void);
-void td_teardown(void);
-const char *td_path(const char *name);
-tdb *td_db_new(const char *name);
-long long td_gpu(tdb *db, const char *name, int cc_major, int cc_minor, int sm_count,
-		 long long mem_bytes);
-long long td_sweep(tdb *db, long long gpu_id);
-long long td_shape(tdb *db, long long sweep, long long gpu, const char *op, at_dtype dt,
-		   long long M, long long N, const char *tmpl, const char *params, double us,
-		   long long max_n);
-long long td_shape_nocode(tdb *db, long long sweep, long long gpu, at_dtype dt, long long M,
-			  long long N, const char *tmpl);
-void td_shape_failed(tdb *db, long long sweep, long long gpu, at_dtype dt, long long M,
-		     long long N);
-/* ---- */
-
-static char dir[256];
-
-void td_setup(void)
-{
-	snprintf(dir, sizeof dir, "/tmp/test_dispatch.XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
-}
-
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb, (void)flag, (void)ftw;
-	return remove(path);
-}
-
-void td_teardown(void)
-{
-	if (dir[0])
-		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* dir/name; a few results stay valid at once. */
-const char *td_path(const char *name)
-{
-	static char bufs[4][512];
-	static int next;
-	char *b = bufs[next++ % 4];
-	snprintf(b, sizeof bufs[0], "%s/%s", dir, name);
-	return b;
-}
+#include "tests/test_dispatch_fixture.h"
 
 tdb *td_db_new(const char *name)
 {
 	tdb *db;
 	at_error err = { { 0 } };
-	cr_assert_eq(tdb_open(td_path(name), &db, &err), 0, "%s", err.msg);
+	cr_assert_eq(tdb_open(tmp_path(name), &db, &err), 0, "%s", err.msg);
 	/* One fsync per stored shape would make the big databases slow. */
 	sqlite3_exec(tdb_handle(db), "PRAGMA synchronous = OFF", NULL, NULL, NULL);
 	return db;

@@ -16,12 +16,9 @@
 #include "dispatch/builtin_kernels.h"
 #include "include/autotune/dispatch.h"
 
-/* From test_dispatch_fixture.c. */
-void td_setup(void);
-void td_teardown(void);
-const char *td_path(const char *name);
+#include "tests/tmp_folder.h"
 
-TestSuite(dispatch_install, .init = td_setup, .fini = td_teardown);
+TestSuite(dispatch_install, .init = tmp_setup, .fini = tmp_teardown);
 
 #define LIB "libautotune-dispatch"
 
@@ -67,7 +64,7 @@ Test(dispatch_install, install_lays_out_header_libraries_and_pkgconfig, .timeout
 {
 	assert_repo_root();
 	static char out[1 << 16];
-	const char *root = td_path("root");
+	const char *root = tmp_path("root");
 	char cmd[2048];
 	/* MAKEFLAGS from an outer `make test` would hand this make a jobserver
 	 * it cannot reach. */
@@ -180,7 +177,7 @@ Test(dispatch_install, builtin_sources_are_what_the_generator_makes_of_their_par
 		snprintf(params, sizeof params, "%s", b->params);
 		for (char *p = strtok(params, " "); p; p = strtok(NULL, " "))
 			n += snprintf(cmd + n, sizeof cmd - (size_t)n, " --param %s", p);
-		const char *generated = td_path("gen.cu");
+		const char *generated = tmp_path("gen.cu");
 		snprintf(cmd + n, sizeof cmd - (size_t)n,
 			 " > %s && cmp %s dispatch/builtin/softmax_online_%s.cu", generated, generated,
 			 dtypes[dt]);

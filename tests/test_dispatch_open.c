@@ -15,19 +15,9 @@
 #include "db/tuning_db.h"
 #include "include/autotune/dispatch.h"
 
-/* From test_dispatch_fixture.c. */
-void td_setup(void);
-void td_teardown(void);
-const char *td_path(const char *name);
-tdb *td_db_new(const char *name);
-long long td_gpu(tdb *db, const char *name, int cc_major, int cc_minor, int sm_count,
-		 long long mem_bytes);
-long long td_sweep(tdb *db, long long gpu_id);
-long long td_shape(tdb *db, long long sweep, long long gpu, const char *op, at_dtype dt,
-		   long long M, long long N, const char *tmpl, const char *params, double us,
-		   long long max_n);
+#include "tests/test_dispatch_fixture.h"
 
-TestSuite(dispatch_open, .init = td_setup, .fini = td_teardown);
+TestSuite(dispatch_open, .init = tmp_setup, .fini = tmp_teardown);
 
 static const atd_gpu h100 = { "NVIDIA H100 80GB HBM3", 9, 0, 132, 85520809984LL };
 
@@ -83,37 +73,37 @@ static void assert_open_fails(const char *path, atd_status want)
 
 Test(dispatch_open, a_missing_file_is_db_missing_and_is_not_created)
 {
-	const char *path = td_path("absent.db");
+	const char *path = tmp_path("absent.db");
 	assert_open_fails(path, ATD_ERR_DB_MISSING);
 	cr_assert_neq(access(path, F_OK), 0, "atd_open created %s", path);
-	assert_open_fails(td_path("no/such/dir/x.db"), ATD_ERR_DB_MISSING);
+	assert_open_fails(tmp_path("no/such/dir/x.db"), ATD_ERR_DB_MISSING);
 }
 
 Test(dispatch_open, a_text_file_is_corrupt)
 {
-	const char *path = td_path("notes.txt");
+	const char *path = tmp_path("notes.txt");
 	write_text(path, "these are not the tables you are looking for\n");
 	assert_open_fails(path, ATD_ERR_DB_CORRUPT);
 }
 
 Test(dispatch_open, an_empty_file_or_a_directory_is_corrupt)
 {
-	const char *path = td_path("empty.db");
+	const char *path = tmp_path("empty.db");
 	write_text(path, "");
 	assert_open_fails(path, ATD_ERR_DB_CORRUPT);
-	assert_open_fails(td_path(""), ATD_ERR_DB_CORRUPT);
+	assert_open_fails(tmp_path(""), ATD_ERR_DB_CORRUPT);
 }
 
 Test(dispatch_open, another_sqlite_database_is_corrupt)
 {
-	const char *path = td_path("other.db");
+	const char *path = tmp_path("other.db");
 	sql_file(path, "CREATE TABLE people (name TEXT); INSERT INTO people VALUES ('ada');");
 	assert_open_fails(path, ATD_ERR_DB_CORRUPT);
 }
 
 Test(dispatch_open, the_right_version_without_the_tables_is_corrupt)
 {
-	const char *path = td_path("hollow.db");
+	const char *path = tmp_path("hollow.db");
 	char sql[64];
 	snprintf(sql, sizeof sql, "PRAGMA user_version = %d;", TDB_SCHEMA_VERSION);
 	sql_file(path, sql);
@@ -123,7 +113,7 @@ Test(dispatch_open, the_right_version_without_the_tables_is_corrupt)
 Test(dispatch_open, a_newer_schema_is_db_newer)
 {
 	make_db("newer.db");
-	const char *path = td_path("newer.db");
+	const char *path = tmp_path("newer.db");
 	char sql[64];
 	snprintf(sql, sizeof sql, "PRAGMA user_version = %d;", TDB_SCHEMA_VERSION + 1);
 	sql_file(path, sql);
@@ -132,15 +122,15 @@ Test(dispatch_open, a_newer_schema_is_db_newer)
 
 Test(dispatch_open, open_needs_somewhere_to_put_the_handle)
 {
-	cr_assert_eq(atd_open(td_path("x.db"), 0, NULL), ATD_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(atd_open(td_path("x.db"), ATD_OPEN_FALLBACK, NULL), ATD_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(atd_open(tmp_path("x.db"), 0, NULL), ATD_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(atd_open(tmp_path("x.db"), ATD_OPEN_FALLBACK, NULL), ATD_ERR_INVALID_ARGUMENT);
 }
 
 Test(dispatch_open, a_good_database_serves_its_shapes)
 {
 	make_db("good.db");
 	atd_handle *h;
-	cr_assert_eq(atd_open(td_path("good.db"), 0, &h), ATD_OK, "%s", atd_errmsg(NULL));
+	cr_assert_eq(atd_open(tmp_path("good.db"), 0, &h), ATD_OK, "%s", atd_errmsg(NULL));
 	cr_assert_str_eq(atd_errmsg(h), "");
 	cr_assert_eq(level_of(h, ATD_F32, 4096, 1000), ATD_LEVEL_EXACT);
 	cr_assert_eq(level_of(h, ATD_F32, 4096, 2000), ATD_LEVEL_NEAREST);
@@ -150,13 +140,13 @@ Test(dispatch_open, a_good_database_serves_its_shapes)
 Test(dispatch_open, a_null_path_means_the_environment_variable)
 {
 	make_db("env.db");
-	cr_assert_eq(setenv(TDB_PATH_ENV, td_path("env.db"), 1), 0);
+	cr_assert_eq(setenv(TDB_PATH_ENV, tmp_path("env.db"), 1), 0);
 	atd_handle *h;
 	cr_assert_eq(atd_open(NULL, 0, &h), ATD_OK, "%s", atd_errmsg(NULL));
 	cr_assert_eq(level_of(h, ATD_F32, 4096, 1000), ATD_LEVEL_EXACT);
 	atd_close(h);
 	/* A variable naming a missing file is reported with that name. */
-	cr_assert_eq(setenv(TDB_PATH_ENV, td_path("gone.db"), 1), 0);
+	cr_assert_eq(setenv(TDB_PATH_ENV, tmp_path("gone.db"), 1), 0);
 	cr_assert_eq(atd_open(NULL, 0, &h), ATD_ERR_DB_MISSING);
 	cr_assert(strstr(atd_errmsg(NULL), "gone.db") != NULL, "%s", atd_errmsg(NULL));
 }
@@ -165,7 +155,7 @@ Test(dispatch_open, a_null_path_without_the_variable_means_autotune_db_here)
 {
 	make_db(TDB_DEFAULT_PATH);
 	cr_assert_eq(unsetenv(TDB_PATH_ENV), 0);
-	cr_assert_eq(chdir(td_path(".")), 0);
+	cr_assert_eq(chdir(tmp_path(".")), 0);
 	atd_handle *h;
 	cr_assert_eq(atd_open(NULL, 0, &h), ATD_OK, "%s", atd_errmsg(NULL));
 	cr_assert_eq(level_of(h, ATD_F32, 4096, 1000), ATD_LEVEL_EXACT);
@@ -218,7 +208,7 @@ Test(dispatch_open, a_database_of_1000_shapes_opens_in_under_20_ms, .timeout = 1
 	for (int i = 0; i < 5; i++) {
 		atd_handle *h;
 		double t0 = now_ms();
-		cr_assert_eq(atd_open(td_path("big.db"), 0, &h), ATD_OK, "%s", atd_errmsg(NULL));
+		cr_assert_eq(atd_open(tmp_path("big.db"), 0, &h), ATD_OK, "%s", atd_errmsg(NULL));
 		double t = now_ms() - t0;
 		best = t < best ? t : best;
 		cr_assert_eq(level_of(h, ATD_F32, 4096, 128), ATD_LEVEL_EXACT);
@@ -245,7 +235,7 @@ static void record(void *user, atd_log_level level, const char *message)
 Test(dispatch_open, the_fallback_reason_goes_to_the_first_log_callback_once)
 {
 	atd_handle *h;
-	cr_assert_eq(atd_open(td_path("absent.db"), ATD_OPEN_FALLBACK, &h), ATD_OK);
+	cr_assert_eq(atd_open(tmp_path("absent.db"), ATD_OPEN_FALLBACK, &h), ATD_OK);
 	log_record r = { 0 };
 	atd_set_log(h, record, &r);
 	cr_assert_eq(r.calls, 1);
@@ -257,7 +247,7 @@ Test(dispatch_open, the_fallback_reason_goes_to_the_first_log_callback_once)
 	atd_close(h);
 	/* A good database has nothing to say. */
 	make_db("good.db");
-	cr_assert_eq(atd_open(td_path("good.db"), ATD_OPEN_FALLBACK, &h), ATD_OK);
+	cr_assert_eq(atd_open(tmp_path("good.db"), ATD_OPEN_FALLBACK, &h), ATD_OK);
 	atd_set_log(h, record, &r);
 	cr_assert_eq(r.calls, 1);
 	atd_set_log(NULL, record, &r); /* harmless */
@@ -280,7 +270,7 @@ static int have_libcuda(void)
 Test(dispatch_open, softmax_rejects_each_bad_argument_before_the_driver)
 {
 	atd_handle *h;
-	cr_assert_eq(atd_open(td_path("absent.db"), ATD_OPEN_FALLBACK, &h), ATD_OK);
+	cr_assert_eq(atd_open(tmp_path("absent.db"), ATD_OPEN_FALLBACK, &h), ATD_OK);
 	char dev_x[16], dev_y[16]; /* never dereferenced: every call fails first */
 	void *y = dev_y;
 	const void *x = dev_x;
@@ -318,7 +308,7 @@ Test(dispatch_open, softmax_rejects_each_bad_argument_before_the_driver)
 Test(dispatch_open, without_a_driver_softmax_and_query_say_no_driver)
 {
 	atd_handle *h;
-	cr_assert_eq(atd_open(td_path("absent.db"), ATD_OPEN_FALLBACK, &h), ATD_OK);
+	cr_assert_eq(atd_open(tmp_path("absent.db"), ATD_OPEN_FALLBACK, &h), ATD_OK);
 	char dev[16];
 	atd_choice c;
 	atd_status s = atd_softmax(h, ATD_F32, dev, dev, 4, 8, 8, 8, NULL);

@@ -11,21 +11,11 @@
 
 #include "db/tuning_db.h"
 
-/* From test_dispatch_fixture.c. */
-void td_setup(void);
-void td_teardown(void);
-const char *td_path(const char *name);
-tdb *td_db_new(const char *name);
-long long td_gpu(tdb *db, const char *name, int cc_major, int cc_minor, int sm_count,
-		 long long mem_bytes);
-long long td_sweep(tdb *db, long long gpu_id);
-long long td_shape(tdb *db, long long sweep, long long gpu, const char *op, at_dtype dt,
-		   long long M, long long N, const char *tmpl, const char *params, double us,
-		   long long max_n);
+#include "tests/test_dispatch_fixture.h"
 
 int cmd_show(int argc, char **argv);
 
-TestSuite(dispatch_show, .init = td_setup, .fini = td_teardown);
+TestSuite(dispatch_show, .init = tmp_setup, .fini = tmp_teardown);
 
 #define H100 "NVIDIA H100 80GB HBM3"
 
@@ -39,7 +29,7 @@ static void make_db(void)
 	td_shape(db, sweep, gpu, "softmax", AT_F32, 4096, 1024, "softmax_block",
 		 "threads=256 vec=4 unroll=1", 12.5, 0);
 	tdb_close(db);
-	snprintf(db_path, sizeof db_path, "%s", td_path("show.db"));
+	snprintf(db_path, sizeof db_path, "%s", tmp_path("show.db"));
 }
 
 static char out[1 << 14], err[1 << 14];
@@ -48,7 +38,7 @@ static char out[1 << 14], err[1 << 14];
 static int capture(int fd, const char *name)
 {
 	int saved = dup(fd);
-	int f = open(td_path(name), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	int f = open(tmp_path(name), O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	cr_assert_geq(f, 0);
 	dup2(f, fd);
 	close(f);
@@ -59,7 +49,7 @@ static void restore(int fd, int saved, const char *name, char *buf, size_t cap)
 {
 	dup2(saved, fd);
 	close(saved);
-	FILE *f = fopen(td_path(name), "r");
+	FILE *f = fopen(tmp_path(name), "r");
 	buf[fread(buf, 1, cap - 1, f)] = '\0';
 	fclose(f);
 }
@@ -160,8 +150,8 @@ Test(dispatch_show, an_unknown_op_fails_naming_it)
 
 Test(dispatch_show, a_missing_database_fails)
 {
-	cr_assert_eq(show("-M", "1", "-N", "1", "--db", td_path("absent.db"), "--gpu", H100, "--cc",
-			  "9.0", NULL),
+	cr_assert_eq(show("-M", "1", "-N", "1", "--db", tmp_path("absent.db"), "--gpu", H100,
+			  "--cc", "9.0", NULL),
 		     1);
 	cr_assert(strstr(err, "absent.db: no such tuning database") != NULL, "%s", err);
 }

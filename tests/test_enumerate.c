@@ -9,42 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen/manifest.h"
-#include "tuner/device.h"
-#include "tuner/enumerate.h"
+#include "tests/template_fixture.h"
 
-static tmpl_manifest *templates;
-static size_t ntemplates;
-
-static void load_templates(void)
-{
-	at_error err = { { 0 } };
-	cr_assert_eq(manifest_load_dir("templates", &templates, &ntemplates, &err), 0,
-		     "cannot load templates/: %s", err.msg);
-}
-
-static void free_templates(void)
-{
-	manifest_free_all(templates, ntemplates);
-}
-
-TestSuite(enumerate, .init = load_templates, .fini = free_templates);
-
-static const tmpl_manifest *tmpl(const char *name)
-{
-	for (size_t i = 0; i < ntemplates; i++)
-		if (strcmp(templates[i].name, name) == 0)
-			return &templates[i];
-	cr_assert_fail("template %s is not in templates/", name);
-	return NULL;
-}
-
-static long long value(const variant *v, const char *name)
-{
-	int i = manifest_param_index(v->tmpl, name);
-	cr_assert_geq(i, 0, "template %s has no param %s", v->tmpl->name, name);
-	return v->values[i];
-}
+TestSuite(enumerate, .init = tf_load_templates, .fini = tf_free_templates);
 
 static size_t enumerate_ok(const tmpl_manifest *t, at_dtype dt, const shape_env *env,
 			   variant **out)
@@ -75,7 +42,7 @@ static int block_ok(long long threads, long long vec, long long ept, long long s
  * what block_ok accepts, and checks that the enumeration is that list. */
 static size_t check_block(at_dtype dt, long long M, long long N)
 {
-	const tmpl_manifest *t = tmpl("softmax_block");
+	const tmpl_manifest *t = tf_template("softmax_block");
 	cr_assert_eq(t->nparams, 6, "softmax_block's params changed: update this test");
 	static const char *const order[] = { "threads", "vec", "elems_per_thread", "stages",
 					     "persistent", "cache_hint" };
@@ -116,18 +83,18 @@ static size_t check_block(at_dtype dt, long long M, long long N)
 
 Test(enumerate, block_f32_n1024_every_variant_holds_the_row_in_16_byte_or_8_byte_vectors)
 {
-	const tmpl_manifest *t = tmpl("softmax_block");
+	const tmpl_manifest *t = tf_template("softmax_block");
 	shape_env env = nominal_shape_env(90, 4096, 1024, 4);
 	variant *vs;
 	size_t n = enumerate_ok(t, AT_F32, &env, &vs);
 	cr_assert_gt(n, 0);
 	for (size_t i = 0; i < n; i++) {
-		long long threads = value(&vs[i], "threads"), vec = value(&vs[i], "vec");
-		long long ept = value(&vs[i], "elems_per_thread");
+		long long threads = tf_value(&vs[i], "threads"), vec = tf_value(&vs[i], "vec");
+		long long ept = tf_value(&vs[i], "elems_per_thread");
 		cr_assert_geq(threads * ept, 1024, "variant %zu: threads=%lld ept=%lld", i, threads, ept);
 		cr_assert(vec * 4 == 8 || vec * 4 == 16, "variant %zu: vec=%lld", i, vec);
 		cr_assert_eq(ept % vec, 0);
-		cr_assert(value(&vs[i], "persistent") || value(&vs[i], "stages") == 1);
+		cr_assert(tf_value(&vs[i], "persistent") || tf_value(&vs[i], "stages") == 1);
 	}
 	free(vs);
 }
@@ -161,14 +128,14 @@ Test(enumerate, block_rows_too_long_for_registers_give_none)
 {
 	shape_env env = nominal_shape_env(90, 4096, 1000000, 4);
 	variant *vs = (variant *)1;
-	cr_assert_eq(enumerate_ok(tmpl("softmax_block"), AT_F32, &env, &vs), 0);
+	cr_assert_eq(enumerate_ok(tf_template("softmax_block"), AT_F32, &env, &vs), 0);
 	cr_assert_null(vs);
 	cr_assert_eq(check_block(AT_F32, 4096, 1000000), 0);
 }
 
 Test(enumerate, a_dtype_the_template_does_not_serve_gives_none)
 {
-	tmpl_manifest only_f32 = *tmpl("softmax_block");
+	tmpl_manifest only_f32 = *tf_template("softmax_block");
 	only_f32.dtype_mask = 1u << AT_F32;
 	shape_env env = nominal_shape_env(90, 4096, 1024, 2);
 	variant *vs = (variant *)1;
@@ -188,7 +155,7 @@ Test(enumerate, a_dtype_the_template_does_not_serve_gives_none)
 
 Test(enumerate, a_constraint_that_cannot_be_evaluated_is_an_error)
 {
-	tmpl_manifest bad = *tmpl("softmax_block");
+	tmpl_manifest bad = *tf_template("softmax_block");
 	tmpl_constraint c = { "N / (vec - vec) > 0", "divides by zero" };
 	bad.constraints = &c;
 	bad.nconstraints = 1;
@@ -216,7 +183,7 @@ Test(enumerate, a_failing_prefix_prunes_every_combination_below_it, .timeout = 2
 	};
 	tmpl_constraint cs[] = { { "d == a + 1", NULL }, { "a == 7", NULL },
 				 { "b * 10 < N", NULL }, { "c == b", NULL } };
-	tmpl_manifest m = *tmpl("softmax_block");
+	tmpl_manifest m = *tf_template("softmax_block");
 	m.params = params;
 	m.nparams = 4;
 	m.constraints = cs;
@@ -234,7 +201,7 @@ Test(enumerate, a_failing_prefix_prunes_every_combination_below_it, .timeout = 2
 
 Test(enumerate, block_geometry)
 {
-	const tmpl_manifest *t = tmpl("softmax_block");
+	const tmpl_manifest *t = tf_template("softmax_block");
 	shape_env env = nominal_shape_env(90, 4096, 1024, 4);
 	variant *vs;
 	size_t n = enumerate_ok(t, AT_F32, &env, &vs);
@@ -245,11 +212,12 @@ Test(enumerate, block_geometry)
 		memset(&g, 0x5a, sizeof g);
 		at_error err = { { 0 } };
 		cr_assert_eq(variant_geometry(&vs[i], &env, &g, &err), 0, "%s", err.msg);
-		cr_assert_eq(g.threads, value(&vs[i], "threads"));
+		cr_assert_eq(g.threads, tf_value(&vs[i], "threads"));
 		cr_assert_eq(g.rows_per_cta, 1);
 		cr_assert_eq(g.dyn_smem, 0);
-		cr_assert_eq(g.persistent, value(&vs[i], "persistent"));
-		cr_assert_eq(g.max_n, value(&vs[i], "threads") * value(&vs[i], "elems_per_thread"));
+		cr_assert_eq(g.persistent, tf_value(&vs[i], "persistent"));
+		cr_assert_eq(g.max_n,
+			     tf_value(&vs[i], "threads") * tf_value(&vs[i], "elems_per_thread"));
 		cr_assert_geq(g.max_n, 1024);
 		saw_persistent |= g.persistent;
 	}
@@ -273,7 +241,7 @@ static int warp_ok(const long long *v, const shape_env *e)
 
 static size_t check_warp(at_dtype dt, long long M, long long N)
 {
-	const tmpl_manifest *t = tmpl("softmax_warp");
+	const tmpl_manifest *t = tf_template("softmax_warp");
 	cr_assert_eq(t->nparams, 8, "softmax_warp's params changed: update this test");
 	static const char *const order[] = { "threads", "lanes", "rows_per_cta", "vec",
 					     "elems_per_thread", "stages", "persistent",
@@ -318,7 +286,7 @@ Test(enumerate, warp_matches_brute_force)
 
 Test(enumerate, warp_geometry_takes_rows_per_cta_from_the_param)
 {
-	const tmpl_manifest *t = tmpl("softmax_warp");
+	const tmpl_manifest *t = tf_template("softmax_warp");
 	shape_env env = nominal_shape_env(90, 4096, 128, 4);
 	variant *vs;
 	size_t n = enumerate_ok(t, AT_F32, &env, &vs);
@@ -328,11 +296,12 @@ Test(enumerate, warp_geometry_takes_rows_per_cta_from_the_param)
 		launch_geometry g;
 		at_error err = { { 0 } };
 		cr_assert_eq(variant_geometry(&vs[i], &env, &g, &err), 0, "%s", err.msg);
-		cr_assert_eq(g.threads, value(&vs[i], "threads"));
-		cr_assert_eq(g.rows_per_cta, value(&vs[i], "rows_per_cta"));
-		cr_assert_eq(g.max_n, value(&vs[i], "lanes") * value(&vs[i], "elems_per_thread"));
+		cr_assert_eq(g.threads, tf_value(&vs[i], "threads"));
+		cr_assert_eq(g.rows_per_cta, tf_value(&vs[i], "rows_per_cta"));
+		cr_assert_eq(g.max_n,
+			     tf_value(&vs[i], "lanes") * tf_value(&vs[i], "elems_per_thread"));
 		cr_assert_eq(g.dyn_smem, 0);
-		cr_assert_eq(g.persistent, value(&vs[i], "persistent"));
+		cr_assert_eq(g.persistent, tf_value(&vs[i], "persistent"));
 		rows_seen |= g.rows_per_cta > 1;
 	}
 	cr_assert(rows_seen, "no variant with several rows per CTA");
@@ -341,7 +310,7 @@ Test(enumerate, warp_geometry_takes_rows_per_cta_from_the_param)
 
 Test(enumerate, geometry_rejects_out_of_range_launch_values)
 {
-	tmpl_manifest t = *tmpl("softmax_block");
+	tmpl_manifest t = *tf_template("softmax_block");
 	t.launch.threads = "threads - threads"; /* 0 threads */
 	variant v;
 	variant_defaults(&v, &t, AT_F32);
@@ -351,7 +320,7 @@ Test(enumerate, geometry_rejects_out_of_range_launch_values)
 	cr_assert_eq(variant_geometry(&v, &env, &g, &err), -1);
 	cr_assert_not_null(strstr(err.msg, "threads and rows_per_cta >= 1"), "%s", err.msg);
 
-	t = *tmpl("softmax_block");
+	t = *tf_template("softmax_block");
 	t.launch.smem_bytes = "0 - 1";
 	variant_defaults(&v, &t, AT_F32);
 	cr_assert_eq(variant_geometry(&v, &env, &g, &err), -1);

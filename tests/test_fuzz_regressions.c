@@ -6,7 +6,6 @@
  * to keep as files are built here. Run from the repository root. */
 #include <criterion/criterion.h>
 #include <dirent.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,8 @@
 #include "gen/manifest.h"
 #include "include/autotune/dispatch.h"
 #include "tuner/config.h"
+
+#include "tests/tmp_folder.h"
 
 #define CORPUS "tests/fuzz_corpus"
 
@@ -99,36 +100,7 @@ static void free_corpus(input *in, size_t n)
 	free(in);
 }
 
-/* ---- a temporary folder per test ---------------------------------------- */
-
-static char tmp[256];
-
-static int remove_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb, (void)flag, (void)ftw;
-	return remove(p);
-}
-
-static void tmp_setup(void)
-{
-	snprintf(tmp, sizeof tmp, "/tmp/test_fuzz_regressions.XXXXXX");
-	cr_assert_not_null(mkdtemp(tmp));
-}
-
-static void tmp_teardown(void)
-{
-	if (tmp[0])
-		nftw(tmp, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
-}
-
-static const char *tmp_path(const char *name)
-{
-	static char bufs[2][512];
-	static int next;
-	char *b = bufs[next++ % 2];
-	snprintf(b, sizeof bufs[0], "%s/%s", tmp, name);
-	return b;
-}
+/* ---- a temporary folder per test: tests/tmp_folder.h ----------------------- */
 
 static void write_file(const char *path, const void *data, size_t size)
 {

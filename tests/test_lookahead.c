@@ -12,45 +12,31 @@
 
 #include "tuner/lookahead.h"
 
-static char dir[64];
+#include "tests/tmp_folder.h"
+
 static sweep_plan plan;
 static tdb *db;
 static gpu_device gpu;
 static kernel_cache cache;
 static tune_ctx ctx;
 
-static void write_file(const char *name, const char *text)
-{
-	char path[128];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static void setup(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/at_la_XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
-	char tdir[128];
-	snprintf(tdir, sizeof tdir, "%s/templates", dir);
-	cr_assert_eq(mkdir(tdir, 0700), 0);
-	write_file("templates/tiny.yaml", "template: tiny\nop: softmax\nsource: tiny.cu\nsummary: test\n"
-		   "dtypes: [f32]\nparams:\n  - name: k\n    values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]\n"
-		   "    default: 1\n    doc: test\nconstraints:\n"
-		   "  - expr: \"k * 64 >= N && (k - 4) * 64 < N\"\n    why: test\n"
-		   "launch:\n  threads: \"32\"\n  rows_per_cta: \"1\"\n  smem_bytes: \"0\"\n"
-		   "  persistent: \"0\"\n  max_n: \"k * 64\"\n");
-	write_file("templates/tiny.cu", "extern \"C\" __global__ void softmax_kernel(float *y) { y[0] = K; }\n");
-	write_file("c.yaml", "sweeps:\n  - op: softmax\n    dtypes: [f32]\n    M: 64\n"
-		   "    N: {from: 64, to: 640, step: 64}\n");
-	char path[128];
-	snprintf(path, sizeof path, "%s/c.yaml", dir);
+	tmp_setup();
+	cr_assert_eq(mkdir(tmp_path("templates"), 0700), 0);
+	tmp_write("templates/tiny.yaml", "template: tiny\nop: softmax\nsource: tiny.cu\nsummary: test\n"
+		  "dtypes: [f32]\nparams:\n  - name: k\n    values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]\n"
+		  "    default: 1\n    doc: test\nconstraints:\n"
+		  "  - expr: \"k * 64 >= N && (k - 4) * 64 < N\"\n    why: test\n"
+		  "launch:\n  threads: \"32\"\n  rows_per_cta: \"1\"\n  smem_bytes: \"0\"\n"
+		  "  persistent: \"0\"\n  max_n: \"k * 64\"\n");
+	tmp_write("templates/tiny.cu", "extern \"C\" __global__ void softmax_kernel(float *y) { y[0] = K; }\n");
+	tmp_write("c.yaml", "sweeps:\n  - op: softmax\n    dtypes: [f32]\n    M: 64\n"
+		  "    N: {from: 64, to: 640, step: 64}\n");
 	at_error err = { { 0 } };
-	cr_assert_eq(plan_load(&plan, path, tdir, &err), 0, "%s", err.msg);
-	snprintf(path, sizeof path, "%s/t.db", dir);
-	cr_assert_eq(tdb_open(path, &db, &err), 0, "%s", err.msg);
+	cr_assert_eq(plan_load(&plan, tmp_path("c.yaml"), tmp_path("templates"), &err), 0, "%s",
+		     err.msg);
+	cr_assert_eq(tdb_open(tmp_path("t.db"), &db, &err), 0, "%s", err.msg);
 	gpu = (gpu_device){ .cc = 90, .max_threads = 1024, .max_smem = 227 * 1024,
 			    .regs_per_sm = 65536, .info = { .name = "stand-in", .cc_major = 9,
 							    .sm_count = 132 } };
@@ -64,12 +50,23 @@ static void teardown(void)
 	kernel_cache_free(&cache);
 	tdb_close(db);
 	plan_free(&plan);
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
+	tmp_teardown();
 }
 
 TestSuite(lookahead, .init = setup, .fini = teardown);
+
+/* The variants of plan shape `shape` on the stand-in device and their
+ * sources, as the sweep makes them (plan_free_sources and free them). */
+static char **shape_sources(size_t shape, variant **vs, size_t *n)
+{
+	const sweep_shape *s = &plan.shapes[shape];
+	shape_env env = gpu_shape_env(&gpu, s->M, s->N, 4);
+	at_error err = { { 0 } };
+	cr_assert_eq(plan_shape_variants(&plan, s, &env, vs, n, &err), 0, "%s", err.msg);
+	char **src = plan_sources(*vs, *n, &err);
+	cr_assert_not_null(src, "%s", err.msg);
+	return src;
+}
 
 /* The distinct kernels of the given shapes together. */
 static size_t distinct_kernels(const size_t *shapes, size_t nshapes)
@@ -77,14 +74,9 @@ static size_t distinct_kernels(const size_t *shapes, size_t nshapes)
 	char **all = NULL;
 	size_t count = 0;
 	for (size_t k = 0; k < nshapes; k++) {
-		const sweep_shape *s = &plan.shapes[shapes[k]];
-		shape_env env = gpu_shape_env(&gpu, s->M, s->N, 4);
 		variant *vs;
 		size_t n;
-		at_error err = { { 0 } };
-		cr_assert_eq(plan_shape_variants(&plan, s, &env, &vs, &n, &err), 0, "%s", err.msg);
-		char **src = plan_sources(vs, n, &err);
-		cr_assert_not_null(src, "%s", err.msg);
+		char **src = shape_sources(shapes[k], &vs, &n);
 		all = realloc(all, (count + n) * sizeof *all);
 		for (size_t i = 0; i < n; i++) {
 			size_t j = 0;
@@ -106,14 +98,11 @@ static size_t distinct_kernels(const size_t *shapes, size_t nshapes)
  * ones that are not). */
 static int all_queued(size_t shape)
 {
-	const sweep_shape *s = &plan.shapes[shape];
-	shape_env env = gpu_shape_env(&gpu, s->M, s->N, 4);
 	variant *vs;
 	size_t n;
-	at_error err = { { 0 } };
-	cr_assert_eq(plan_shape_variants(&plan, s, &env, &vs, &n, &err), 0, "%s", err.msg);
-	char **src = plan_sources(vs, n, &err);
+	char **src = shape_sources(shape, &vs, &n);
 	size_t before = cache.count;
+	at_error err = { { 0 } };
 	cr_assert_eq(kernel_cache_prefetch(&cache, src, n, &err), 0, "%s", err.msg);
 	plan_free_sources(src, n);
 	free(vs);

@@ -3,13 +3,14 @@
  * and launch expressions evaluate as documented. Each test works in its own
  * temporary folder. */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "gen/manifest.h"
+
+#include "tests/tmp_folder.h"
 
 /* The manifest every error test starts from; tests swap one piece of it so
  * that expected line numbers can be read off this listing. */
@@ -38,47 +39,7 @@ static const char good_yaml[] =
 	"  persistent: \"0\"\n"               /* 22 */
 	"  max_n: \"threads * vec * 8\"\n";   /* 23 */
 
-static char tmp_dir[256];
-
-static void make_dir(void)
-{
-	snprintf(tmp_dir, sizeof tmp_dir, "/tmp/test_manifest.XXXXXX");
-	cr_assert_not_null(mkdtemp(tmp_dir));
-}
-
-static void remove_dir(void)
-{
-	DIR *d = opendir(tmp_dir);
-	if (!d)
-		return;
-	const struct dirent *e;
-	while ((e = readdir(d))) {
-		char path[512];
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof path, "%s/%s", tmp_dir, e->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	rmdir(tmp_dir);
-}
-
-TestSuite(manifest, .init = make_dir, .fini = remove_dir);
-
-static void path_of(const char *name, char *buf, size_t size)
-{
-	snprintf(buf, size, "%s/%s", tmp_dir, name);
-}
-
-static void write_file(const char *name, const char *text)
-{
-	char path[512];
-	path_of(name, path, sizeof path);
-	FILE *f = fopen(path, "w");
-	cr_assert_not_null(f, "cannot write %s", path);
-	fputs(text, f);
-	fclose(f);
-}
+TestSuite(manifest, .init = tmp_setup, .fini = tmp_teardown);
 
 /* good_yaml with the one occurrence of `from` replaced by `to`. */
 static void write_variant(const char *name, const char *from, const char *to)
@@ -89,7 +50,7 @@ static void write_variant(const char *name, const char *from, const char *to)
 	char text[4096];
 	snprintf(text, sizeof text, "%.*s%s%s", (int)(at - good_yaml), good_yaml,
 		 to, at + strlen(from));
-	write_file(name, text);
+	tmp_write(name, text);
 }
 
 static int is_zeroed(const tmpl_manifest *m)
@@ -102,8 +63,8 @@ static int is_zeroed(const tmpl_manifest *m)
  * "<dir>/<name>" followed by `msg` (which begins with ":line:col: "). */
 static void expect_load_error(const char *name, const char *msg)
 {
-	char path[512], want[1024];
-	path_of(name, path, sizeof path);
+	char want[1024];
+	const char *path = tmp_path(name);
 	snprintf(want, sizeof want, "%s%s", path, msg);
 	tmpl_manifest m;
 	memset(&m, 0x5a, sizeof m);
@@ -117,33 +78,28 @@ static void expect_load_error(const char *name, const char *msg)
 static void expect_variant_error(const char *from, const char *to,
 				 const char *msg)
 {
-	write_file("good.cu", "// kernel\n");
+	tmp_write("good.cu", "// kernel\n");
 	write_variant("good.yaml", from, to);
 	expect_load_error("good.yaml", msg);
 }
 
 static void load_good(tmpl_manifest *m)
 {
-	char path[512];
 	at_error err = { { 0 } };
-	write_file("good.cu", "// kernel\n");
-	write_file("good.yaml", good_yaml);
-	path_of("good.yaml", path, sizeof path);
-	cr_assert_eq(manifest_load(path, m, &err), 0, "%s", err.msg);
+	tmp_write("good.cu", "// kernel\n");
+	tmp_write("good.yaml", good_yaml);
+	cr_assert_eq(manifest_load(tmp_path("good.yaml"), m, &err), 0, "%s", err.msg);
 }
 
 Test(manifest, good_loads_exactly)
 {
 	tmpl_manifest m;
-	char path[512];
 	load_good(&m);
-	path_of("good.yaml", path, sizeof path);
 	cr_expect_str_eq(m.name, "good");
 	cr_expect_str_eq(m.op, "softmax");
 	cr_expect_str_eq(m.summary, "One CTA per row.");
-	cr_expect_str_eq(m.manifest_path, path);
-	path_of("good.cu", path, sizeof path);
-	cr_expect_str_eq(m.source_path, path);
+	cr_expect_str_eq(m.manifest_path, tmp_path("good.yaml"));
+	cr_expect_str_eq(m.source_path, tmp_path("good.cu"));
 	cr_expect_eq(m.dtype_mask, (1u << AT_F32) | (1u << AT_BF16));
 
 	cr_assert_eq(m.nparams, 2);
@@ -182,18 +138,17 @@ Test(manifest, good_loads_exactly)
 
 Test(manifest, optional_keys_may_be_left_out)
 {
-	write_file("min.cu", "");
-	write_file("min.yaml",
-		   "template: min\n"
-		   "op: softmax\n"
-		   "source: min.cu\n"
-		   "dtypes: [f16]\n"
-		   "params:\n"
-		   "  - {name: x, values: [-3], default: -3}\n"
-		   "launch: {threads: 32, rows_per_cta: x, smem_bytes: 0,\n"
-		   "         persistent: 1, max_n: 0}\n");
-	char path[512];
-	path_of("min.yaml", path, sizeof path);
+	tmp_write("min.cu", "");
+	tmp_write("min.yaml",
+		  "template: min\n"
+		  "op: softmax\n"
+		  "source: min.cu\n"
+		  "dtypes: [f16]\n"
+		  "params:\n"
+		  "  - {name: x, values: [-3], default: -3}\n"
+		  "launch: {threads: 32, rows_per_cta: x, smem_bytes: 0,\n"
+		  "         persistent: 1, max_n: 0}\n");
+	const char *path = tmp_path("min.yaml");
 	tmpl_manifest m;
 	at_error err = { { 0 } };
 	cr_assert_eq(manifest_load(path, &m, &err), 0, "%s", err.msg);
@@ -211,18 +166,17 @@ Test(manifest, optional_keys_may_be_left_out)
 
 Test(manifest, cluster_and_cooperative_launch_keys)
 {
-	write_file("cl.cu", "");
-	write_file("cl.yaml",
-		   "template: cl\n"
-		   "op: softmax\n"
-		   "source: cl.cu\n"
-		   "dtypes: [f32]\n"
-		   "params:\n"
-		   "  - {name: cluster, values: [2, 4], default: 4}\n"
-		   "launch: {threads: 32, rows_per_cta: 1, smem_bytes: 0, persistent: 0,\n"
-		   "         max_n: 0, ctas_per_row: cluster * 1, cooperative: \"cc >= 70\"}\n");
-	char path[512];
-	path_of("cl.yaml", path, sizeof path);
+	tmp_write("cl.cu", "");
+	tmp_write("cl.yaml",
+		  "template: cl\n"
+		  "op: softmax\n"
+		  "source: cl.cu\n"
+		  "dtypes: [f32]\n"
+		  "params:\n"
+		  "  - {name: cluster, values: [2, 4], default: 4}\n"
+		  "launch: {threads: 32, rows_per_cta: 1, smem_bytes: 0, persistent: 0,\n"
+		  "         max_n: 0, ctas_per_row: cluster * 1, cooperative: \"cc >= 70\"}\n");
+	const char *path = tmp_path("cl.yaml");
 	tmpl_manifest m;
 	at_error err = { { 0 } };
 	cr_assert_eq(manifest_load(path, &m, &err), 0, "%s", err.msg);
@@ -230,15 +184,15 @@ Test(manifest, cluster_and_cooperative_launch_keys)
 	cr_expect_str_eq(m.launch.cooperative, "cc >= 70");
 	manifest_free(&m);
 
-	write_file("cl.yaml",
-		   "template: cl\n"
-		   "op: softmax\n"
-		   "source: cl.cu\n"
-		   "dtypes: [f32]\n"
-		   "params:\n"
-		   "  - {name: cluster, values: [2, 4], default: 4}\n"
-		   "launch: {threads: 32, rows_per_cta: 1, smem_bytes: 0, persistent: 0,\n"
-		   "         max_n: 0, ctas_per_row: clusters}\n");
+	tmp_write("cl.yaml",
+		  "template: cl\n"
+		  "op: softmax\n"
+		  "source: cl.cu\n"
+		  "dtypes: [f32]\n"
+		  "params:\n"
+		  "  - {name: cluster, values: [2, 4], default: 4}\n"
+		  "launch: {threads: 32, rows_per_cta: 1, smem_bytes: 0, persistent: 0,\n"
+		  "         max_n: 0, ctas_per_row: clusters}\n");
 	cr_assert_eq(manifest_load(path, &m, &err), -1);
 	cr_expect(strstr(err.msg, "cl.yaml:8:34: expected a valid expression in launch.ctas_per_row"),
 		  "%s", err.msg);
@@ -326,11 +280,11 @@ Test(manifest, param_names)
 
 Test(manifest, empty_params)
 {
-	write_file("e.cu", "");
-	write_file("e.yaml",
-		   "template: e\nop: softmax\nsource: e.cu\ndtypes: [f32]\n"
-		   "params: []\n"
-		   "launch: {threads: 1, rows_per_cta: 1, smem_bytes: 0, persistent: 0, max_n: 0}\n");
+	tmp_write("e.cu", "");
+	tmp_write("e.yaml",
+		  "template: e\nop: softmax\nsource: e.cu\ndtypes: [f32]\n"
+		  "params: []\n"
+		  "launch: {threads: 1, rows_per_cta: 1, smem_bytes: 0, persistent: 0, max_n: 0}\n");
 	expect_load_error("e.yaml", ":5:9: expected at least one param in params");
 }
 
@@ -359,11 +313,10 @@ Test(manifest, bad_expressions)
 Test(manifest, shape_variables_are_known)
 {
 	/* Every shape variable may appear in an expression. */
-	write_file("good.cu", "");
+	tmp_write("good.cu", "");
 	write_variant("good.yaml", "rows_per_cta: 1",
 		      "rows_per_cta: \"M + N + elem_bytes + sm_count + cc + max_threads + max_smem + regs_per_sm\"");
-	char path[512];
-	path_of("good.yaml", path, sizeof path);
+	const char *path = tmp_path("good.yaml");
 	tmpl_manifest m;
 	at_error err = { { 0 } };
 	cr_assert_eq(manifest_load(path, &m, &err), 0, "%s", err.msg);
@@ -380,16 +333,16 @@ Test(manifest, yaml_syntax_error)
 
 Test(manifest, not_a_mapping)
 {
-	write_file("good.cu", "");
-	write_file("good.yaml", "- just\n- a list\n");
+	tmp_write("good.cu", "");
+	tmp_write("good.yaml", "- just\n- a list\n");
 	expect_load_error("good.yaml",
 			  ":1:1: expected a mapping of manifest keys, got a sequence");
-	write_file("good.yaml", "# nothing here\n");
+	tmp_write("good.yaml", "# nothing here\n");
 	expect_load_error("good.yaml",
 			  ":1:1: expected a mapping of manifest keys, got an empty document");
 	char text[4096];
 	snprintf(text, sizeof text, "%s---\nfoo: 1\n", good_yaml);
-	write_file("good.yaml", text);
+	tmp_write("good.yaml", text);
 	expect_load_error("good.yaml",
 			  ":25:1: expected a single YAML document, got a second one");
 }
@@ -400,7 +353,7 @@ Test(manifest, source_file)
 	write_variant("good.yaml", "source: good.cu", "source: gone.cu");
 	snprintf(msg, sizeof msg,
 		 ":3:9: expected a readable source file, cannot open \"%s/gone.cu\": No such file or directory",
-		 tmp_dir);
+		 tmp_folder());
 	expect_load_error("good.yaml", msg);
 	expect_variant_error("source: good.cu", "source: /abs/good.cu",
 			     ":3:9: expected a source path relative to the manifest's folder");
@@ -408,8 +361,8 @@ Test(manifest, source_file)
 
 Test(manifest, stem_must_match)
 {
-	write_file("good.cu", "");
-	write_file("other.yaml", good_yaml);
+	tmp_write("good.cu", "");
+	tmp_write("other.yaml", good_yaml);
 	expect_load_error("other.yaml",
 			  ":1:11: expected template \"other\" (the file's name), got \"good\"");
 }
@@ -418,8 +371,8 @@ Test(manifest, missing_file)
 {
 	tmpl_manifest m;
 	at_error err = { { 0 } };
-	char path[512], want[600];
-	path_of("absent.yaml", path, sizeof path);
+	char want[600];
+	const char *path = tmp_path("absent.yaml");
 	cr_expect_eq(manifest_load(path, &m, &err), -1);
 	snprintf(want, sizeof want, "%s: cannot open: No such file or directory",
 		 path);
@@ -453,7 +406,7 @@ Test(manifest, check_pass_fail_skip)
 
 Test(manifest, check_skip_goes_on_to_later_constraints)
 {
-	write_file("good.cu", "");
+	tmp_write("good.cu", "");
 	/* The constraint needing N comes first; skipping it must not end the
 	 * check. */
 	write_variant("good.yaml",
@@ -461,8 +414,7 @@ Test(manifest, check_skip_goes_on_to_later_constraints)
 		      "  - expr: \"threads * vec <= N\"\n",
 		      "  - expr: \"threads * vec <= N\"\n"
 		      "  - expr: \"threads % 32 == 0\"\n    why: whole warps\n");
-	char path[512];
-	path_of("good.yaml", path, sizeof path);
+	const char *path = tmp_path("good.yaml");
 	tmpl_manifest m;
 	at_error err = { { 0 } };
 	cr_assert_eq(manifest_load(path, &m, &err), 0, "%s", err.msg);
@@ -474,10 +426,9 @@ Test(manifest, check_skip_goes_on_to_later_constraints)
 
 Test(manifest, check_evaluation_error)
 {
-	write_file("good.cu", "");
+	tmp_write("good.cu", "");
 	write_variant("good.yaml", "\"threads % 32 == 0\"", "\"threads % (vec - 4) == 0\"");
-	char path[512];
-	path_of("good.yaml", path, sizeof path);
+	const char *path = tmp_path("good.yaml");
 	tmpl_manifest m;
 	at_error err = { { 0 } };
 	cr_assert_eq(manifest_load(path, &m, &err), 0, "%s", err.msg);
@@ -536,7 +487,7 @@ static void write_named(const char *stem)
 		 "launch: {threads: t, rows_per_cta: 1, smem_bytes: 0, persistent: 0, max_n: 0}\n",
 		 stem);
 	snprintf(name, sizeof name, "%s.yaml", stem);
-	write_file(name, text);
+	tmp_write(name, text);
 }
 
 Test(manifest, load_dir_sorted)
@@ -544,15 +495,15 @@ Test(manifest, load_dir_sorted)
 	tmpl_manifest *ms = NULL;
 	size_t n = 99;
 	at_error err = { { 0 } };
-	write_file("k.cu", "");
+	tmp_write("k.cu", "");
 	write_named("b_two");
 	write_named("a_one");
 	write_named("c_three");
 	write_named("B_upper"); /* strcmp order: upper case first */
-	write_file("notes.txt", "not a manifest");
-	write_file("x.yml", "not: [matched");
-	write_file(".hidden.yaml", "not: [matched");
-	cr_assert_eq(manifest_load_dir(tmp_dir, &ms, &n, &err), 0, "%s", err.msg);
+	tmp_write("notes.txt", "not a manifest");
+	tmp_write("x.yml", "not: [matched");
+	tmp_write(".hidden.yaml", "not: [matched");
+	cr_assert_eq(manifest_load_dir(tmp_folder(), &ms, &n, &err), 0, "%s", err.msg);
 	cr_assert_eq(n, 4);
 	cr_expect_str_eq(ms[0].name, "B_upper");
 	cr_expect_str_eq(ms[1].name, "a_one");
@@ -566,12 +517,12 @@ Test(manifest, load_dir_empty_and_missing)
 	tmpl_manifest *ms = (tmpl_manifest *)&ms;
 	size_t n = 99;
 	at_error err = { { 0 } };
-	cr_expect_eq(manifest_load_dir(tmp_dir, &ms, &n, &err), 0, "%s", err.msg);
+	cr_expect_eq(manifest_load_dir(tmp_folder(), &ms, &n, &err), 0, "%s", err.msg);
 	cr_expect_eq(n, 0);
 	cr_expect_null(ms);
 
-	char path[512], want[600];
-	path_of("nope", path, sizeof path);
+	char want[600];
+	const char *path = tmp_path("nope");
 	cr_expect_eq(manifest_load_dir(path, &ms, &n, &err), -1);
 	snprintf(want, sizeof want, "%s: cannot open folder: No such file or directory",
 		 path);
@@ -583,14 +534,14 @@ Test(manifest, load_dir_fails_on_bad_one)
 	tmpl_manifest *ms = (tmpl_manifest *)&ms;
 	size_t n = 99;
 	at_error err = { { 0 } };
-	write_file("k.cu", "");
+	tmp_write("k.cu", "");
 	write_named("a_one");
 	write_named("b_two");
-	write_file("c_bad.yaml", "template: c_bad\nop: [\n");
-	cr_expect_eq(manifest_load_dir(tmp_dir, &ms, &n, &err), -1);
+	tmp_write("c_bad.yaml", "template: c_bad\nop: [\n");
+	cr_expect_eq(manifest_load_dir(tmp_folder(), &ms, &n, &err), -1);
 	cr_expect_null(ms);
 	cr_expect_eq(n, 0);
 	char want[600];
-	snprintf(want, sizeof want, "%s/c_bad.yaml:3:1:", tmp_dir);
+	snprintf(want, sizeof want, "%s/c_bad.yaml:3:1:", tmp_folder());
 	cr_expect(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
 }

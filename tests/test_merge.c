@@ -10,29 +10,8 @@
 #include "db/merge.h"
 #include "db/tuning_db.h"
 
-static char dir[64];
-
-static void make_dir(void)
-{
-	snprintf(dir, sizeof dir, "/tmp/at_merge_XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
-}
-
-static void remove_dir(void)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
-}
-
-static const char *path_of(const char *name)
-{
-	static char paths[8][128];
-	static int next;
-	char *p = paths[next++ % 8];
-	snprintf(p, 128, "%s/%s", dir, name);
-	return p;
-}
+#include "tests/sql_probe.h"
+#include "tests/tmp_folder.h"
 
 /* A database with one sweep (started_tag makes sweeps distinct) tuning
  * f32 M=64 at each N in ns[] with one variant of the given time. */
@@ -65,19 +44,6 @@ static void make_db(const char *path, const char *config, const long long *ns, s
 	tdb_close(db);
 }
 
-static long long query(const char *path, const char *sql)
-{
-	sqlite3 *s;
-	cr_assert_eq(sqlite3_open(path, &s), SQLITE_OK);
-	sqlite3_stmt *st;
-	cr_assert_eq(sqlite3_prepare_v2(s, sql, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(s));
-	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
-	long long v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(s);
-	return v;
-}
-
 static const char winner_params_sql[] =
 	"SELECT r.params FROM winners w JOIN results r ON r.id = w.result_id WHERE w.n = %lld";
 
@@ -95,81 +61,85 @@ static void expect_winner(const char *db, long long n, const char *params)
 	sqlite3_close(s);
 }
 
-Test(merge, keeps_every_result_and_recomputes_winners, .init = make_dir, .fini = remove_dir)
+Test(merge, keeps_every_result_and_recomputes_winners, .init = tmp_setup, .fini = tmp_teardown)
 {
 	const long long a_ns[] = { 128, 256 }, b_ns[] = { 256, 512 };
-	make_db(path_of("a.db"), "slow", a_ns, 2, 20.0);
-	make_db(path_of("b.db"), "fast", b_ns, 2, 10.0);
-	const char *inputs[] = { path_of("a.db"), path_of("b.db") };
+	make_db(tmp_path("a.db"), "slow", a_ns, 2, 20.0);
+	make_db(tmp_path("b.db"), "fast", b_ns, 2, 10.0);
+	const char *inputs[] = { tmp_path("a.db"), tmp_path("b.db") };
 	merge_stats st;
 	at_error err = { { 0 } };
-	cr_assert_eq(db_merge(path_of("out.db"), inputs, 2, &st, &err), 0, "%s", err.msg);
+	cr_assert_eq(db_merge(tmp_path("out.db"), inputs, 2, &st, &err), 0, "%s", err.msg);
 	cr_assert_eq(st.sweeps, 2);
 	cr_assert_eq(st.sweeps_skipped, 0);
 	cr_assert_eq(st.results, 8);
 	cr_assert_eq(st.shapes, 3);
-	const char *out = path_of("out.db");
-	cr_assert_eq(query(out, "SELECT count(*) FROM results"), 8);
-	cr_assert_eq(query(out, "SELECT count(*) FROM gpus"), 1);
-	cr_assert_eq(query(out, "SELECT count(*) FROM kernels"), 4);
+	const char *out = tmp_path("out.db");
+	cr_assert_eq(sql_int(out, "SELECT count(*) FROM results"), 8);
+	cr_assert_eq(sql_int(out, "SELECT count(*) FROM gpus"), 1);
+	cr_assert_eq(sql_int(out, "SELECT count(*) FROM kernels"), 4);
 	/* N=256 was tuned in both: the faster one wins */
 	expect_winner(out, 128, "slow");
 	expect_winner(out, 256, "fast");
 	expect_winner(out, 512, "fast");
 	/* every winner has its code */
-	cr_assert_eq(query(out, "SELECT count(*) FROM winners w JOIN kernels k ON k.result_id = w.result_id"), 3);
+	cr_assert_eq(sql_int(out, "SELECT count(*) FROM winners w JOIN kernels k ON k.result_id = w.result_id"), 3);
 	/* results point at their own sweep */
-	cr_assert_eq(query(out, "SELECT count(*) FROM results r JOIN sweeps s ON s.id = r.sweep_id "
-				"WHERE s.config_text = 'fast' AND r.n IN (256, 512)"), 4);
-	cr_assert_eq(query(out, "SELECT count(*) FROM results r JOIN sweeps s ON s.id = r.sweep_id "
-				"WHERE s.config_text = 'slow' AND r.n IN (128, 256)"), 4);
+	cr_assert_eq(sql_int(out,
+			     "SELECT count(*) FROM results r JOIN sweeps s ON s.id = r.sweep_id "
+			     "WHERE s.config_text = 'fast' AND r.n IN (256, 512)"),
+		     4);
+	cr_assert_eq(sql_int(out,
+			     "SELECT count(*) FROM results r JOIN sweeps s ON s.id = r.sweep_id "
+			     "WHERE s.config_text = 'slow' AND r.n IN (128, 256)"),
+		     4);
 }
 
-Test(merge, merging_twice_changes_nothing, .init = make_dir, .fini = remove_dir)
+Test(merge, merging_twice_changes_nothing, .init = tmp_setup, .fini = tmp_teardown)
 {
 	const long long ns[] = { 128 };
-	make_db(path_of("a.db"), "only", ns, 1, 5.0);
-	const char *inputs[] = { path_of("a.db") };
+	make_db(tmp_path("a.db"), "only", ns, 1, 5.0);
+	const char *inputs[] = { tmp_path("a.db") };
 	merge_stats st;
 	at_error err = { { 0 } };
-	cr_assert_eq(db_merge(path_of("out.db"), inputs, 1, &st, &err), 0, "%s", err.msg);
-	cr_assert_eq(db_merge(path_of("out.db"), inputs, 1, &st, &err), 0, "%s", err.msg);
+	cr_assert_eq(db_merge(tmp_path("out.db"), inputs, 1, &st, &err), 0, "%s", err.msg);
+	cr_assert_eq(db_merge(tmp_path("out.db"), inputs, 1, &st, &err), 0, "%s", err.msg);
 	cr_assert_eq(st.sweeps, 0);
 	cr_assert_eq(st.sweeps_skipped, 1);
 	cr_assert_eq(st.results, 0);
-	cr_assert_eq(query(path_of("out.db"), "SELECT count(*) FROM results"), 2);
-	cr_assert_eq(query(path_of("out.db"), "SELECT count(*) FROM winners"), 1);
+	cr_assert_eq(sql_int(tmp_path("out.db"), "SELECT count(*) FROM results"), 2);
+	cr_assert_eq(sql_int(tmp_path("out.db"), "SELECT count(*) FROM winners"), 1);
 }
 
-Test(merge, refuses_bad_inputs, .init = make_dir, .fini = remove_dir)
+Test(merge, refuses_bad_inputs, .init = tmp_setup, .fini = tmp_teardown)
 {
 	merge_stats st;
 	at_error err = { { 0 } };
-	const char *missing[] = { path_of("missing.db") };
-	cr_assert_eq(db_merge(path_of("out.db"), missing, 1, &st, &err), -1);
+	const char *missing[] = { tmp_path("missing.db") };
+	cr_assert_eq(db_merge(tmp_path("out.db"), missing, 1, &st, &err), -1);
 	cr_assert(strstr(err.msg, "missing.db: no such database"), "%s", err.msg);
-	cr_assert_neq(access(path_of("out.db"), F_OK), 0, "the output was created");
+	cr_assert_neq(access(tmp_path("out.db"), F_OK), 0, "the output was created");
 
-	FILE *f = fopen(path_of("text.db"), "w");
+	FILE *f = fopen(tmp_path("text.db"), "w");
 	fputs("hello", f);
 	fclose(f);
-	const char *text[] = { path_of("text.db") };
-	cr_assert_eq(db_merge(path_of("out.db"), text, 1, &st, &err), -1);
+	const char *text[] = { tmp_path("text.db") };
+	cr_assert_eq(db_merge(tmp_path("out.db"), text, 1, &st, &err), -1);
 	cr_assert(strstr(err.msg, "text.db"), "%s", err.msg);
 
 	const long long ns[] = { 128 };
-	make_db(path_of("old.db"), "old", ns, 1, 5.0);
+	make_db(tmp_path("old.db"), "old", ns, 1, 5.0);
 	sqlite3 *s;
-	cr_assert_eq(sqlite3_open(path_of("old.db"), &s), SQLITE_OK);
+	cr_assert_eq(sqlite3_open(tmp_path("old.db"), &s), SQLITE_OK);
 	cr_assert_eq(sqlite3_exec(s, "PRAGMA user_version = 1", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(s);
-	const char *old[] = { path_of("old.db") };
-	cr_assert_eq(db_merge(path_of("out.db"), old, 1, &st, &err), -1);
+	const char *old[] = { tmp_path("old.db") };
+	cr_assert_eq(db_merge(tmp_path("out.db"), old, 1, &st, &err), -1);
 	cr_assert(strstr(err.msg, "schema version 1"), "%s", err.msg);
 	cr_assert(strstr(err.msg, "mismatched"), "%s", err.msg);
 
-	make_db(path_of("self.db"), "self", ns, 1, 5.0);
-	const char *self[] = { path_of("self.db") };
-	cr_assert_eq(db_merge(path_of("self.db"), self, 1, &st, &err), -1);
+	make_db(tmp_path("self.db"), "self", ns, 1, 5.0);
+	const char *self[] = { tmp_path("self.db") };
+	cr_assert_eq(db_merge(tmp_path("self.db"), self, 1, &st, &err), -1);
 	cr_assert(strstr(err.msg, "cannot also be the output"), "%s", err.msg);
 }

@@ -24,30 +24,22 @@
 #include "reports/report.h"
 #include "reports/ties.h"
 
-/* From test_report_fixture.c. */
-void rf_setup(void);
-void rf_teardown(void);
-const char *rf_path(const char *name);
-void rf_make_db(const char *name);
-void rf_make_empty_db(const char *name);
-char *rf_read(const char *path);
-char *rf_between(const char *text, const char *start, const char *end);
-size_t rf_count(const char *text, const char *needle);
+#include "tests/test_report_fixture.h"
 
 int cmd_report(int argc, char **argv);
 
-TestSuite(report, .init = rf_setup, .fini = rf_teardown);
+TestSuite(report, .init = tmp_setup, .fini = tmp_teardown);
 TestSuite(report_units);
 
 /* Renders the fixture database into out.html and returns the page. */
 static char *render(long long heat_M, long long heat_N)
 {
 	rf_make_db("t.db");
-	report_options opt = { .db_path = rf_path("t.db"), .out_path = rf_path("out.html"),
+	report_options opt = { .db_path = tmp_path("t.db"), .out_path = tmp_path("out.html"),
 			       .heat_M = heat_M, .heat_N = heat_N, .tool_version = "9.9.9" };
 	at_error err = { { 0 } };
 	cr_assert_eq(report_write(&opt, &err), 0, "report_write: %s", err.msg);
-	return rf_read(rf_path("out.html"));
+	return tmp_read(tmp_path("out.html"));
 }
 
 static void expect_in(const char *text, const char *want)
@@ -59,7 +51,7 @@ static void expect_in(const char *text, const char *want)
 static size_t stray_files(const char *const *expected)
 {
 	char dir[512];
-	snprintf(dir, sizeof dir, "%s", rf_path(""));
+	snprintf(dir, sizeof dir, "%s", tmp_path(""));
 	DIR *d = opendir(dir);
 	cr_assert_not_null(d);
 	size_t n = 0;
@@ -371,22 +363,22 @@ Test(report, the_written_file_is_the_rendered_page)
 	rf_make_db("t.db");
 	tdb *db;
 	at_error err = { { 0 } };
-	cr_assert_eq(tdb_open_readonly(rf_path("t.db"), &db, &err), 0, "%s", err.msg);
+	cr_assert_eq(tdb_open_readonly(tmp_path("t.db"), &db, &err), 0, "%s", err.msg);
 	report_data d;
-	cr_assert_eq(report_data_load(db, rf_path("t.db"), &d, &err), 0, "%s", err.msg);
+	cr_assert_eq(report_data_load(db, tmp_path("t.db"), &d, &err), 0, "%s", err.msg);
 	tdb_close(db);
-	report_options opt = { .db_path = rf_path("t.db"), .out_path = rf_path("out.html") };
+	report_options opt = { .db_path = tmp_path("t.db"), .out_path = tmp_path("out.html") };
 	strbuf page = { 0 };
 	cr_assert_eq(report_render(&d, &opt, &page, &err), 0, "%s", err.msg);
 	cr_assert_eq(report_write(&opt, &err), 0, "%s", err.msg);
-	char *file = rf_read(rf_path("out.html"));
+	char *file = tmp_read(tmp_path("out.html"));
 	cr_assert_str_eq(file, page.data);
 	free(file);
 	strbuf_free(&page);
 	report_data_free(&d);
 	/* mode 0666 less the umask, and no temporary file left */
 	struct stat st;
-	cr_assert_eq(stat(rf_path("out.html"), &st), 0);
+	cr_assert_eq(stat(tmp_path("out.html"), &st), 0);
 	mode_t mask = umask(0);
 	umask(mask);
 	cr_assert_eq(st.st_mode & 0777, 0666 & ~mask);
@@ -397,28 +389,28 @@ Test(report, the_written_file_is_the_rendered_page)
 Test(report, a_link_is_followed_and_a_device_written_in_place)
 {
 	rf_make_db("t.db");
-	FILE *f = fopen(rf_path("target.html"), "w");
+	FILE *f = fopen(tmp_path("target.html"), "w");
 	cr_assert_not_null(f);
 	fputs("old", f);
 	fclose(f);
-	cr_assert_eq(chmod(rf_path("target.html"), 0640), 0);
-	cr_assert_eq(symlink("target.html", rf_path("link.html")), 0);
-	report_options opt = { .db_path = rf_path("t.db"), .out_path = rf_path("link.html") };
+	cr_assert_eq(chmod(tmp_path("target.html"), 0640), 0);
+	cr_assert_eq(symlink("target.html", tmp_path("link.html")), 0);
+	report_options opt = { .db_path = tmp_path("t.db"), .out_path = tmp_path("link.html") };
 	at_error err = { { 0 } };
 	cr_assert_eq(report_write(&opt, &err), 0, "%s", err.msg);
 	struct stat st;
-	cr_assert_eq(lstat(rf_path("link.html"), &st), 0);
+	cr_assert_eq(lstat(tmp_path("link.html"), &st), 0);
 	cr_assert(S_ISLNK(st.st_mode), "the link was replaced by a file");
-	cr_assert_eq(stat(rf_path("target.html"), &st), 0);
+	cr_assert_eq(stat(tmp_path("target.html"), &st), 0);
 	cr_assert_eq(st.st_mode & 0777, 0640, "the replaced file lost its mode");
-	char *text = rf_read(rf_path("target.html"));
+	char *text = tmp_read(tmp_path("target.html"));
 	cr_assert(strncmp(text, "<!DOCTYPE html>", 15) == 0);
 	free(text);
 	/* a link to a device: the device is written, the link stays */
-	cr_assert_eq(symlink("/dev/null", rf_path("null.html")), 0);
-	opt.out_path = rf_path("null.html");
+	cr_assert_eq(symlink("/dev/null", tmp_path("null.html")), 0);
+	opt.out_path = tmp_path("null.html");
 	cr_assert_eq(report_write(&opt, &err), 0, "%s", err.msg);
-	cr_assert_eq(lstat(rf_path("null.html"), &st), 0);
+	cr_assert_eq(lstat(tmp_path("null.html"), &st), 0);
 	cr_assert(S_ISLNK(st.st_mode), "the link to /dev/null was replaced by a file");
 	static const char *const expected[] = { "t.db", "t.db-wal", "t.db-shm", "target.html",
 						"link.html", "null.html", NULL };
@@ -429,45 +421,46 @@ Test(report, a_link_is_followed_and_a_device_written_in_place)
 
 Test(report, missing_database)
 {
-	report_options opt = { .db_path = rf_path("missing.db"), .out_path = rf_path("out.html") };
+	report_options opt = { .db_path = tmp_path("missing.db"),
+			       .out_path = tmp_path("out.html") };
 	at_error err = { { 0 } };
 	cr_assert_eq(report_write(&opt, &err), -1);
 	char want[600];
-	snprintf(want, sizeof want, "%s: no such database", rf_path("missing.db"));
+	snprintf(want, sizeof want, "%s: no such database", tmp_path("missing.db"));
 	cr_assert_str_eq(err.msg, want);
-	cr_assert_neq(access(rf_path("out.html"), F_OK), 0, "an output file was written");
-	cr_assert_neq(access(rf_path("missing.db"), F_OK), 0, "the database was created");
+	cr_assert_neq(access(tmp_path("out.html"), F_OK), 0, "an output file was written");
+	cr_assert_neq(access(tmp_path("missing.db"), F_OK), 0, "the database was created");
 }
 
 Test(report, database_without_results)
 {
 	rf_make_empty_db("empty.db");
-	report_options opt = { .db_path = rf_path("empty.db"), .out_path = rf_path("out.html") };
+	report_options opt = { .db_path = tmp_path("empty.db"), .out_path = tmp_path("out.html") };
 	at_error err = { { 0 } };
 	cr_assert_eq(report_write(&opt, &err), -1);
 	char want[600];
 	snprintf(want, sizeof want, "%s has no results: run autotune sweep first",
-		 rf_path("empty.db"));
+		 tmp_path("empty.db"));
 	cr_assert_str_eq(err.msg, want);
-	cr_assert_neq(access(rf_path("out.html"), F_OK), 0);
+	cr_assert_neq(access(tmp_path("out.html"), F_OK), 0);
 }
 
 Test(report, unwritable_output)
 {
 	rf_make_db("t.db");
 	/* a folder that does not exist */
-	const char *out = rf_path("no/such/folder/report.html");
-	report_options opt = { .db_path = rf_path("t.db"), .out_path = out };
+	const char *out = tmp_path("no/such/folder/report.html");
+	report_options opt = { .db_path = tmp_path("t.db"), .out_path = out };
 	at_error err = { { 0 } };
 	cr_assert_eq(report_write(&opt, &err), -1);
 	char want[700];
 	snprintf(want, sizeof want, "%s: cannot write: No such file or directory", out);
 	cr_assert_str_eq(err.msg, want);
 	/* a path that is a folder: the temporary file beside it must go */
-	cr_assert_eq(mkdir(rf_path("dir.html"), 0755), 0);
-	opt.out_path = rf_path("dir.html");
+	cr_assert_eq(mkdir(tmp_path("dir.html"), 0755), 0);
+	opt.out_path = tmp_path("dir.html");
 	cr_assert_eq(report_write(&opt, &err), -1);
-	snprintf(want, sizeof want, "%s: cannot write: ", rf_path("dir.html"));
+	snprintf(want, sizeof want, "%s: cannot write: ", tmp_path("dir.html"));
 	cr_assert(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
 	static const char *const expected[] = { "t.db", "t.db-wal", "t.db-shm", "no", "dir.html",
 						NULL };
@@ -499,18 +492,18 @@ static char *read_bytes(const char *path, size_t *len)
 Test(report, the_database_is_never_the_output)
 {
 	rf_make_db("t.db");
-	cr_assert_eq(symlink("t.db", rf_path("alias.html")), 0);
+	cr_assert_eq(symlink("t.db", tmp_path("alias.html")), 0);
 	size_t before_len, after_len;
-	char *before = read_bytes(rf_path("t.db"), &before_len);
-	report_options opt = { .db_path = rf_path("t.db"), .out_path = rf_path("alias.html") };
+	char *before = read_bytes(tmp_path("t.db"), &before_len);
+	report_options opt = { .db_path = tmp_path("t.db"), .out_path = tmp_path("alias.html") };
 	at_error err = { { 0 } };
 	cr_assert_eq(report_write(&opt, &err), -1);
 	char want[600];
-	snprintf(want, sizeof want, "%s: cannot write: it is the database", rf_path("alias.html"));
+	snprintf(want, sizeof want, "%s: cannot write: it is the database", tmp_path("alias.html"));
 	cr_assert_str_eq(err.msg, want);
-	opt.out_path = rf_path("t.db");
+	opt.out_path = tmp_path("t.db");
 	cr_assert_eq(report_write(&opt, &err), -1);
-	char *after = read_bytes(rf_path("t.db"), &after_len);
+	char *after = read_bytes(tmp_path("t.db"), &after_len);
 	cr_assert(after_len == before_len && memcmp(after, before, after_len) == 0,
 		  "the database changed");
 	free(before);
@@ -519,15 +512,15 @@ Test(report, the_database_is_never_the_output)
 
 Test(report, a_failed_run_keeps_the_old_file)
 {
-	FILE *f = fopen(rf_path("out.html"), "w");
+	FILE *f = fopen(tmp_path("out.html"), "w");
 	cr_assert_not_null(f);
 	fputs("old", f);
 	fclose(f);
 	rf_make_empty_db("empty.db");
-	report_options opt = { .db_path = rf_path("empty.db"), .out_path = rf_path("out.html") };
+	report_options opt = { .db_path = tmp_path("empty.db"), .out_path = tmp_path("out.html") };
 	at_error err = { { 0 } };
 	cr_assert_eq(report_write(&opt, &err), -1);
-	char *text = rf_read(rf_path("out.html"));
+	char *text = tmp_read(tmp_path("out.html"));
 	cr_assert_str_eq(text, "old");
 	free(text);
 }
@@ -552,15 +545,15 @@ Test(report, cmd_exit_codes)
 	cr_redirect_stderr();
 	rf_make_db("t.db");
 	rf_make_empty_db("empty.db");
-	cr_assert_eq(CMD("--db", rf_path("t.db"), "-o", rf_path("a.html")), 0);
-	cr_assert_eq(access(rf_path("a.html"), F_OK), 0);
-	cr_assert_eq(CMD("--db", rf_path("t.db"), "--output", rf_path("b.html"), "--heatmap",
+	cr_assert_eq(CMD("--db", tmp_path("t.db"), "-o", tmp_path("a.html")), 0);
+	cr_assert_eq(access(tmp_path("a.html"), F_OK), 0);
+	cr_assert_eq(CMD("--db", tmp_path("t.db"), "--output", tmp_path("b.html"), "--heatmap",
 			 "64x1024"),
 		     0);
-	cr_assert_eq(CMD("--db", rf_path("missing.db"), "-o", rf_path("c.html")), 1);
-	cr_assert_eq(CMD("--db", rf_path("empty.db"), "-o", rf_path("c.html")), 1);
-	cr_assert_eq(CMD("--db", rf_path("t.db"), "-o", rf_path("no/c.html")), 1);
-	cr_assert_neq(access(rf_path("c.html"), F_OK), 0);
+	cr_assert_eq(CMD("--db", tmp_path("missing.db"), "-o", tmp_path("c.html")), 1);
+	cr_assert_eq(CMD("--db", tmp_path("empty.db"), "-o", tmp_path("c.html")), 1);
+	cr_assert_eq(CMD("--db", tmp_path("t.db"), "-o", tmp_path("no/c.html")), 1);
+	cr_assert_neq(access(tmp_path("c.html"), F_OK), 0);
 	cr_assert_eq(CMD("--bogus"), 2);
 	cr_assert_eq(CMD("--db"), 2);
 	cr_assert_eq(CMD("--heatmap", "4096"), 2);

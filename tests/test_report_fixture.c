@@ -1,65 +1,24 @@
-/* Helpers for the report tests (no tests here): a temporary folder per test,
- * a tuning database written through the tuner's own writer (db/tuning_db.h)
- * with two dtypes, several N at two M, variants that pass, tie and fail,
- * naive and cuDNN baselines, a shape where nothing passed, and hostile
- * strings (template, params, reason, config) that must come out escaped;
- * and small text helpers to take the written page apart. Each user file
- * repeats the prototypes below. */
+/* Helpers for the report tests (no tests here; see
+ * tests/test_report_fixture.h): a tuning database written through the
+ * tuner's own writer (db/tuning_db.h) with two dtypes, several N at two M,
+ * variants that pass, tie and fail, naive and cuDNN baselines, a shape where
+ * nothing passed, and hostile strings (template, params, reason, config)
+ * that must come out escaped; and small text helpers to take the written
+ * page apart. */
 #include <criterion/criterion.h>
-#include <ftw.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "db/tuning_db.h"
 
-/* ---- prototypes, repeated in each file that uses them ---- */
-void rf_setup(void);
-void rf_teardown(void);
-const char *rf_path(const char *name);
-void rf_make_db(const char *name);
-void rf_make_empty_db(const char *name);
-char *rf_read(const char *path);
-char *rf_between(const char *text, const char *start, const char *end);
-size_t rf_count(const char *text, const char *needle);
-/* ---- */
+#include "tests/test_report_fixture.h"
 
 /* The hostile strings stored in the database. */
 #define RF_HOSTILE_TEMPLATE "<script>alert(\"tmpl\")</script>&'"
 #define RF_HOSTILE_PARAMS "threads=<script>&\"' vec=4"
 #define RF_HOSTILE_REASON "<script>alert('reason')</script> & \"quoted\""
-
-static char dir[256];
-
-void rf_setup(void)
-{
-	snprintf(dir, sizeof dir, "/tmp/test_report.XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
-}
-
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb, (void)flag, (void)ftw;
-	return remove(path);
-}
-
-void rf_teardown(void)
-{
-	if (dir[0])
-		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* dir/name; a few results stay valid at once. */
-const char *rf_path(const char *name)
-{
-	static char bufs[8][512];
-	static int next;
-	char *b = bufs[next++ % 8];
-	snprintf(b, sizeof bufs[0], "%s/%s", dir, name);
-	return b;
-}
 
 static const double copy_gbps = 3000;
 
@@ -110,7 +69,7 @@ static tdb *open_new(const char *name, long long *gpu, long long *sweep)
 {
 	tdb *db;
 	at_error err = { { 0 } };
-	cr_assert_eq(tdb_open(rf_path(name), &db, &err), 0, "%s", err.msg);
+	cr_assert_eq(tdb_open(tmp_path(name), &db, &err), 0, "%s", err.msg);
 	sqlite3_exec(tdb_handle(db), "PRAGMA synchronous = OFF", NULL, NULL, NULL);
 	gpu_info g = { "NVIDIA H100 80GB HBM3", 9, 0, 132, 85017493504LL };
 	cr_assert_eq(tdb_gpu_id(db, &g, gpu, &err), 0, "%s", err.msg);
@@ -178,21 +137,6 @@ void rf_make_empty_db(const char *name)
 {
 	long long gpu, sweep;
 	tdb_close(open_new(name, &gpu, &sweep));
-}
-
-char *rf_read(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	cr_assert_not_null(f, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *s = malloc((size_t)n + 1);
-	cr_assert_not_null(s);
-	cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-	s[n] = '\0';
-	fclose(f);
-	return s;
 }
 
 /* A copy of text from the first `start` to the next `end` after it (both

@@ -1,93 +1,22 @@
-/* Helpers for tests that run build/autotune as a user does (no tests here):
- * a temporary folder per test and a subprocess with chosen arguments and
+/* Helpers for tests that run build/autotune as a user does (no tests here;
+ * see tests/test_run_fixture.h): a subprocess with chosen arguments and
  * environment, its exit status, stdout and stderr captured. The tests run
- * from the repository root, after `make test` built the binary. Each user
- * file repeats the prototypes below. */
+ * from the repository root, after `make test` built the binary. */
 #include <criterion/criterion.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* ---- prototypes, repeated in each file that uses them ---- */
-typedef struct tr_result {
-	int status; /* exit status */
-	char *out, *err;
-} tr_result;
-void tr_setup(void);
-void tr_teardown(void);
-const char *tr_path(const char *name);
-char *tr_read(const char *path);
-void tr_write(const char *name, const char *text);
-tr_result tr_run(const char *const *args, const char *const *env);
-void tr_free(tr_result *r);
-/* ---- */
+#include "tests/test_run_fixture.h"
 
 #define AUTOTUNE "build/autotune"
 #define EXEC_FAILED "tr_run: exec failed"
 
-static char dir[256];
-
-void tr_setup(void)
-{
-	snprintf(dir, sizeof dir, "/tmp/test_run.XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
-}
-
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb, (void)flag, (void)ftw;
-	return remove(path);
-}
-
-void tr_teardown(void)
-{
-	if (dir[0])
-		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* dir/name; a few results stay valid at once. */
-const char *tr_path(const char *name)
-{
-	static char bufs[8][512];
-	static int next;
-	char *b = bufs[next++ % 8];
-	snprintf(b, sizeof bufs[0], "%s/%s", dir, name);
-	return b;
-}
-
-char *tr_read(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	cr_assert_not_null(f, "cannot read %s", path);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&buf, &len);
-	char chunk[4096];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		fwrite(chunk, 1, n, m);
-	fclose(f);
-	fclose(m);
-	return buf;
-}
-
-void tr_write(const char *name, const char *text)
-{
-	FILE *f = fopen(tr_path(name), "w");
-	cr_assert_not_null(f, "cannot write %s", tr_path(name));
-	fputs(text, f);
-	fclose(f);
-}
-
-/* Runs build/autotune ARGS... (NULL-terminated); env holds "NAME=value"
- * to set and "NAME" to unset (NULL-terminated, or NULL). $AUTOTUNE_DB points
- * into the folder unless env sets it. */
 tr_result tr_run(const char *const *args, const char *const *env)
 {
 	cr_assert_eq(access(AUTOTUNE, X_OK), 0, AUTOTUNE " is missing: run `make build/autotune`");
@@ -100,10 +29,10 @@ tr_result tr_run(const char *const *args, const char *const *env)
 	}
 	argv[argc] = NULL;
 	tr_result r = { -1, NULL, NULL };
+	const char *out_path = tmp_path("stdout"), *err_path = tmp_path("stderr");
+	const char *env_db = tmp_path("env.db");
 	/* another build may be relinking the binary: retry a failed exec a little */
 	for (int attempt = 0; attempt < 10; attempt++) {
-		const char *out_path = tr_path("stdout"), *err_path = tr_path("stderr");
-		const char *env_db = tr_path("env.db");
 		fflush(NULL);
 		pid_t pid = fork();
 		cr_assert_geq(pid, 0);
@@ -137,8 +66,8 @@ tr_result tr_run(const char *const *args, const char *const *env)
 		cr_assert(WIFEXITED(ws), "autotune %s died with signal %d", argc > 1 ? argv[1] : "",
 			  WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
 		r.status = WEXITSTATUS(ws);
-		r.out = tr_read(out_path);
-		r.err = tr_read(err_path);
+		r.out = tmp_read(out_path);
+		r.err = tmp_read(err_path);
 		if (!(r.status == 127 && strstr(r.err, EXEC_FAILED)))
 			break;
 		tr_free(&r);
@@ -153,4 +82,27 @@ void tr_free(tr_result *r)
 	free(r->out);
 	free(r->err);
 	r->out = r->err = NULL;
+}
+
+void tr_expect_status(const tr_result *r, int status)
+{
+	cr_assert_eq(r->status, status, "exit status %d, want %d\n--- stdout:\n%s--- stderr:\n%s",
+		     r->status, status, r->out, r->err);
+}
+
+void tr_expect_in(const char *text, const char *want)
+{
+	cr_assert_not_null(strstr(text, want), "\"%s\" not in:\n%s", want, text);
+}
+
+void tr_expect_usage_errors(const char *command, const char *const cases[][3], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		tr_result r = cases[i][1] ? RUN(command, cases[i][0], cases[i][1])
+					  : RUN(command, cases[i][0]);
+		tr_expect_status(&r, 2);
+		tr_expect_in(r.err, cases[i][2]);
+		cr_assert_str_eq(r.out, "", "%s %s: stdout", command, cases[i][0]);
+		tr_free(&r);
+	}
 }

@@ -16,52 +16,10 @@
 #include "db/tuning_db.h"
 #include "dispatch/tuned_db.h"
 
-static char dir[64];
+#include "tests/sql_probe.h"
+#include "tests/tmp_folder.h"
 
-static void make_dir(void)
-{
-	snprintf(dir, sizeof dir, "/tmp/at_schema3_XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
-}
-
-static void remove_dir(void)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	cr_assert_eq(system(cmd), 0);
-}
-
-TestSuite(schema_v3, .init = make_dir, .fini = remove_dir);
-
-static const char *path_of(const char *name)
-{
-	static char paths[4][128];
-	static int next;
-	char *p = paths[next++ % 4];
-	snprintf(p, 128, "%s/%s", dir, name);
-	return p;
-}
-
-static long long query(const char *path, const char *sql)
-{
-	sqlite3 *s;
-	cr_assert_eq(sqlite3_open(path, &s), SQLITE_OK);
-	sqlite3_stmt *st;
-	cr_assert_eq(sqlite3_prepare_v2(s, sql, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(s));
-	cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
-	long long v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(s);
-	return v;
-}
-
-static void exec_sql(const char *path, const char *sql)
-{
-	sqlite3 *s;
-	cr_assert_eq(sqlite3_open(path, &s), SQLITE_OK);
-	cr_assert_eq(sqlite3_exec(s, sql, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(s));
-	sqlite3_close(s);
-}
+TestSuite(schema_v3, .init = tmp_setup, .fini = tmp_teardown);
 
 static const unsigned char cubin[4] = { 1, 2, 3, 4 };
 
@@ -82,7 +40,7 @@ static void make_db(const char *name, const result_row *rows, size_t n)
 {
 	at_error err = { { 0 } };
 	tdb *db;
-	cr_assert_eq(tdb_open(path_of(name), &db, &err), 0, "%s", err.msg);
+	cr_assert_eq(tdb_open(tmp_path(name), &db, &err), 0, "%s", err.msg);
 	gpu_info gpu = { .cc_major = 9, .cc_minor = 0, .sm_count = 132, .mem_bytes = 80LL << 30 };
 	snprintf(gpu.name, sizeof gpu.name, "Test GPU %s", name);
 	long long gid, sid;
@@ -121,16 +79,21 @@ Test(schema_v3, results_store_the_cluster_and_cooperative_geometry)
 	result_row rows[] = { winner("softmax_cluster", 16, 0, 10), winner("softmax_split", 1, 1, 10),
 			      winner("softmax_block", 0, 0, 10) };
 	make_db("a.db", rows, 3);
-	const char *p = path_of("a.db");
-	cr_assert_eq(query(p, "PRAGMA user_version"), 3);
-	cr_assert_eq(query(p, "SELECT ctas_per_row FROM results WHERE template = 'softmax_cluster'"),
-		     16);
-	cr_assert_eq(query(p, "SELECT cooperative FROM results WHERE template = 'softmax_cluster'"),
-		     0);
-	cr_assert_eq(query(p, "SELECT cooperative FROM results WHERE template = 'softmax_split'"), 1);
-	cr_assert_eq(query(p, "SELECT ctas_per_row FROM results WHERE template = 'softmax_split'"), 1);
+	const char *p = tmp_path("a.db");
+	cr_assert_eq(sql_int(p, "PRAGMA user_version"), 3);
+	cr_assert_eq(
+		sql_int(p, "SELECT ctas_per_row FROM results WHERE template = 'softmax_cluster'"),
+		16);
+	cr_assert_eq(
+		sql_int(p, "SELECT cooperative FROM results WHERE template = 'softmax_cluster'"),
+		0);
+	cr_assert_eq(
+		sql_int(p, "SELECT cooperative FROM results WHERE template = 'softmax_split'"), 1);
+	cr_assert_eq(
+		sql_int(p, "SELECT ctas_per_row FROM results WHERE template = 'softmax_split'"), 1);
 	/* an unset ctas_per_row (0) is stored as what it means: 1 */
-	cr_assert_eq(query(p, "SELECT ctas_per_row FROM results WHERE template = 'softmax_block'"), 1);
+	cr_assert_eq(
+		sql_int(p, "SELECT ctas_per_row FROM results WHERE template = 'softmax_block'"), 1);
 
 	atdi_table t = dispatch_view(p);
 	cr_assert_eq(t.nentries, 3);
@@ -149,9 +112,9 @@ Test(schema_v3, the_reader_leaves_out_a_geometry_no_launch_can_honour)
 {
 	result_row rows[] = { winner("softmax_cluster", 4, 0, 10), winner("softmax_cluster", 4, 0, 10) };
 	make_db("b.db", rows, 2);
-	const char *p = path_of("b.db");
+	const char *p = tmp_path("b.db");
 	/* a cooperative cluster (not something the tuner writes) */
-	exec_sql(p, "UPDATE results SET cooperative = 1 WHERE n = 2000");
+	sql_exec(p, "UPDATE results SET cooperative = 1 WHERE n = 2000");
 	atdi_table t = dispatch_view(p);
 	cr_assert_eq(t.nentries, 1);
 	cr_assert_eq(t.entries[0].N, 1000);
@@ -162,10 +125,10 @@ Test(schema_v3, the_reader_leaves_out_a_geometry_no_launch_can_honour)
  * later. */
 static void downgrade(const char *path, int version)
 {
-	exec_sql(path, "ALTER TABLE results DROP COLUMN ctas_per_row; "
+	sql_exec(path, "ALTER TABLE results DROP COLUMN ctas_per_row; "
 		       "ALTER TABLE results DROP COLUMN cooperative; PRAGMA user_version = 2;");
 	if (version == 1)
-		exec_sql(path, "DROP TABLE compile_cache; ALTER TABLE winners DROP COLUMN noise_band; "
+		sql_exec(path, "DROP TABLE compile_cache; ALTER TABLE winners DROP COLUMN noise_band; "
 			       "PRAGMA user_version = 1;");
 }
 
@@ -180,10 +143,10 @@ static void check_old_database_read_then_migrated(int version)
 {
 	result_row rows[] = { winner("softmax_online", 1, 0, 10) };
 	make_db("old.db", rows, 1);
-	const char *p = path_of("old.db");
+	const char *p = tmp_path("old.db");
 	downgrade(p, version);
-	cr_assert_eq(query(p, "SELECT count(*) FROM pragma_table_info('results') "
-			      "WHERE name = 'ctas_per_row'"), 0);
+	cr_assert_eq(sql_int(p, "SELECT count(*) FROM pragma_table_info('results') "
+				"WHERE name = 'ctas_per_row'"), 0);
 
 	/* read as it is: by the tuner's readers and by the dispatch library */
 	tdb *db;
@@ -193,7 +156,7 @@ static void check_old_database_read_then_migrated(int version)
 	cr_assert_eq(tdb_each_winner(db, count_winners, &n, &err), 0, "%s", err.msg);
 	cr_assert_eq(n, 1);
 	tdb_close(db);
-	cr_assert_eq(query(p, "PRAGMA user_version"), version);
+	cr_assert_eq(sql_int(p, "PRAGMA user_version"), version);
 	atdi_table t = dispatch_view(p);
 	cr_assert_eq(t.nentries, 1);
 	cr_assert_eq(t.entries[0].geom.ctas_per_row, 1);
@@ -204,12 +167,12 @@ static void check_old_database_read_then_migrated(int version)
 	/* opened for writing: migrated, the old row one CTA per row step */
 	cr_assert_eq(tdb_open(p, &db, &err), 0, "%s", err.msg);
 	tdb_close(db);
-	cr_assert_eq(query(p, "PRAGMA user_version"), TDB_SCHEMA_VERSION);
-	cr_assert_eq(query(p, "SELECT ctas_per_row FROM results"), 1);
-	cr_assert_eq(query(p, "SELECT cooperative FROM results"), 0);
-	cr_assert_eq(query(p, "SELECT count(*) FROM pragma_table_info('winners') "
-			      "WHERE name = 'noise_band'"), 1);
-	cr_assert_eq(query(p, "SELECT count(*) FROM sqlite_master WHERE name = 'compile_cache'"), 1);
+	cr_assert_eq(sql_int(p, "PRAGMA user_version"), TDB_SCHEMA_VERSION);
+	cr_assert_eq(sql_int(p, "SELECT ctas_per_row FROM results"), 1);
+	cr_assert_eq(sql_int(p, "SELECT cooperative FROM results"), 0);
+	cr_assert_eq(sql_int(p, "SELECT count(*) FROM pragma_table_info('winners') "
+				"WHERE name = 'noise_band'"), 1);
+	cr_assert_eq(sql_int(p, "SELECT count(*) FROM sqlite_master WHERE name = 'compile_cache'"), 1);
 
 	/* and written to as a version 3 database */
 	result_row more[] = { winner("softmax_cluster", 8, 0, 5), winner("softmax_split", 1, 1, 5) };
@@ -246,15 +209,15 @@ Test(schema_v3, merge_copies_the_new_geometry)
 	result_row b[] = { winner("softmax_split", 1, 1, 10), winner("softmax_cluster", 2, 0, 7) };
 	make_db("in1.db", a, 1);
 	make_db("in2.db", b, 2);
-	const char *inputs[] = { path_of("in1.db"), path_of("in2.db") };
+	const char *inputs[] = { tmp_path("in1.db"), tmp_path("in2.db") };
 	merge_stats stats;
 	at_error err = { { 0 } };
-	const char *out = path_of("out.db");
+	const char *out = tmp_path("out.db");
 	cr_assert_eq(db_merge(out, inputs, 2, &stats, &err), 0, "%s", err.msg);
 	cr_assert_eq(stats.results, 3);
-	cr_assert_eq(query(out, "SELECT sum(ctas_per_row) FROM results"), 4 + 1 + 2);
-	cr_assert_eq(query(out, "SELECT sum(cooperative) FROM results"), 1);
-	cr_assert_eq(query(out, "SELECT cooperative FROM results WHERE template = 'softmax_split'"), 1);
+	cr_assert_eq(sql_int(out, "SELECT sum(ctas_per_row) FROM results"), 4 + 1 + 2);
+	cr_assert_eq(sql_int(out, "SELECT sum(cooperative) FROM results"), 1);
+	cr_assert_eq(sql_int(out, "SELECT cooperative FROM results WHERE template = 'softmax_split'"), 1);
 	atdi_table t = dispatch_view(out);
 	cr_assert_eq(t.nentries, 3);
 	int clusters = 0, cooperative = 0;

@@ -18,15 +18,11 @@
 #include "tuner/selftest_cases.h"
 #include "tuner/selftest_report.h"
 
-/* From test_run_fixture.c. */
-void tr_setup(void);
-void tr_teardown(void);
-const char *tr_path(const char *name);
-void tr_write(const char *name, const char *text);
+#include "tests/tmp_folder.h"
 
 TestSuite(selftest_cases);
 TestSuite(selftest_check);
-TestSuite(selftest_driver, .init = tr_setup, .fini = tr_teardown);
+TestSuite(selftest_driver, .init = tmp_setup, .fini = tmp_teardown);
 
 static const at_dtype dtypes[] = { AT_F32, AT_F16, AT_BF16 };
 
@@ -583,7 +579,7 @@ static void write_template(const char *dir, const char *name, const char *constr
 
 Test(selftest_driver, a_template_that_no_shape_reaches_is_untested_and_fails)
 {
-	const char *dir = tr_path("templates");
+	const char *dir = tmp_path("templates");
 	cr_assert_eq(mkdir(dir, 0700), 0);
 	char cu[600];
 	snprintf(cu, sizeof cu, "%s/tiny.cu", dir);

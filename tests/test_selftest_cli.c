@@ -11,33 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* From test_run_fixture.c. */
-typedef struct tr_result {
-	int status;
-	char *out, *err;
-} tr_result;
-void tr_setup(void);
-void tr_teardown(void);
-const char *tr_path(const char *name);
-char *tr_read(const char *path);
-void tr_write(const char *name, const char *text);
-tr_result tr_run(const char *const *args, const char *const *env);
-void tr_free(tr_result *r);
+#include "tests/test_run_fixture.h"
 
-#define RUN(...) tr_run((const char *const[]){ __VA_ARGS__, NULL }, NULL)
-
-TestSuite(selftest_cli, .init = tr_setup, .fini = tr_teardown);
-
-static void expect_status(const tr_result *r, int status)
-{
-	cr_assert_eq(r->status, status, "exit status %d, want %d\n--- stdout:\n%s--- stderr:\n%s",
-		     r->status, status, r->out, r->err);
-}
-
-static void expect_in(const char *text, const char *want)
-{
-	cr_assert_not_null(strstr(text, want), "\"%s\" not in:\n%s", want, text);
-}
+TestSuite(selftest_cli, .init = tmp_setup, .fini = tmp_teardown);
 
 Test(selftest_cli, usage_errors)
 {
@@ -49,38 +25,31 @@ Test(selftest_cli, usage_errors)
 		{ "--db", NULL, "--db needs a value" },
 		{ "extra", NULL, "unexpected argument \"extra\"" },
 	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		tr_result r = cases[i][1] ? RUN("selftest", cases[i][0], cases[i][1])
-					  : RUN("selftest", cases[i][0]);
-		expect_status(&r, 2);
-		expect_in(r.err, cases[i][2]);
-		cr_assert_str_eq(r.out, "");
-		tr_free(&r);
-	}
+	tr_expect_usage_errors("selftest", cases, sizeof cases / sizeof cases[0]);
 	tr_result r = RUN("selftest", "--small", "--quick");
-	expect_status(&r, 2);
-	expect_in(r.err, "--small and --quick");
+	tr_expect_status(&r, 2);
+	tr_expect_in(r.err, "--small and --quick");
 	tr_free(&r);
 }
 
 Test(selftest_cli, help)
 {
 	tr_result r = RUN("help", "selftest");
-	expect_status(&r, 0);
-	expect_in(r.out, "usage: autotune selftest");
-	expect_in(r.out, "--sanitize");
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.out, "usage: autotune selftest");
+	tr_expect_in(r.out, "--sanitize");
 	tr_free(&r);
 	r = RUN("help");
-	expect_status(&r, 0);
-	expect_in(r.out, "  selftest ");
-	expect_in(r.out, "  bench ");
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.out, "  selftest ");
+	tr_expect_in(r.out, "  bench ");
 	tr_free(&r);
 }
 
 Test(selftest_cli, without_a_gpu_it_says_so_and_fails)
 {
 	tr_result r = RUN("selftest", "--quick", "--dtype", "f32");
-	expect_status(&r, 1);
+	tr_expect_status(&r, 1);
 	cr_assert(strstr(r.err, "no NVIDIA driver") || strstr(r.err, "no NVIDIA GPU"), "%s", r.err);
 	cr_assert_null(strstr(r.out, "PASSED"), "%s", r.out);
 	tr_free(&r);
@@ -88,33 +57,34 @@ Test(selftest_cli, without_a_gpu_it_says_so_and_fails)
 
 Test(selftest_cli, bad_config_or_templates)
 {
-	tr_result r = RUN("selftest", "--dry-run", "-c", tr_path("none.yaml"));
-	expect_status(&r, 1);
-	expect_in(r.err, "none.yaml");
+	tr_result r = RUN("selftest", "--dry-run", "-c", tmp_path("none.yaml"));
+	tr_expect_status(&r, 1);
+	tr_expect_in(r.err, "none.yaml");
 	tr_free(&r);
-	r = RUN("selftest", "--dry-run", "--templates", tr_path("no-templates"));
-	expect_status(&r, 1);
-	expect_in(r.err, "no-templates");
+	r = RUN("selftest", "--dry-run", "--templates", tmp_path("no-templates"));
+	tr_expect_status(&r, 1);
+	tr_expect_in(r.err, "no-templates");
 	tr_free(&r);
 }
 
 Test(selftest_cli, dry_run_lists_every_case_and_counts_the_runs)
 {
 	tr_result r = RUN("selftest", "--dry-run", "--dtype", "bf16");
-	expect_status(&r, 0);
-	expect_in(r.out, "bf16  sizes     M=300007 N=1 ");
-	expect_in(r.out, "bf16  special   ");
-	expect_in(r.out, "bf16  strided   M=4099 N=7 ldx=10 ldy=8 (rows start 1 element off 16 B)");
-	expect_in(r.out, "bf16  in-place  ");
-	expect_in(r.out, "bf16  2^31      M=32770 N=65537");
-	expect_in(r.out, "as tuned at a longer row");
-	expect_in(r.out, "runs per case");
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.out, "bf16  sizes     M=300007 N=1 ");
+	tr_expect_in(r.out, "bf16  special   ");
+	tr_expect_in(r.out,
+		     "bf16  strided   M=4099 N=7 ldx=10 ldy=8 (rows start 1 element off 16 B)");
+	tr_expect_in(r.out, "bf16  in-place  ");
+	tr_expect_in(r.out, "bf16  2^31      M=32770 N=65537");
+	tr_expect_in(r.out, "as tuned at a longer row");
+	tr_expect_in(r.out, "runs per case");
 	cr_assert_null(strstr(r.out, "f32 "), "--dtype bf16 listed f32:\n%s", r.out);
 	tr_free(&r);
 	r = RUN("selftest", "--dry-run", "--quick", "--dtype", "f32");
-	expect_status(&r, 0);
+	tr_expect_status(&r, 0);
 	cr_assert_null(strstr(r.out, "2^31      M="), "--quick listed the 2^31 case:\n%s", r.out);
-	expect_in(r.out, " 2^31 0;");
+	tr_expect_in(r.out, " 2^31 0;");
 	tr_free(&r);
 }
 
@@ -141,15 +111,15 @@ static void write_fake(const char *name, const char *body, const char *exit_code
 {
 	char text[4096];
 	snprintf(text, sizeof text, fake_script, body, exit_code);
-	tr_write(name, text);
-	cr_assert_eq(chmod(tr_path(name), 0755), 0);
+	tmp_write(name, text);
+	cr_assert_eq(chmod(tmp_path(name), 0755), 0);
 }
 
 static tr_result run_sanitize(const char *fake, const char *const *extra)
 {
 	char env_sanitizer[600], env_tmp[600];
-	snprintf(env_sanitizer, sizeof env_sanitizer, "AUTOTUNE_SANITIZER=%s", tr_path(fake));
-	snprintf(env_tmp, sizeof env_tmp, "TMPDIR=%s", tr_path(""));
+	snprintf(env_sanitizer, sizeof env_sanitizer, "AUTOTUNE_SANITIZER=%s", tmp_path(fake));
+	snprintf(env_tmp, sizeof env_tmp, "TMPDIR=%s", tmp_path(""));
 	const char *env[] = { env_sanitizer, env_tmp, NULL };
 	const char *args[16] = { "selftest", "--sanitize" };
 	int n = 2;
@@ -162,8 +132,8 @@ static tr_result run_sanitize(const char *fake, const char *const *extra)
 Test(selftest_cli, sanitize_without_a_sanitizer)
 {
 	tr_result r = run_sanitize("missing-sanitizer", NULL);
-	expect_status(&r, 1);
-	expect_in(r.err, "compute-sanitizer not found");
+	tr_expect_status(&r, 1);
+	tr_expect_in(r.err, "compute-sanitizer not found");
 	tr_free(&r);
 }
 
@@ -180,16 +150,17 @@ Test(selftest_cli, sanitize_clean)
 		   "0");
 	static const char *const extra[] = { "--dtype", "f16,bf16", "--device", "0", NULL };
 	tr_result r = run_sanitize("clean.sh", extra);
-	expect_status(&r, 0);
-	expect_in(r.out, "memcheck  clean: 0 errors (6242 launches, ");
-	expect_in(r.out, "racecheck clean: 0 hazards (0 errors, 0 warnings) (6242 launches, ");
-	expect_in(r.out, "selftest --sanitize: CLEAN (2 of 2 tools clean)");
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.out, "memcheck  clean: 0 errors (6242 launches, ");
+	tr_expect_in(r.out, "racecheck clean: 0 hazards (0 errors, 0 warnings) (6242 launches, ");
+	tr_expect_in(r.out, "selftest --sanitize: CLEAN (2 of 2 tools clean)");
 	/* what the child was asked */
-	char *mem = tr_read(tr_path("args.memcheck")), *race = tr_read(tr_path("args.racecheck"));
-	expect_in(mem, "--tool\nmemcheck\n--error-exitcode\n86\n--log-file\n");
-	expect_in(race, "--tool\nracecheck\n");
-	expect_in(mem, "\nselftest\n--small\n-c\nconfigs/softmax.yaml\n");
-	expect_in(mem, "\n--dtype\nf16,bf16\n--device\n0\n--db\n");
+	char *mem = tmp_read(tmp_path("args.memcheck"));
+	char *race = tmp_read(tmp_path("args.racecheck"));
+	tr_expect_in(mem, "--tool\nmemcheck\n--error-exitcode\n86\n--log-file\n");
+	tr_expect_in(race, "--tool\nracecheck\n");
+	tr_expect_in(mem, "\nselftest\n--small\n-c\nconfigs/softmax.yaml\n");
+	tr_expect_in(mem, "\n--dtype\nf16,bf16\n--device\n0\n--db\n");
 	/* both children share one compile cache */
 	const char *db_m = strstr(mem, "--db\n") + 5, *db_r = strstr(race, "--db\n") + 5;
 	cr_assert_eq(strcspn(db_m, "\n"), strcspn(db_r, "\n"));
@@ -214,14 +185,14 @@ Test(selftest_cli, sanitize_errors_are_shown_and_fail)
 		   "echo 'selftest: PASSED: all 10 runs passed'",
 		   "0");
 	tr_result r = run_sanitize("dirty.sh", NULL);
-	expect_status(&r, 1);
-	expect_in(r.out, "memcheck  clean: 0 errors");
-	expect_in(r.out, "racecheck NOT CLEAN: 1 hazard (1 error, 0 warnings)");
-	expect_in(r.out, "    ========= Error: Race reported between Write access at softmax_kernel+0x140\n"
-			 "    =========     and Read access at softmax_kernel+0xe0 [4 hazards]\n");
+	tr_expect_status(&r, 1);
+	tr_expect_in(r.out, "memcheck  clean: 0 errors");
+	tr_expect_in(r.out, "racecheck NOT CLEAN: 1 hazard (1 error, 0 warnings)");
+	tr_expect_in(r.out, "    ========= Error: Race reported between Write access at softmax_kernel+0x140\n"
+			    "    =========     and Read access at softmax_kernel+0xe0 [4 hazards]\n");
 	cr_assert_null(strstr(r.out, "    ========= RACECHECK SUMMARY"), "%s", r.out);
-	expect_in(r.out, "racecheck.log");
-	expect_in(r.out, "selftest --sanitize: NOT CLEAN (1 of 2 tools clean)");
+	tr_expect_in(r.out, "racecheck.log");
+	tr_expect_in(r.out, "selftest --sanitize: NOT CLEAN (1 of 2 tools clean)");
 	tr_free(&r);
 }
 
@@ -232,9 +203,10 @@ Test(selftest_cli, sanitize_a_failing_selftest_is_not_clean)
 		   "echo 'selftest: FAILED: 3 of 10 runs failed, 0 not run, 0 templates untested'",
 		   "1");
 	tr_result r = run_sanitize("checks.sh", NULL);
-	expect_status(&r, 1);
-	expect_in(r.out, "memcheck  NOT CLEAN: 0 errors, but the selftest failed under it (exit 1)");
-	expect_in(r.out, "    selftest: FAILED: 3 of 10 runs failed");
+	tr_expect_status(&r, 1);
+	tr_expect_in(r.out,
+		     "memcheck  NOT CLEAN: 0 errors, but the selftest failed under it (exit 1)");
+	tr_expect_in(r.out, "    selftest: FAILED: 3 of 10 runs failed");
 	tr_free(&r);
 }
 
@@ -251,11 +223,12 @@ Test(selftest_cli, sanitize_runs_this_program_as_the_child)
 		   "$rc");
 	static const char *const extra[] = { "--dtype", "f32", NULL };
 	tr_result r = run_sanitize("passthrough.sh", extra);
-	expect_status(&r, 1);
-	expect_in(r.out, "memcheck  NOT CLEAN: 0 errors, but the selftest failed under it (exit 1)");
+	tr_expect_status(&r, 1);
+	tr_expect_in(r.out,
+		     "memcheck  NOT CLEAN: 0 errors, but the selftest failed under it (exit 1)");
 	cr_assert(strstr(r.out, "no NVIDIA driver") || strstr(r.out, "no NVIDIA GPU"), "%s", r.out);
-	expect_in(r.out, "the selftest did not run under memcheck: not trying the other tool");
+	tr_expect_in(r.out, "the selftest did not run under memcheck: not trying the other tool");
 	cr_assert_null(strstr(r.out, "racecheck "), "%s", r.out);
-	cr_assert_eq(access(tr_path("args.racecheck"), F_OK), -1);
+	cr_assert_eq(access(tmp_path("args.racecheck"), F_OK), -1);
 	tr_free(&r);
 }

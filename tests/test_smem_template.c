@@ -12,66 +12,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen/manifest.h"
-#include "gen/nvrtc_compile.h"
-#include "gen/specialize.h"
-#include "tuner/device.h"
-#include "tuner/enumerate.h"
+#include "tests/template_fixture.h"
 
 #define H100_SMEM (227 * 1024)
 /* The manifest's allowance for the kernel's static shared memory (the
  * reduction slots: 2 sets x 2 floats x 32 warps at most). */
 #define STATIC_SMEM_ALLOWANCE 512
 
-static tmpl_manifest *templates;
-static size_t ntemplates;
 static const tmpl_manifest *smem;
 
-static void load_templates(void)
+static void load_smem(void)
 {
-	at_error err = { { 0 } };
-	cr_assert_eq(manifest_load_dir("templates", &templates, &ntemplates, &err), 0,
-		     "cannot load templates/: %s", err.msg);
-	smem = NULL;
-	for (size_t i = 0; i < ntemplates; i++)
-		if (strcmp(templates[i].name, "softmax_smem") == 0)
-			smem = &templates[i];
-	cr_assert_not_null(smem, "templates/softmax_smem.yaml is not in templates/");
+	tf_load_templates();
+	smem = tf_template("softmax_smem");
 }
 
-static void free_templates(void)
-{
-	manifest_free_all(templates, ntemplates);
-	templates = NULL;
-	ntemplates = 0;
-	smem = NULL;
-}
+TestSuite(smem_template, .init = load_smem, .fini = tf_free_templates);
 
-TestSuite(smem_template, .init = load_templates, .fini = free_templates);
-
-static long long value(const variant *v, const char *name)
-{
-	int i = manifest_param_index(v->tmpl, name);
-	cr_assert_geq(i, 0, "softmax_smem has no param %s", name);
-	return v->values[i];
-}
-
+/* This file's shapes: 4096 rows on an H100 (cc 90). */
 static size_t enumerate_at(at_dtype dt, long long N, variant **out)
 {
-	shape_env env = nominal_shape_env(90, 4096, N, at_dtype_size(dt));
-	size_t n = 0;
-	at_error err = { { 0 } };
-	cr_assert_eq(enumerate_variants(smem, dt, &env, out, &n, &err), 0, "%s", err.msg);
-	return n;
+	return tf_enumerate(smem, 90, dt, 4096, N, out);
 }
 
 static launch_geometry geometry(const variant *v, long long N)
 {
-	shape_env env = nominal_shape_env(90, 4096, N, at_dtype_size(v->dtype));
-	launch_geometry g;
-	at_error err = { { 0 } };
-	cr_assert_eq(variant_geometry(v, &env, &g, &err), 0, "%s", err.msg);
-	return g;
+	return tf_geometry(v, 90, 4096, N);
 }
 
 /* The row buffers' bytes: stages rows of N elements, each rounded up to 16. */
@@ -125,12 +91,12 @@ Test(smem_template, f32_32768_variants_fit_in_227_kb)
 	cr_assert_gt(n, 0, "no softmax_smem variant at f32 N=32768");
 	for (size_t i = 0; i < n; i++) {
 		launch_geometry g = geometry(&vs[i], 32768);
-		cr_assert_eq(value(&vs[i], "vec"), 4);
+		cr_assert_eq(tf_value(&vs[i], "vec"), 4);
 		/* 128 KB a row: a second stage does not fit */
-		cr_assert_eq(value(&vs[i], "stages"), 1);
+		cr_assert_eq(tf_value(&vs[i], "stages"), 1);
 		cr_assert_eq(g.dyn_smem, 32768 * 4);
 		cr_assert_leq(g.dyn_smem + STATIC_SMEM_ALLOWANCE, H100_SMEM);
-		cr_assert_eq(g.threads, value(&vs[i], "threads"));
+		cr_assert_eq(g.threads, tf_value(&vs[i], "threads"));
 		cr_assert_eq(g.rows_per_cta, 1);
 		cr_assert_eq(g.persistent, 1);
 		cr_assert_eq(g.max_n, 32768);
@@ -146,13 +112,13 @@ Test(smem_template, both_stages_where_two_rows_fit)
 	int seen[3] = { 0 };
 	for (size_t i = 0; i < n; i++) {
 		launch_geometry g = geometry(&vs[i], 32768);
-		long long stages = value(&vs[i], "stages");
+		long long stages = tf_value(&vs[i], "stages");
 		seen[stages]++;
-		cr_assert_eq(value(&vs[i], "vec"), 8);
+		cr_assert_eq(tf_value(&vs[i], "vec"), 8);
 		cr_assert_eq(g.dyn_smem, row_buffers(stages, 32768, 2));
 		cr_assert_leq(g.dyn_smem + STATIC_SMEM_ALLOWANCE, H100_SMEM);
 		if (stages == 2)
-			cr_assert_eq(value(&vs[i], "groups"), 1);
+			cr_assert_eq(tf_value(&vs[i], "groups"), 1);
 	}
 	cr_assert_gt(seen[1], 0);
 	cr_assert_gt(seen[2], 0);
@@ -171,10 +137,7 @@ Test(smem_template, none_for_rows_that_fit_in_registers_or_not_in_smem)
 	cr_assert_gt(n, 0, "no variant at f32 N=8193");
 	free(vs);
 	/* cp.async needs sm_80 */
-	shape_env env = nominal_shape_env(75, 4096, 16384, 4);
-	at_error err = { { 0 } };
-	cr_assert_eq(enumerate_variants(smem, AT_F32, &env, &vs, &n, &err), 0, "%s", err.msg);
-	cr_assert_eq(n, 0, "variants for sm_75");
+	cr_assert_eq(tf_enumerate(smem, 75, AT_F32, 4096, 16384, &vs), 0, "variants for sm_75");
 }
 
 Test(smem_template, exactly_up_to_the_longest_row_that_fits)
@@ -195,7 +158,7 @@ Test(smem_template, exactly_up_to_the_longest_row_that_fits)
 			size_t n = enumerate_at(cases[c].dt, N, &vs);
 			int found = 0;
 			for (size_t i = 0; i < n; i++) {
-				if (value(&vs[i], "stages") != cases[c].stages)
+				if (tf_value(&vs[i], "stages") != cases[c].stages)
 					continue;
 				found = 1;
 				launch_geometry g = geometry(&vs[i], N);
@@ -226,7 +189,7 @@ Test(smem_template, max_n_is_what_the_stored_smem_holds)
 		cr_assert_gt(n, 0);
 		for (size_t i = 0; i < n; i++) {
 			launch_geometry g = geometry(&vs[i], cases[c].N);
-			long long stages = value(&vs[i], "stages");
+			long long stages = tf_value(&vs[i], "stages");
 			cr_assert_geq(g.max_n, cases[c].N);
 			cr_assert_eq(g.dyn_smem, row_buffers(stages, g.max_n, elem), "%s N=%lld",
 				     at_dtype_name(cases[c].dt), cases[c].N);
@@ -250,9 +213,7 @@ static void compile_all(at_dtype dt)
 	size_t nseen = 0;
 	for (size_t i = 0; i < n; i++) {
 		char *params = variant_params_str(&vs[i]);
-		at_error err = { { 0 } };
-		char *src = specialize(&vs[i], &err);
-		cr_assert_not_null(src, "%s: %s", params, err.msg);
+		char *src = tf_specialize(&vs[i]);
 		int dup = 0;
 		for (size_t j = 0; j < nseen && !dup; j++)
 			dup = strcmp(seen[j], src) == 0;
@@ -263,13 +224,7 @@ static void compile_all(at_dtype dt)
 		}
 		seen[nseen++] = src;
 		compiled_kernel k;
-		int rc = nvrtc_compile(src, "softmax_smem.cu", 90, &k, &err);
-		cr_assert_eq(rc, COMPILE_OK, "%s %s did not compile: rc %d, %s\n%s",
-			     at_dtype_name(dt), params, rc, err.msg, k.log ? k.log : "");
-		cr_assert_eq(k.spill_bytes, 0, "%s %s spills %d bytes", at_dtype_name(dt), params,
-			     k.spill_bytes);
-		cr_assert_eq(k.stack_bytes, 0, "%s %s has a %d-byte stack frame", at_dtype_name(dt),
-			     params, k.stack_bytes);
+		tf_compile_clean(&vs[i], src, 90, &k);
 		cr_assert_gt(k.registers, 0);
 		cr_assert_leq(k.registers, 64, "%s %s: %d registers", at_dtype_name(dt), params,
 			      k.registers);
@@ -278,12 +233,13 @@ static void compile_all(at_dtype dt)
 		launch_geometry g = geometry(&vs[i], N);
 		cr_assert_leq(g.dyn_smem + k.smem_bytes, H100_SMEM);
 		/* the row comes in by 16-byte cp.async and goes out by 16-byte stores */
-		cr_assert_not_null(strstr(k.ptx, "cp.async.cg.shared.global"), "%s", params);
-		cr_assert_not_null(strstr(k.ptx, "cp.async.commit_group"), "%s", params);
-		cr_assert_not_null(strstr(k.ptx, "cp.async.wait_group"), "%s", params);
-		cr_assert_not_null(strstr(k.ptx, value(&vs[i], "cache_hint") ? "st.global.cs.v4.u32"
-									     : "st.global.v4"),
-				   "%s: no 16-byte store", params);
+		const char *const wanted[] = {
+			"cp.async.cg.shared.global",
+			"cp.async.commit_group",
+			"cp.async.wait_group",
+			tf_value(&vs[i], "cache_hint") ? "st.global.cs.v4.u32" : "st.global.v4",
+		};
+		tf_expect_in_ptx(&vs[i], &k, wanted, sizeof wanted / sizeof *wanted);
 		compiled_kernel_free(&k);
 		free(params);
 	}

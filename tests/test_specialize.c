@@ -5,72 +5,27 @@
  * NVRTC compiling specialised sources for sm_90 (no GPU needed). */
 #include <criterion/criterion.h>
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "gen/manifest.h"
-#include "gen/nvrtc_compile.h"
-#include "gen/specialize.h"
+#include "tests/template_fixture.h"
+#include "tests/tmp_folder.h"
 
-static tmpl_manifest *templates;
-static size_t ntemplates;
-static char tmp_dir[256];
-
-static void load_templates(void)
+static void setup(void)
 {
-	at_error err = { { 0 } };
-	cr_assert_eq(manifest_load_dir("templates", &templates, &ntemplates, &err), 0,
-		     "cannot load templates/: %s", err.msg);
-	tmp_dir[0] = '\0';
+	tf_load_templates();
+	tmp_setup();
 }
 
-static void remove_tmp_dir(void)
+static void teardown(void)
 {
-	if (!tmp_dir[0])
-		return;
-	DIR *d = opendir(tmp_dir);
-	if (d) {
-		const struct dirent *e;
-		while ((e = readdir(d))) {
-			char path[512];
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			snprintf(path, sizeof path, "%s/%s", tmp_dir, e->d_name);
-			unlink(path);
-		}
-		closedir(d);
-	}
-	rmdir(tmp_dir);
+	tf_free_templates();
+	tmp_teardown();
 }
 
-static void free_templates(void)
-{
-	manifest_free_all(templates, ntemplates);
-	templates = NULL;
-	ntemplates = 0;
-	remove_tmp_dir();
-}
-
-TestSuite(specialize, .init = load_templates, .fini = free_templates);
-
-static const tmpl_manifest *tmpl(const char *name)
-{
-	for (size_t i = 0; i < ntemplates; i++)
-		if (strcmp(templates[i].name, name) == 0)
-			return &templates[i];
-	cr_assert_fail("template %s is not in templates/", name);
-	return NULL;
-}
-
-static long long param(const variant *v, const char *name)
-{
-	int i = manifest_param_index(v->tmpl, name);
-	cr_assert_geq(i, 0, "template %s has no param %s", v->tmpl->name, name);
-	return v->values[i];
-}
+TestSuite(specialize, .init = setup, .fini = teardown);
 
 static void set_ok(variant *v, const char *assignment)
 {
@@ -128,6 +83,8 @@ static char *specialize_ok(const variant *v)
 
 Test(specialize, defaults_are_the_manifest_defaults)
 {
+	size_t ntemplates;
+	const tmpl_manifest *templates = tf_templates(&ntemplates);
 	for (size_t t = 0; t < ntemplates; t++) {
 		variant v;
 		memset(&v, 0x5a, sizeof v);
@@ -147,19 +104,19 @@ Test(specialize, defaults_are_the_manifest_defaults)
 Test(specialize, defaults_of_softmax_block_and_softmax_warp)
 {
 	variant b, w;
-	variant_defaults(&b, tmpl("softmax_block"), AT_F32);
-	cr_assert_eq(param(&b, "threads"), 256);
-	cr_assert_eq(param(&b, "vec"), 4);
-	cr_assert_eq(param(&b, "elems_per_thread"), 16);
-	cr_assert_eq(param(&b, "stages"), 1);
-	cr_assert_eq(param(&b, "persistent"), 0);
-	cr_assert_eq(param(&b, "cache_hint"), 0);
-	variant_defaults(&w, tmpl("softmax_warp"), AT_F32);
-	cr_assert_eq(param(&w, "threads"), 128);
-	cr_assert_eq(param(&w, "lanes"), 32);
-	cr_assert_eq(param(&w, "rows_per_cta"), 4);
-	cr_assert_eq(param(&w, "vec"), 4);
-	cr_assert_eq(param(&w, "elems_per_thread"), 8);
+	variant_defaults(&b, tf_template("softmax_block"), AT_F32);
+	cr_assert_eq(tf_value(&b, "threads"), 256);
+	cr_assert_eq(tf_value(&b, "vec"), 4);
+	cr_assert_eq(tf_value(&b, "elems_per_thread"), 16);
+	cr_assert_eq(tf_value(&b, "stages"), 1);
+	cr_assert_eq(tf_value(&b, "persistent"), 0);
+	cr_assert_eq(tf_value(&b, "cache_hint"), 0);
+	variant_defaults(&w, tf_template("softmax_warp"), AT_F32);
+	cr_assert_eq(tf_value(&w, "threads"), 128);
+	cr_assert_eq(tf_value(&w, "lanes"), 32);
+	cr_assert_eq(tf_value(&w, "rows_per_cta"), 4);
+	cr_assert_eq(tf_value(&w, "vec"), 4);
+	cr_assert_eq(tf_value(&w, "elems_per_thread"), 8);
 }
 
 /* ---- variant_set -------------------------------------------------------- */
@@ -167,7 +124,7 @@ Test(specialize, defaults_of_softmax_block_and_softmax_warp)
 Test(specialize, set_accepts_a_listed_value_and_changes_only_that_param)
 {
 	variant v, before;
-	variant_defaults(&v, tmpl("softmax_block"), AT_F32);
+	variant_defaults(&v, tf_template("softmax_block"), AT_F32);
 	before = v;
 	set_ok(&v, "threads=128");
 	int ti = manifest_param_index(v.tmpl, "threads");
@@ -176,19 +133,19 @@ Test(specialize, set_accepts_a_listed_value_and_changes_only_that_param)
 		if (i != ti)
 			cr_assert_eq(v.values[i], before.values[i], "param %d changed", i);
 	set_ok(&v, "elems_per_thread=64");
-	cr_assert_eq(param(&v, "elems_per_thread"), 64);
+	cr_assert_eq(tf_value(&v, "elems_per_thread"), 64);
 	set_ok(&v, "persistent=1");
-	cr_assert_eq(param(&v, "persistent"), 1);
+	cr_assert_eq(tf_value(&v, "persistent"), 1);
 	set_ok(&v, "threads=1024"); /* the last listed value */
-	cr_assert_eq(param(&v, "threads"), 1024);
+	cr_assert_eq(tf_value(&v, "threads"), 1024);
 	set_ok(&v, "threads=64"); /* the first */
-	cr_assert_eq(param(&v, "threads"), 64);
+	cr_assert_eq(tf_value(&v, "threads"), 64);
 }
 
 Test(specialize, set_rejects_an_unknown_name)
 {
 	variant v;
-	variant_defaults(&v, tmpl("softmax_block"), AT_F32);
+	variant_defaults(&v, tf_template("softmax_block"), AT_F32);
 	set_fails(&v, "bogus=1",
 		  (const char *const[]){ "template softmax_block has no parameter \"bogus\"", NULL });
 	/* names are case-sensitive: the template sees THREADS, the user writes threads */
@@ -200,7 +157,7 @@ Test(specialize, set_rejects_an_unknown_name)
 Test(specialize, set_rejects_a_value_not_listed)
 {
 	variant v;
-	variant_defaults(&v, tmpl("softmax_block"), AT_F32);
+	variant_defaults(&v, tf_template("softmax_block"), AT_F32);
 	set_fails(&v, "threads=3",
 		  (const char *const[]){ "parameter threads=3 is not allowed by template softmax_block",
 					 "(values: 64, 128, 256, 512, 1024)", NULL });
@@ -213,7 +170,7 @@ Test(specialize, set_rejects_a_value_not_listed)
 Test(specialize, set_rejects_malformed_assignments)
 {
 	variant v;
-	variant_defaults(&v, tmpl("softmax_block"), AT_F32);
+	variant_defaults(&v, tf_template("softmax_block"), AT_F32);
 	set_fails(&v, "threads", (const char *const[]){ "bad parameter \"threads\"",
 							"expected NAME=VALUE", NULL });
 	set_fails(&v, "=128", (const char *const[]){ "expected NAME=VALUE", NULL });
@@ -230,7 +187,7 @@ Test(specialize, set_rejects_malformed_assignments)
 Test(specialize, params_str_of_softmax_block_defaults)
 {
 	/* the manifest's order: threads, vec, elems_per_thread, stages, persistent, cache_hint */
-	const tmpl_manifest *t = tmpl("softmax_block");
+	const tmpl_manifest *t = tf_template("softmax_block");
 	static const char *const order[] = { "threads", "vec", "elems_per_thread", "stages",
 					     "persistent", "cache_hint" };
 	cr_assert_eq(t->nparams, 6);
@@ -270,6 +227,8 @@ static void assert_round_trip(const variant *v)
 
 Test(specialize, params_str_round_trips_through_variant_set)
 {
+	size_t ntemplates;
+	const tmpl_manifest *templates = tf_templates(&ntemplates);
 	for (size_t t = 0; t < ntemplates; t++) {
 		variant v;
 		variant_defaults(&v, &templates[t], AT_F32);
@@ -287,7 +246,7 @@ Test(specialize, params_str_round_trips_through_variant_set)
 Test(specialize, params_str_after_set)
 {
 	variant v;
-	variant_defaults(&v, tmpl("softmax_block"), AT_F32);
+	variant_defaults(&v, tf_template("softmax_block"), AT_F32);
 	set_ok(&v, "threads=1024");
 	set_ok(&v, "cache_hint=1");
 	char *s = variant_params_str(&v);
@@ -300,7 +259,7 @@ Test(specialize, params_str_after_set)
 Test(specialize, header_names_template_dtype_and_params)
 {
 	variant v;
-	variant_defaults(&v, tmpl("softmax_block"), AT_F32);
+	variant_defaults(&v, tf_template("softmax_block"), AT_F32);
 	char *src = specialize_ok(&v);
 	static const char header[] =
 		"// Generated by autotune from template softmax_block (softmax_block.cu)\n"
@@ -309,7 +268,7 @@ Test(specialize, header_names_template_dtype_and_params)
 	cr_assert_eq(strncmp(src, header, strlen(header)), 0, "source starts:\n%.300s", src);
 	free(src);
 
-	variant_defaults(&v, tmpl("softmax_warp"), AT_BF16);
+	variant_defaults(&v, tf_template("softmax_warp"), AT_BF16);
 	src = specialize_ok(&v);
 	static const char warp[] = "// Generated by autotune from template softmax_warp (softmax_warp.cu)\n"
 				   "// with dtype=bf16 threads=128 lanes=32 ";
@@ -329,7 +288,7 @@ Test(specialize, defines_one_dtype_macro)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		variant v;
-		variant_defaults(&v, tmpl("softmax_block"), cases[i].dt);
+		variant_defaults(&v, tf_template("softmax_block"), cases[i].dt);
 		char *src = specialize_ok(&v);
 		cr_assert_not_null(strstr(src, cases[i].want), "no \"%s\"", cases[i].want + 1);
 		cr_assert_eq(count_occurrences(src, "#define DTYPE_"), 1, "dtype %s",
@@ -343,7 +302,7 @@ Test(specialize, defines_one_dtype_macro)
 Test(specialize, defines_every_param_in_upper_case)
 {
 	variant v;
-	variant_defaults(&v, tmpl("softmax_block"), AT_F32);
+	variant_defaults(&v, tf_template("softmax_block"), AT_F32);
 	set_ok(&v, "threads=128");
 	set_ok(&v, "elems_per_thread=8");
 	char *src = specialize_ok(&v);
@@ -366,7 +325,7 @@ Test(specialize, defines_every_param_in_upper_case)
 Test(specialize, includes_are_expanded_in_place)
 {
 	variant v;
-	variant_defaults(&v, tmpl("softmax_block"), AT_F32);
+	variant_defaults(&v, tf_template("softmax_block"), AT_F32);
 	char *src = specialize_ok(&v);
 	/* no quoted include is left for NVRTC to resolve */
 	for (const char *line = src; line; line = strchr(line, '\n')) {
@@ -391,7 +350,7 @@ Test(specialize, template_text_follows_verbatim)
 {
 	/* Everything in softmax_block.cu after its include line is copied as is. */
 	variant v;
-	variant_defaults(&v, tmpl("softmax_block"), AT_F32);
+	variant_defaults(&v, tf_template("softmax_block"), AT_F32);
 	char *src = specialize_ok(&v);
 	char *file = read_whole(v.tmpl->source_path);
 	const char *inc = strstr(file, "#include \"softmax_common.cuh\"\n");
@@ -410,33 +369,19 @@ Test(specialize, template_text_follows_verbatim)
  * folder (its other pointers still belong to the loaded manifest). */
 static tmpl_manifest manifest_in_tmp(const char *name, char *path, size_t cap)
 {
-	if (!tmp_dir[0]) {
-		snprintf(tmp_dir, sizeof tmp_dir, "/tmp/test_specialize.XXXXXX");
-		cr_assert_not_null(mkdtemp(tmp_dir));
-	}
-	snprintf(path, cap, "%s/%s", tmp_dir, name);
-	tmpl_manifest m = *tmpl("softmax_block");
+	snprintf(path, cap, "%s", tmp_path(name));
+	tmpl_manifest m = *tf_template("softmax_block");
 	m.source_path = path;
 	return m;
-}
-
-static void write_tmp(const char *name, const char *text)
-{
-	char path[512];
-	snprintf(path, sizeof path, "%s/%s", tmp_dir, name);
-	FILE *f = fopen(path, "w");
-	cr_assert_not_null(f);
-	fputs(text, f);
-	fclose(f);
 }
 
 Test(specialize, nested_includes_and_pragma_once)
 {
 	char path[512];
 	tmpl_manifest m = manifest_in_tmp("k.cu", path, sizeof path);
-	write_tmp("k.cu", "// top\n  #include \"a.cuh\"\n#include <cuda_fp16.h>\nint k;\n");
-	write_tmp("a.cuh", "#pragma once\nint a;\n#include \"b.cuh\"\n");
-	write_tmp("b.cuh", "#pragma once\nint b;");
+	tmp_write("k.cu", "// top\n  #include \"a.cuh\"\n#include <cuda_fp16.h>\nint k;\n");
+	tmp_write("a.cuh", "#pragma once\nint a;\n#include \"b.cuh\"\n");
+	tmp_write("b.cuh", "#pragma once\nint b;");
 	variant v;
 	variant_defaults(&v, &m, AT_F32);
 	char *src = specialize_ok(&v);
@@ -465,7 +410,7 @@ Test(specialize, missing_source_or_include_fails)
 	cr_assert_not_null(strstr(err.msg, "absent.cu: cannot open"), "%s", err.msg);
 
 	m = manifest_in_tmp("k.cu", path, sizeof path);
-	write_tmp("k.cu", "#include \"nothere.cuh\"\n");
+	tmp_write("k.cu", "#include \"nothere.cuh\"\n");
 	variant_defaults(&v, &m, AT_F32);
 	err.msg[0] = '\0';
 	cr_assert_null(specialize(&v, &err));
@@ -476,8 +421,8 @@ Test(specialize, include_cycle_is_stopped)
 {
 	char path[512];
 	tmpl_manifest m = manifest_in_tmp("k.cu", path, sizeof path);
-	write_tmp("k.cu", "#include \"loop.cuh\"\n");
-	write_tmp("loop.cuh", "#include \"loop.cuh\"\n");
+	tmp_write("k.cu", "#include \"loop.cuh\"\n");
+	tmp_write("loop.cuh", "#include \"loop.cuh\"\n");
 	variant v;
 	variant_defaults(&v, &m, AT_F32);
 	at_error err = { { 0 } };
@@ -490,7 +435,7 @@ Test(specialize, include_cycle_is_stopped)
 static void compile_default(const char *name, at_dtype dt, const char *const *assign)
 {
 	variant v;
-	variant_defaults(&v, tmpl(name), dt);
+	variant_defaults(&v, tf_template(name), dt);
 	for (; assign && *assign; assign++)
 		set_ok(&v, *assign);
 	char *src = specialize_ok(&v);

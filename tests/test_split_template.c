@@ -14,12 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen/manifest.h"
-#include "gen/nvrtc_compile.h"
-#include "gen/specialize.h"
-#include "tuner/device.h"
-#include "tuner/enumerate.h"
-
+#include "tests/template_fixture.h"
 #include "templates/softmax_split_layout.cuh"
 
 #define H100_SMEM (227 * 1024)
@@ -27,55 +22,25 @@
 /* The CTA's static shared memory allowance (2 x 2 x 32 floats of slots). */
 #define STATIC_SMEM_ALLOWANCE 512
 
-static tmpl_manifest *templates;
-static size_t ntemplates;
 static const tmpl_manifest *split;
 
-static void load_templates(void)
+static void load_split(void)
 {
-	at_error err = { { 0 } };
-	cr_assert_eq(manifest_load_dir("templates", &templates, &ntemplates, &err), 0,
-		     "cannot load templates/: %s", err.msg);
-	split = NULL;
-	for (size_t i = 0; i < ntemplates; i++)
-		if (strcmp(templates[i].name, "softmax_split") == 0)
-			split = &templates[i];
-	cr_assert_not_null(split, "templates/softmax_split.yaml is not in templates/");
+	tf_load_templates();
+	split = tf_template("softmax_split");
 }
 
-static void free_templates(void)
-{
-	manifest_free_all(templates, ntemplates);
-	templates = NULL;
-	ntemplates = 0;
-	split = NULL;
-}
+TestSuite(split_template, .init = load_split, .fini = tf_free_templates);
 
-TestSuite(split_template, .init = load_templates, .fini = free_templates);
-
-static long long value(const variant *v, const char *name)
-{
-	int i = manifest_param_index(v->tmpl, name);
-	cr_assert_geq(i, 0, "softmax_split has no param %s", name);
-	return v->values[i];
-}
-
+/* Geometry is asked of an H100 (cc 90). */
 static size_t enumerate_at(int cc, at_dtype dt, long long M, long long N, variant **out)
 {
-	shape_env env = nominal_shape_env(cc, M, N, at_dtype_size(dt));
-	size_t n = 0;
-	at_error err = { { 0 } };
-	cr_assert_eq(enumerate_variants(split, dt, &env, out, &n, &err), 0, "%s", err.msg);
-	return n;
+	return tf_enumerate(split, cc, dt, M, N, out);
 }
 
 static launch_geometry geometry(const variant *v, long long M, long long N)
 {
-	shape_env env = nominal_shape_env(90, M, N, at_dtype_size(v->dtype));
-	launch_geometry g;
-	at_error err = { { 0 } };
-	cr_assert_eq(variant_geometry(v, &env, &g, &err), 0, "%s", err.msg);
-	return g;
+	return tf_geometry(v, 90, M, N);
 }
 
 /* ---- the manifest and enumeration ----------------------------------------- */
@@ -114,14 +79,15 @@ Test(split_template, few_long_rows_get_variants_with_a_share_of_shared_memory)
 		int per_sm_seen[3] = { 0 };
 		for (size_t i = 0; i < n; i++) {
 			launch_geometry g = geometry(&vs[i], 8, 1048576);
-			long long per_sm = value(&vs[i], "ctas_per_sm");
+			long long per_sm = tf_value(&vs[i], "ctas_per_sm");
 			per_sm_seen[per_sm]++;
-			cr_assert_eq(value(&vs[i], "vec") * (long long)at_dtype_size(dts[d]), 16);
+			cr_assert_eq(tf_value(&vs[i], "vec") * (long long)at_dtype_size(dts[d]),
+				     16);
 			cr_assert_eq(g.cooperative, 1);
 			cr_assert_eq(g.persistent, 0);
 			cr_assert_eq(g.ctas_per_row, 1);
 			cr_assert_eq(g.max_n, 0);
-			cr_assert_eq(g.threads, value(&vs[i], "threads"));
+			cr_assert_eq(g.threads, tf_value(&vs[i], "threads"));
 			cr_assert_leq(g.threads * per_sm * 64, 65536, "registers for %lld CTAs", per_sm);
 			/* per_sm CTAs (each with its 1 KB reserve and static slots) fit
 			 * in a multiprocessor's 228 KB, using nearly all of it */
@@ -193,9 +159,9 @@ Test(split_template, fit_only_where_the_spread_slices_overflow)
 		for (long long per_sm = 1; per_sm <= 2; per_sm++) {
 			int fit0 = 0, fit1 = 0;
 			for (size_t i = 0; i < n; i++) {
-				if (value(&vs[i], "ctas_per_sm") != per_sm)
+				if (tf_value(&vs[i], "ctas_per_sm") != per_sm)
 					continue;
-				if (value(&vs[i], "fit"))
+				if (tf_value(&vs[i], "fit"))
 					fit1++;
 				else
 					fit0++;
@@ -356,17 +322,11 @@ static void compile_all(at_dtype dt, long long M, long long N)
 	cr_assert_gt(n, 0, "no variant at %s %lld x %lld", at_dtype_name(dt), M, N);
 	for (size_t i = 0; i < n; i++) {
 		char *params = variant_params_str(&vs[i]);
-		at_error err = { { 0 } };
-		char *src = specialize(&vs[i], &err);
-		cr_assert_not_null(src, "%s: %s", params, err.msg);
+		char *src = tf_specialize(&vs[i]);
 		compiled_kernel k;
-		int rc = nvrtc_compile(src, "softmax_split.cu", 90, &k, &err);
-		cr_assert_eq(rc, COMPILE_OK, "%s %s did not compile: rc %d, %s\n%s",
-			     at_dtype_name(dt), params, rc, err.msg, k.log ? k.log : "");
-		cr_assert_eq(k.spill_bytes, 0, "%s %s spills %d bytes", at_dtype_name(dt), params,
-			     k.spill_bytes);
-		cr_assert_eq(k.stack_bytes, 0, "%s %s has a stack frame", at_dtype_name(dt), params);
-		long long per_thread = 65536 / (value(&vs[i], "threads") * value(&vs[i], "ctas_per_sm"));
+		tf_compile_clean(&vs[i], src, 90, &k);
+		long long per_thread =
+			65536 / (tf_value(&vs[i], "threads") * tf_value(&vs[i], "ctas_per_sm"));
 		cr_assert_leq(k.registers, per_thread > 255 ? 255 : per_thread, "%s %s: %d registers",
 			      at_dtype_name(dt), params, k.registers);
 		cr_assert_leq(k.smem_bytes, STATIC_SMEM_ALLOWANCE, "%s %s: %d bytes static smem",
@@ -379,9 +339,7 @@ static void compile_all(at_dtype dt, long long M, long long N)
 			"ld.relaxed.gpu.global.v2.f32", /* partials from L2 */
 			"ex2.approx.ftz.f32",
 		};
-		for (size_t w = 0; w < sizeof wanted / sizeof *wanted; w++)
-			cr_assert_not_null(strstr(k.ptx, wanted[w]), "%s %s: no %s", at_dtype_name(dt),
-					   params, wanted[w]);
+		tf_expect_in_ptx(&vs[i], &k, wanted, sizeof wanted / sizeof *wanted);
 		cr_assert(!has_float_atomic(k.ptx), "%s %s: a float atomic", at_dtype_name(dt), params);
 		compiled_kernel_free(&k);
 		free(src);

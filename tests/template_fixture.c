@@ -1,0 +1,104 @@
+/* The helpers of tests/template_fixture.h (no tests here). Each test runs in
+ * its own process, so the loaded templates are this file's own. */
+#include <criterion/criterion.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/template_fixture.h"
+
+static tmpl_manifest *templates;
+static size_t ntemplates;
+
+void tf_load_templates(void)
+{
+	at_error err = { { 0 } };
+	cr_assert_eq(manifest_load_dir("templates", &templates, &ntemplates, &err), 0,
+		     "cannot load templates/: %s", err.msg);
+}
+
+void tf_free_templates(void)
+{
+	manifest_free_all(templates, ntemplates);
+	templates = NULL;
+	ntemplates = 0;
+}
+
+const tmpl_manifest *tf_templates(size_t *n)
+{
+	*n = ntemplates;
+	return templates;
+}
+
+const tmpl_manifest *tf_template(const char *name)
+{
+	for (size_t i = 0; i < ntemplates; i++)
+		if (strcmp(templates[i].name, name) == 0)
+			return &templates[i];
+	cr_assert_fail("template %s is not in templates/", name);
+	return NULL;
+}
+
+long long tf_value(const variant *v, const char *param)
+{
+	int i = manifest_param_index(v->tmpl, param);
+	cr_assert_geq(i, 0, "template %s has no param %s", v->tmpl->name, param);
+	return v->values[i];
+}
+
+size_t tf_enumerate(const tmpl_manifest *t, int cc, at_dtype dt, long long M, long long N,
+		    variant **out)
+{
+	shape_env env = nominal_shape_env(cc, M, N, at_dtype_size(dt));
+	size_t n = 0;
+	at_error err = { { 0 } };
+	cr_assert_eq(enumerate_variants(t, dt, &env, out, &n, &err), 0, "%s: %s", t->name,
+		     err.msg);
+	return n;
+}
+
+launch_geometry tf_geometry(const variant *v, int cc, long long M, long long N)
+{
+	shape_env env = nominal_shape_env(cc, M, N, at_dtype_size(v->dtype));
+	launch_geometry g;
+	at_error err = { { 0 } };
+	cr_assert_eq(variant_geometry(v, &env, &g, &err), 0, "%s: %s", v->tmpl->name, err.msg);
+	return g;
+}
+
+char *tf_specialize(const variant *v)
+{
+	at_error err = { { 0 } };
+	char *src = specialize(v, &err);
+	if (!src) {
+		char *params = variant_params_str(v);
+		cr_assert_fail("%s %s: %s", v->tmpl->name, params, err.msg);
+	}
+	return src;
+}
+
+void tf_compile_clean(const variant *v, const char *src, int cc, compiled_kernel *k)
+{
+	const char *slash = strrchr(v->tmpl->source_path, '/');
+	const char *file = slash ? slash + 1 : v->tmpl->source_path;
+	const char *dt = at_dtype_name(v->dtype);
+	char *params = variant_params_str(v);
+	at_error err = { { 0 } };
+	int rc = nvrtc_compile(src, file, cc, k, &err);
+	cr_assert_eq(rc, COMPILE_OK, "%s %s did not compile: rc %d, %s\n%s", dt, params, rc,
+		     err.msg, k->log ? k->log : "");
+	cr_assert_eq(k->spill_bytes, 0, "%s %s spills %d bytes", dt, params, k->spill_bytes);
+	cr_assert_eq(k->stack_bytes, 0, "%s %s has a %d-byte stack frame", dt, params,
+		     k->stack_bytes);
+	free(params);
+}
+
+void tf_expect_in_ptx(const variant *v, const compiled_kernel *k, const char *const *wanted,
+		      size_t n)
+{
+	char *params = variant_params_str(v);
+	for (size_t w = 0; w < n; w++)
+		cr_assert_not_null(strstr(k->ptx, wanted[w]), "%s %s: no %s",
+				   at_dtype_name(v->dtype), params, wanted[w]);
+	free(params);
+}

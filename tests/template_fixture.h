@@ -1,0 +1,56 @@
+/* The real templates in templates/ for the tests that enumerate, specialise
+ * and compile them (tests/template_fixture.c): loading them, finding one by
+ * name, a variant's parameter, enumeration and launch geometry on a nominal
+ * device, and an NVRTC compile that must be clean. Written once so that the
+ * template tests state only what is particular to their template. The tests
+ * run from the repository root. */
+#ifndef TESTS_TEMPLATE_FIXTURE_H
+#define TESTS_TEMPLATE_FIXTURE_H
+
+#include <stddef.h>
+
+#include "gen/manifest.h"
+#include "gen/nvrtc_compile.h"
+#include "gen/specialize.h"
+#include "tuner/device.h"
+#include "tuner/enumerate.h"
+
+/* Loads every manifest in templates/ (a suite's .init) and frees them (its
+ * .fini); fails the test if they do not load. */
+void tf_load_templates(void);
+void tf_free_templates(void);
+
+/* Every loaded template (*n of them, in templates/'s order). */
+const tmpl_manifest *tf_templates(size_t *n);
+
+/* The loaded template of that name; fails the test if there is none. */
+const tmpl_manifest *tf_template(const char *name);
+
+/* The value of v's parameter `param`; fails the test if v's template has no
+ * such parameter. */
+long long tf_value(const variant *v, const char *param);
+
+/* The variants of t enumerated at an M x N shape of dtype dt on the nominal
+ * device of compute capability cc (nominal_shape_env); *out is the
+ * malloc'd array. Fails the test if enumeration fails. */
+size_t tf_enumerate(const tmpl_manifest *t, int cc, at_dtype dt, long long M, long long N,
+		    variant **out);
+
+/* v's launch geometry at M x N on the nominal device of compute capability
+ * cc; fails the test if it has none. */
+launch_geometry tf_geometry(const variant *v, int cc, long long M, long long N);
+
+/* v's specialised source (free it); fails the test if it cannot be made. */
+char *tf_specialize(const variant *v);
+
+/* Compiles src, v's specialised source, with NVRTC for sm_<cc> into *k
+ * (compiled_kernel_free it); fails the test, naming the dtype and params,
+ * unless it compiles without spills and without a stack frame. */
+void tf_compile_clean(const variant *v, const char *src, int cc, compiled_kernel *k);
+
+/* Fails the test, naming v's dtype and params, unless each of the n
+ * strings in wanted is in k's PTX. */
+void tf_expect_in_ptx(const variant *v, const compiled_kernel *k, const char *const *wanted,
+		      size_t n);
+
+#endif
