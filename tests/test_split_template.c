@@ -51,9 +51,9 @@ Test(split_template, manifest_declares_a_cooperative_launch_for_any_n)
 	for (int dt = 0; dt < AT_DTYPE_COUNT; dt++)
 		cr_assert(split->dtype_mask & (1u << dt), "dtype %s not served",
 			  at_dtype_name((at_dtype)dt));
-	static const char *const names[] = { "threads", "vec", "ctas_per_sm", "fit" };
-	cr_assert_eq(split->nparams, 4, "softmax_split's params changed: update this test");
-	for (size_t i = 0; i < 4; i++)
+	static const char *const names[] = { "threads", "vec", "ctas_per_sm", "fit", "stages" };
+	cr_assert_eq(split->nparams, 5, "softmax_split's params changed: update this test");
+	for (size_t i = 0; i < 5; i++)
 		cr_assert_str_eq(split->params[i].name, names[i]);
 	cr_assert_str_eq(split->launch.cooperative, "1");
 	cr_assert_str_eq(split->launch.persistent, "0");
@@ -135,11 +135,12 @@ Test(split_template, cc_70_and_newer)
 /* The slices a fit-0 layout would give at G = sm_count * ctas_per_sm,
  * against the share of shared memory: what the manifest's fit constraint
  * says, in C. */
-static int spread_slices_overflow(long long M, long long N, size_t elem, long long per_sm)
+static int spread_slices_overflow(long long M, long long N, size_t elem, long long per_sm,
+				  long long stages)
 {
 	long long G = H100_SMS * per_sm;
 	long long S = G / (M < G ? M : G);
-	long long share = ((H100_SMEM + 1024) / per_sm - 1536) / 16 * 16;
+	long long share = ((H100_SMEM + 1024) / per_sm - 1536) / 16 / stages * 16;
 	return (N + S - 1) / S * (long long)elem > share;
 }
 
@@ -159,7 +160,8 @@ Test(split_template, fit_only_where_the_spread_slices_overflow)
 		for (long long per_sm = 1; per_sm <= 2; per_sm++) {
 			int fit0 = 0, fit1 = 0;
 			for (size_t i = 0; i < n; i++) {
-				if (tf_value(&vs[i], "ctas_per_sm") != per_sm)
+				if (tf_value(&vs[i], "ctas_per_sm") != per_sm ||
+				    tf_value(&vs[i], "stages") != 1)
 					continue;
 				if (tf_value(&vs[i], "fit"))
 					fit1++;
@@ -167,7 +169,7 @@ Test(split_template, fit_only_where_the_spread_slices_overflow)
 					fit0++;
 			}
 			int want = spread_slices_overflow(cases[c].M, cases[c].N,
-							  at_dtype_size(cases[c].dt), per_sm);
+							  at_dtype_size(cases[c].dt), per_sm, 1);
 			cr_assert_gt(fit0, 0);
 			cr_assert_eq(fit1 > 0, want, "%s %lld x %lld, %lld per SM: fit=1 %s",
 				     at_dtype_name(cases[c].dt), cases[c].M, cases[c].N, per_sm,
@@ -176,8 +178,42 @@ Test(split_template, fit_only_where_the_spread_slices_overflow)
 		free(vs);
 	}
 	/* 8 x 262144 f32 on 132 SMs: 16 slices of 64 KB fit, so never fit=1 */
-	cr_assert_eq(spread_slices_overflow(8, 262144, 4, 1), 0);
-	cr_assert_eq(spread_slices_overflow(8, 1048576, 4, 1), 1);
+	cr_assert_eq(spread_slices_overflow(8, 262144, 4, 1, 1), 0);
+	cr_assert_eq(spread_slices_overflow(8, 1048576, 4, 1, 1), 1);
+}
+
+/* A second slice buffer only where a CTA holds more than one row in turn:
+ * always for more rows than CTAs; with fewer, only with fit=1 where the
+ * half buffers make rows take turns (8 x 1M f32: 37 slices a row, 3 rows at
+ * a time on one CTA an SM), never where all rows fit at once (8 x 256K). */
+Test(split_template, two_buffers_only_where_a_cta_holds_rows_in_turn)
+{
+	static const struct {
+		at_dtype dt;
+		long long M, N;
+		int stages2, fit1_only;
+	} cases[] = {
+		{ AT_F32, 8, 262144, 0, 0 },   { AT_F32, 8, 1048576, 1, 1 },
+		{ AT_F32, 64, 1048576, 1, 1 }, { AT_BF16, 1024, 524288, 1, 0 },
+		{ AT_F32, 4096, 65536, 1, 0 },
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		variant *vs;
+		size_t n = enumerate_at(90, cases[c].dt, cases[c].M, cases[c].N, &vs);
+		int two = 0, two_fit0 = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (tf_value(&vs[i], "stages") != 2)
+				continue;
+			two++;
+			two_fit0 += tf_value(&vs[i], "fit") == 0;
+		}
+		cr_assert_eq(two > 0, cases[c].stages2, "%lld x %lld: stages=2 %s", cases[c].M,
+			     cases[c].N, cases[c].stages2 ? "missing" : "offered needlessly");
+		if (cases[c].fit1_only)
+			cr_assert_eq(two_fit0, 0, "%lld x %lld: every row in flight at once with fit=0",
+				     cases[c].M, cases[c].N);
+		free(vs);
+	}
 }
 
 Test(split_template, the_grid_is_every_resident_cta_whatever_m_is)

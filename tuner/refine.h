@@ -18,14 +18,14 @@
 #include "tuner/bench.h"
 
 /* The first round only ranks: it stops once the median's 95% interval is
- * within 3% (6 repetitions, the fewest that have one, for a steady kernel). */
+ * within 4% (6 repetitions, the fewest that have one, for a steady kernel). */
 #define REFINE_QUICK_WARMUP 1
 #define REFINE_QUICK_MIN_REPS 6
-#define REFINE_QUICK_MAX_REPS 16
-#define REFINE_QUICK_TOLERANCE 0.03
-#define REFINE_FULL_MIN 8         /* at least this many get full timing */
-#define REFINE_FULL_WITHIN 0.06   /* and every one within 6% of the best */
-#define REFINE_FULL_MAX 16
+#define REFINE_QUICK_MAX_REPS 12
+#define REFINE_QUICK_TOLERANCE 0.04
+#define REFINE_FULL_MIN 6         /* at least this many get full timing */
+#define REFINE_FULL_WITHIN 0.05   /* and every one within 5% of the best */
+#define REFINE_FULL_MAX 12
 #define REFINE_FINALISTS 4
 #define REFINE_BAND_MIN 0.005     /* the band is never taken below 0.5% */
 #define REFINE_BAND_MAX 0.01      /* nor above 1% */

@@ -235,7 +235,8 @@ __device__ __forceinline__ float group_sum(float v, int width)
 
 // ---- begin softmax_online_merge.cuh ----
 // Online-softmax reductions shared by the templates that keep a running
-// (max, sum) pair: softmax_online and softmax_smem. Needs WARPS (warps per
+// (max, sum) pair or combine partial ones: softmax_online, softmax_smem,
+// softmax_split and the cluster templates. Needs WARPS (warps per
 // CTA) defined before it is included.
 
 // Merges (m2, s2) into (m, s), maxima in log2 units and each s relative to its
@@ -273,6 +274,23 @@ __device__ __forceinline__ void cta_merge(float &m, float &s, float *m_slot, flo
 	for (int o = 16; o > 0; o >>= 1)
 		if (o < WARPS)
 			merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+	m = __shfl_sync(0xffffffffu, m, 0);
+	s = __shfl_sync(0xffffffffu, s, 0);
+}
+
+// A CTA's (max in log2 units, sum relative to it).
+struct alignas(8) partial_t {
+	float m, s;
+};
+
+// Merges (m, s) over the warp in a fixed order and gives every lane lane 0's
+// result: merge contracts to FMAs, so it is not bitwise symmetric, but every
+// warp that merges the same values in the same lanes gets the same bits.
+__device__ __forceinline__ void warp_merge_fixed(float &m, float &s)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1)
+		merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
 	m = __shfl_sync(0xffffffffu, m, 0);
 	s = __shfl_sync(0xffffffffu, s, 0);
 }
