@@ -251,14 +251,56 @@ Test(bench_timing, the_noise_band_is_kept_between_its_bounds)
 	open_bench("repetitions: 40\ntolerance: 0.01\n");
 	at_error err = { { 0 } };
 	double band = -1;
+	size_t nfull = 0;
 	refine_candidate steady[2] = { candidate(0), candidate(2) };
-	cr_assert_eq(refine_finish(&b, steady, 2, 1e6, 3000, &band, &err), 0, "%s", err.msg);
+	cr_assert_eq(refine_finish(&b, steady, 2, 1e6, 3000, &band, &nfull, &err), 0, "%s", err.msg);
 	cr_assert_float_eq(band, REFINE_BAND_MIN, 1e-12, "no noise: the floor");
+	cr_assert_eq(nfull, 2, "fewer than REFINE_FULL_MIN: all in full");
 	refine_candidate noisy[2] = { candidate(0), candidate(1) };
-	cr_assert_eq(refine_finish(&b, noisy, 2, 1e6, 3000, &band, &err), 0, "%s", err.msg);
+	cr_assert_eq(refine_finish(&b, noisy, 2, 1e6, 3000, &band, &nfull, &err), 0, "%s", err.msg);
 	cr_assert_float_eq(band, REFINE_BAND_MAX, 1e-12,
 			   "+-50%% noise: a tie-break still gives up at most 1%%");
 	/* ranked fastest first, both timed interleaved */
 	cr_assert_eq(noisy[0].row, &rows[0]);
 	cr_assert_gt(rows[1].reps, REFINE_QUICK_MAX_REPS);
+}
+
+/* The full round's set: the REFINE_FULL_MIN fastest by first-round median,
+ * then, up to REFINE_FULL_MAX, those whose fastest repetition came within
+ * REFINE_FULL_WITHIN of the best median, in median order at the front. */
+Test(bench_timing, full_timing_goes_to_the_fastest_and_to_those_noise_may_hide)
+{
+	enum { N = 24 };
+	result_row r[N];
+	refine_candidate c[N];
+	for (int i = 0; i < N; i++) {
+		/* medians 10, 10.1, ...; minima 0.25 below, every third one's its median */
+		r[i] = (result_row){ .time_us = 10.0 + 0.1 * i, .time_min_us = 9.75 + 0.1 * i };
+		if (i % 3 == 2)
+			r[i].time_min_us = r[i].time_us;
+		c[i] = (refine_candidate){ &r[i], NULL, NULL };
+	}
+	/* a noisy straggler: median 20% off, fastest repetition 1% off */
+	r[N - 1].time_us = 12.0;
+	r[N - 1].time_min_us = 10.1;
+	size_t full = refine_pick_full(c, N);
+	cr_assert_leq(full, REFINE_FULL_MAX);
+	/* 0-5 (the fastest), 6 and 7 (minima 10.35, 10.45), not 8 (10.8), the straggler */
+	cr_assert_eq(full, 9);
+	for (size_t i = 0; i < REFINE_FULL_MIN; i++)
+		cr_assert_eq(c[i].row, &r[i], "the fastest %d come first, in order", REFINE_FULL_MIN);
+	int straggler = 0;
+	for (size_t i = 0; i < full; i++) {
+		cr_assert(i < REFINE_FULL_MIN ||
+				  c[i].row->time_min_us <= 10.0 * (1 + REFINE_FULL_WITHIN),
+			  "picked although it never came within %.0f%%", 100 * REFINE_FULL_WITHIN);
+		if (i > 0 && c[i].row != &r[N - 1])
+			cr_assert_gt(c[i].row->time_us, c[i - 1].row->time_us, "median order");
+		straggler += c[i].row == &r[N - 1];
+	}
+	cr_assert_eq(straggler, 1, "a noisy variant whose best repetition was close is timed");
+	for (size_t i = full; i < N; i++)
+		cr_assert(c[i].row->time_min_us > 10.0 * (1 + REFINE_FULL_WITHIN) ||
+				  full == REFINE_FULL_MAX,
+			  "left out although it came within %.0f%%", 100 * REFINE_FULL_WITHIN);
 }

@@ -2,6 +2,7 @@
 #include "tuner/refine.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void refine_set_timing(result_row *row, const timing *t, double bytes, double copy_gbps)
 {
@@ -52,19 +53,34 @@ static int by_time(const void *a, const void *b)
 	return (tx > ty) - (tx < ty);
 }
 
+size_t refine_pick_full(refine_candidate *c, size_t n)
+{
+	if (n == 0)
+		return 0;
+	const double limit = c[0].row->time_us * (1 + REFINE_FULL_WITHIN);
+	size_t full = 0;
+	for (size_t i = 0; i < n && full < REFINE_FULL_MAX; i++) {
+		if (full >= REFINE_FULL_MIN && c[i].row->time_min_us > limit)
+			continue;
+		/* keep the picked ones in median order at the front */
+		refine_candidate picked = c[i];
+		memmove(c + full + 1, c + full, (i - full) * sizeof *c);
+		c[full++] = picked;
+	}
+	return full;
+}
+
 int refine_finish(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
-		  double *band, at_error *err)
+		  double *band, size_t *nfull, at_error *err)
 {
 	*band = REFINE_BAND_MIN;
+	*nfull = 0;
 	if (n == 0)
 		return 0;
 	/* stable enough: equal quick times keep enumeration order via row address */
 	qsort(c, n, sizeof *c, by_time);
-	double best = c[0].row->time_us;
-	size_t full = 0;
-	while (full < n && full < REFINE_FULL_MAX &&
-	       (full < REFINE_FULL_MIN || c[full].row->time_us <= best * (1 + REFINE_FULL_WITHIN)))
-		full++;
+	size_t full = refine_pick_full(c, n);
+	*nfull = full;
 	for (size_t i = 0; i < full; i++) {
 		timing t;
 		if (bench_time(b, c[i].launch, c[i].arg, &t, err))

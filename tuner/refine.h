@@ -24,7 +24,7 @@
 #define REFINE_QUICK_MAX_REPS 12
 #define REFINE_QUICK_TOLERANCE 0.04
 #define REFINE_FULL_MIN 6         /* at least this many get full timing */
-#define REFINE_FULL_WITHIN 0.05   /* and every one within 5% of the best */
+#define REFINE_FULL_WITHIN 0.05   /* and every one that came within 5% of the best */
 #define REFINE_FULL_MAX 12
 #define REFINE_FINALISTS 4
 #define REFINE_BAND_MIN 0.005     /* the band is never taken below 0.5% */
@@ -51,8 +51,16 @@ int refine_quick(bench *b, refine_candidate *c, size_t n, double bytes, double c
 int refine_all(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
 	       at_error *err);
 
-/* The later rounds over candidates that all passed the first; sets *band. */
+/* The later rounds over candidates that all passed the first; sets *band.
+ * Leaves c[0..*nfull) the candidates that got full timing. */
 int refine_finish(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
-		  double *band, at_error *err);
+		  double *band, size_t *nfull, at_error *err);
+
+/* How many of c[0..n) (sorted by first-round median) get full timing,
+ * moving them to the front: the REFINE_FULL_MIN fastest, then, up to
+ * REFINE_FULL_MAX, every one whose fastest repetition came within
+ * REFINE_FULL_WITHIN of the best median (a noisy first round cannot rank
+ * those; a steady one can). */
+size_t refine_pick_full(refine_candidate *c, size_t n);
 
 #endif

@@ -213,8 +213,10 @@ static void describe(const shape_summary *sum, char *buf, size_t cap)
 	size_t len = strlen(buf);
 	if (sum->audit_full_ratio > 0 && len < cap)
 		snprintf(buf + len, cap - len, "; audit: %+.1f%% of full timing's best (%+.1f%% "
-			 "head to head)", 100 * (sum->audit_full_ratio - 1),
-			 100 * (sum->audit_head_ratio - 1));
+			 "head to head; the rounds had that best at %+.1f%%, %s)",
+			 100 * (sum->audit_full_ratio - 1), 100 * (sum->audit_head_ratio - 1),
+			 100 * (sum->audit_best_rounds_ratio - 1),
+			 sum->audit_best_full ? "timed in full" : "first round only");
 }
 
 /* The totals since the last report. */

@@ -319,8 +319,8 @@ static void summarize(const result_row *rows, char **params, size_t n, double ba
  * (interleaved, so that drift between the two measurements cancels). The
  * rows keep the rounds' numbers, which are what is stored. */
 static int audit_rounds(tune_ctx *ctx, result_row *rows, size_t n, refine_candidate *passed,
-			size_t npassed, double band, double moved, double *full_ratio,
-			double *head_ratio, at_error *err)
+			size_t npassed, size_t nfull, double band, double moved,
+			shape_summary *sum, at_error *err)
 {
 	long w = tdb_pick_winner(rows, n, band);
 	if (w < 0 || npassed < 2)
@@ -336,8 +336,11 @@ static int audit_rounds(tune_ctx *ctx, result_row *rows, size_t n, refine_candid
 			mine = i;
 	}
 	if (rc == 0) {
-		*full_ratio = passed[mine].row->time_us / passed[best].row->time_us;
-		*head_ratio = 1.0;
+		sum->audit_full_ratio = passed[mine].row->time_us / passed[best].row->time_us;
+		sum->audit_head_ratio = 1.0;
+		sum->audit_best_rounds_ratio =
+			saved[passed[best].row - rows].time_us / saved[w].time_us;
+		sum->audit_best_full = best < nfull;
 	}
 	if (rc == 0 && best != mine) {
 		bench_launch_fn launch[2] = { passed[mine].launch, passed[best].launch };
@@ -345,7 +348,7 @@ static int audit_rounds(tune_ctx *ctx, result_row *rows, size_t n, refine_candid
 		timing t[2];
 		rc = bench_time_interleaved(ctx->bench, launch, arg, 2, t, err);
 		if (rc == 0)
-			*head_ratio = t[0].median_us / t[1].median_us;
+			sum->audit_head_ratio = t[0].median_us / t[1].median_us;
 	}
 	memcpy(rows, saved, n * sizeof *saved);
 	free(saved);
@@ -391,6 +394,8 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	refine_candidate *passed = xcalloc(n ? n : 1, sizeof *passed);
 	size_t npassed = 0;
 	double band = 0;
+	size_t nfull = 0;
+	shape_summary audit = { 0 };
 	int rc = make_data(ctx, s, &d, err);
 	if (rc == 0)
 		lookahead_after(ctx, s);
@@ -413,11 +418,10 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 		rc = refine_all(ctx->bench, passed, npassed, moved, ctx->copy_gbps, err);
 	else if (rc == 0)
 		rc = refine_quick(ctx->bench, passed, npassed, moved, ctx->copy_gbps, err) ||
-		     refine_finish(ctx->bench, passed, npassed, moved, ctx->copy_gbps, &band, err);
-	double audit_full = 0, audit_head = 0;
+		     refine_finish(ctx->bench, passed, npassed, moved, ctx->copy_gbps, &band, &nfull,
+				   err);
 	if (rc == 0 && ctx->audit && !ctx->full_timing)
-		rc = audit_rounds(ctx, rows, n, passed, npassed, band, moved, &audit_full,
-				  &audit_head, err);
+		rc = audit_rounds(ctx, rows, n, passed, npassed, nfull, band, moved, &audit, err);
 	on_cpu(ctx);
 	size_t nrows = n;
 	if (rc == 0 && ctx->baselines) {
@@ -432,8 +436,10 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 		shape_key key = { ctx->gpu_id, s->op, s->dtype, s->M, s->N };
 		rc = tdb_store_shape_band(ctx->db, ctx->sweep_id, &key, rows, nrows, band, err);
 		summarize(rows, params, nrows, band, sum);
-		sum->audit_full_ratio = audit_full;
-		sum->audit_head_ratio = audit_head;
+		sum->audit_full_ratio = audit.audit_full_ratio;
+		sum->audit_head_ratio = audit.audit_head_ratio;
+		sum->audit_best_rounds_ratio = audit.audit_best_rounds_ratio;
+		sum->audit_best_full = audit.audit_best_full;
 	}
 	free_data(&d);
 	for (size_t i = 0; i < n; i++)

@@ -58,6 +58,10 @@ typedef struct shape_summary {
 	/* sweep --audit (0: not audited): the rounds' winner against the best of
 	 * full timing, by full-timing medians and head to head */
 	double audit_full_ratio, audit_head_ratio;
+	/* and where the rounds left full timing's best: its rounds' median over
+	 * the winner's, and whether it got past the first round */
+	double audit_best_rounds_ratio;
+	int audit_best_full;
 } shape_summary;
 
 /* Returns 0 when the shape was tuned and stored (even if no variant
