@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(REFINE_FULL_MAX <= REP_MAX_SERIES, "the full round is timed interleaved");
+_Static_assert(REFINE_FINALISTS <= REFINE_FULL_MAX, "the finalists come from the full round");
+
 void refine_set_timing(result_row *row, const timing *t, double bytes, double copy_gbps)
 {
 	row->time_us = t->median_us;
@@ -81,17 +84,22 @@ int refine_finish(bench *b, refine_candidate *c, size_t n, double bytes, double 
 	qsort(c, n, sizeof *c, by_time);
 	size_t full = refine_pick_full(c, n);
 	*nfull = full;
+	/* one interleaved timing of them all: drift in clocks between variants
+	 * timed one after another moved short kernels' medians by several
+	 * percent, more than the differences being ranked */
+	bench_launch_fn launch[REP_MAX_SERIES];
+	void *arg[REP_MAX_SERIES];
+	timing t[REP_MAX_SERIES];
 	for (size_t i = 0; i < full; i++) {
-		timing t;
-		if (bench_time(b, c[i].launch, c[i].arg, &t, err))
-			return -1;
-		refine_set_timing(c[i].row, &t, bytes, copy_gbps);
+		launch[i] = c[i].launch;
+		arg[i] = c[i].arg;
 	}
+	if (bench_time_interleaved(b, launch, arg, (int)full, t, err))
+		return -1;
+	for (size_t i = 0; i < full; i++)
+		refine_set_timing(c[i].row, &t[i], bytes, copy_gbps);
 	qsort(c, full, sizeof *c, by_time);
 	int k = full < REFINE_FINALISTS ? (int)full : REFINE_FINALISTS;
-	bench_launch_fn launch[REFINE_FINALISTS];
-	void *arg[REFINE_FINALISTS];
-	timing t[REFINE_FINALISTS];
 	for (int i = 0; i < k; i++) {
 		launch[i] = c[i].launch;
 		arg[i] = c[i].arg;

@@ -2,7 +2,7 @@
  * variant that passed its check gets a short first round (a few
  * repetitions, more while its median is uncertain); the fastest few get the
  * config's full timing (repetitions until the median is known,
- * tuner/rep_rule.h); the top four are re-timed interleaved (one repetition
+ * tuner/rep_rule.h), all interleaved at once; the top four are re-timed interleaved (one repetition
  * of each in turn, until every median is known), and the spread of those
  * repetitions is the noise band. The winner is the fastest, or among those
  * within the band of it the one with the fewest registers
@@ -25,7 +25,7 @@
 #define REFINE_QUICK_TOLERANCE 0.04
 #define REFINE_FULL_MIN 6         /* at least this many get full timing */
 #define REFINE_FULL_WITHIN 0.05   /* and every one that came within 5% of the best */
-#define REFINE_FULL_MAX 12
+#define REFINE_FULL_MAX 12        /* <= REP_MAX_SERIES: timed interleaved */
 #define REFINE_FINALISTS 4
 #define REFINE_BAND_MIN 0.005     /* the band is never taken below 0.5% */
 #define REFINE_BAND_MAX 0.01      /* nor above 1% */

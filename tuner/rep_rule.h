@@ -16,7 +16,7 @@
 
 #define REP_CONFIDENCE 0.95
 #define REP_MIN_BATCH 5    /* repetitions per batch after the first */
-#define REP_MAX_SERIES 4   /* launches timed interleaved */
+#define REP_MAX_SERIES 16  /* launches timed interleaved: refine's full round at most */
 
 typedef struct rep_policy {
 	int warmup;        /* launches before timing (not counted) */
