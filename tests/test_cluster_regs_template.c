@@ -11,61 +11,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen/manifest.h"
-#include "gen/nvrtc_compile.h"
-#include "gen/specialize.h"
-#include "tuner/device.h"
-#include "tuner/enumerate.h"
+#include "tests/template_fixture.h"
 
-static tmpl_manifest *templates;
-static size_t ntemplates;
 static const tmpl_manifest *cregs;
 
-static void load_templates(void)
+static void load_cluster_regs(void)
 {
-	at_error err = { { 0 } };
-	cr_assert_eq(manifest_load_dir("templates", &templates, &ntemplates, &err), 0,
-		     "cannot load templates/: %s", err.msg);
-	cregs = NULL;
-	for (size_t i = 0; i < ntemplates; i++)
-		if (strcmp(templates[i].name, "softmax_cluster_regs") == 0)
-			cregs = &templates[i];
-	cr_assert_not_null(cregs, "templates/softmax_cluster_regs.yaml is not in templates/");
+	tf_load_templates();
+	cregs = tf_template("softmax_cluster_regs");
 }
 
-static void free_templates(void)
-{
-	manifest_free_all(templates, ntemplates);
-	templates = NULL;
-	ntemplates = 0;
-	cregs = NULL;
-}
+TestSuite(cluster_regs_template, .init = load_cluster_regs, .fini = tf_free_templates);
 
-TestSuite(cluster_regs_template, .init = load_templates, .fini = free_templates);
-
-static long long value(const variant *v, const char *name)
-{
-	int i = manifest_param_index(v->tmpl, name);
-	cr_assert_geq(i, 0, "softmax_cluster_regs has no param %s", name);
-	return v->values[i];
-}
-
+/* This file's shapes have 4096 rows; geometry is asked of an H100 (cc 90). */
 static size_t enumerate_at(int cc, at_dtype dt, long long N, variant **out)
 {
-	shape_env env = nominal_shape_env(cc, 4096, N, at_dtype_size(dt));
-	size_t n = 0;
-	at_error err = { { 0 } };
-	cr_assert_eq(enumerate_variants(cregs, dt, &env, out, &n, &err), 0, "%s", err.msg);
-	return n;
+	return tf_enumerate(cregs, cc, dt, 4096, N, out);
 }
 
 static launch_geometry geometry(const variant *v, long long N)
 {
-	shape_env env = nominal_shape_env(90, 4096, N, at_dtype_size(v->dtype));
-	launch_geometry g;
-	at_error err = { { 0 } };
-	cr_assert_eq(variant_geometry(v, &env, &g, &err), 0, "%s", err.msg);
-	return g;
+	return tf_geometry(v, 90, 4096, N);
 }
 
 Test(cluster_regs_template, absent_before_sm_90_and_for_short_rows)
@@ -95,16 +61,16 @@ Test(cluster_regs_template, one_hold_per_cluster_and_threads_that_fits_the_row)
 		cr_assert_gt(n, 0, "%s N=%lld", at_dtype_name(dt), N);
 		int seen[17][1025] = { { 0 } };
 		for (size_t i = 0; i < n; i++) {
-			const long long c = value(&vs[i], "cluster"), t = value(&vs[i], "threads");
-			const long long ept = value(&vs[i], "elems_per_thread");
-			cr_assert_eq(value(&vs[i], "vec"), vec);
+			const long long c = tf_value(&vs[i], "cluster"), t = tf_value(&vs[i], "threads");
+			const long long ept = tf_value(&vs[i], "elems_per_thread");
+			cr_assert_eq(tf_value(&vs[i], "vec"), vec);
 			cr_assert_eq(ept % vec, 0);
 			/* the row fits; one window fewer per thread would not */
 			cr_assert_geq(c * t * ept, N, "%s N=%lld", at_dtype_name(dt), N);
 			cr_assert_lt(c * t * (ept - vec), N);
 			/* registers: the held values as f32 and 28 more a thread, 64K an SM */
 			cr_assert_leq(t * (ept + 28), 65536);
-			seen[c][t] += value(&vs[i], "cache_hint") == 0;
+			seen[c][t] += tf_value(&vs[i], "cache_hint") == 0;
 			launch_geometry g = geometry(&vs[i], N);
 			cr_assert_eq(g.ctas_per_row, c);
 			cr_assert_eq(g.threads, t);
@@ -133,7 +99,7 @@ Test(cluster_regs_template, rows_past_16_ctas_of_registers_have_no_variant)
 		size_t n = enumerate_at(90, dts[d], 524288, &vs);
 		cr_assert_gt(n, 0);
 		for (size_t i = 0; i < n; i++)
-			cr_assert_eq(value(&vs[i], "cluster"), 16);
+			cr_assert_eq(tf_value(&vs[i], "cluster"), 16);
 		free(vs);
 	}
 }
@@ -148,7 +114,7 @@ Test(cluster_regs_template, the_grid_is_m_clusters)
 		unsigned grid = 0;
 		at_error err = { { 0 } };
 		cr_assert_eq(launch_grid_size(&g, 4096, 0, 132, &grid, &err), 0, "%s", err.msg);
-		cr_assert_eq(grid, 4096 * value(&vs[i], "cluster"));
+		cr_assert_eq(grid, 4096 * tf_value(&vs[i], "cluster"));
 	}
 	free(vs);
 }
@@ -162,20 +128,14 @@ static void compile_all(at_dtype dt, long long N)
 	cr_assert_gt(n, 0, "no variant at %s N=%lld", at_dtype_name(dt), N);
 	for (size_t i = 0; i < n; i++) {
 		char *params = variant_params_str(&vs[i]);
-		at_error err = { { 0 } };
-		char *src = specialize(&vs[i], &err);
-		cr_assert_not_null(src, "%s: %s", params, err.msg);
+		char *src = tf_specialize(&vs[i]);
 		compiled_kernel k;
-		int rc = nvrtc_compile(src, "softmax_cluster_regs.cu", 90, &k, &err);
-		cr_assert_eq(rc, COMPILE_OK, "%s %s did not compile: rc %d, %s\n%s",
-			     at_dtype_name(dt), params, rc, err.msg, k.log ? k.log : "");
-		cr_assert_eq(k.spill_bytes, 0, "%s %s spills %d bytes", at_dtype_name(dt), params,
-			     k.spill_bytes);
-		cr_assert_eq(k.stack_bytes, 0, "%s %s has a stack frame", at_dtype_name(dt), params);
-		cr_assert_leq(k.registers * value(&vs[i], "threads"), 65536, "%s %s: %d registers",
+		tf_compile_clean(&vs[i], src, 90, &k);
+		cr_assert_leq(k.registers * tf_value(&vs[i], "threads"), 65536, "%s %s: %d registers",
 			      at_dtype_name(dt), params, k.registers);
 		char dims[64];
-		snprintf(dims, sizeof dims, ".reqnctapercluster %lld, 1, 1", value(&vs[i], "cluster"));
+		snprintf(dims, sizeof dims, ".reqnctapercluster %lld, 1, 1",
+			 tf_value(&vs[i], "cluster"));
 		const char *wanted[] = {
 			dims,
 			".explicitcluster",
@@ -184,11 +144,9 @@ static void compile_all(at_dtype dt, long long N)
 			"barrier.cluster.arrive.release.aligned",
 			"barrier.cluster.wait.acquire.aligned",
 			"ld.global",                /* straight into registers */
-			value(&vs[i], "cache_hint") ? "st.global.cs.v4.u32" : "st.global.v4.b32",
+			tf_value(&vs[i], "cache_hint") ? "st.global.cs.v4.u32" : "st.global.v4.b32",
 		};
-		for (size_t w = 0; w < sizeof wanted / sizeof *wanted; w++)
-			cr_assert_not_null(strstr(k.ptx, wanted[w]), "%s %s: no %s", at_dtype_name(dt),
-					   params, wanted[w]);
+		tf_expect_in_ptx(&vs[i], &k, wanted, sizeof wanted / sizeof *wanted);
 		cr_assert_null(strstr(k.ptx, "cp.async"), "%s %s: stages through shared memory",
 			       at_dtype_name(dt), params);
 		compiled_kernel_free(&k);
