@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tuner/bench.h"
@@ -18,7 +19,7 @@ static int events[MAX_EVENTS];  /* CUevent handles point here */
 static int nevents_made;
 static int series_of[MAX_EVENTS]; /* the launch recorded after start event i */
 static int pending_start = -1;
-static int syncs, flushes, warmups, timed[REP_MAX_SERIES];
+static int syncs, flushes, discards, warmups, timed[REP_MAX_SERIES];
 static double spread[REP_MAX_SERIES] = { 0, 0.5 }; /* relative noise per series */
 static uint64_t rng = 1;
 static char dummy_module, dummy_fn;
@@ -67,7 +68,8 @@ static CUresult f_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, un
 			 unsigned by, unsigned bz, unsigned smem, CUstream s, void **args,
 			 void **extra)
 {
-	return CUDA_SUCCESS; /* the discard kernel after each flush */
+	discards++; /* the discard kernel after each flush */
+	return CUDA_SUCCESS;
 }
 static CUresult f_event_record(CUevent e, CUstream s)
 {
@@ -141,7 +143,7 @@ static void open_bench(const char *timing_yaml)
 	gpu_device gpu = { .cc = 90, .l2_bytes = 50 << 20, .info = { .sm_count = 132 } };
 	cr_assert_eq(bench_open(&b, &gpu, &cfg, &err), 0, "%s", err.msg);
 	config_free(&cfg);
-	flushes = syncs = 0;
+	flushes = discards = syncs = 0;
 }
 
 static void close_bench(void)
@@ -163,6 +165,7 @@ Test(bench_timing, steady_times_take_the_fewest_repetitions_in_one_batch)
 	cr_assert_eq(warmups, 3);
 	cr_assert_eq(syncs, 1);
 	cr_assert_eq(flushes, 10, "one L2 flush before every repetition");
+	cr_assert_eq(discards, 10, "its dirty lines dropped each time");
 	cr_assert_float_eq(t.median_us, 10.0, 1e-3);
 	cr_assert_eq(b.stops[REP_CONVERGED], 1);
 }
@@ -202,6 +205,36 @@ Test(bench_timing, interleaved_launches_alternate_and_wait_for_each_other)
 		cr_assert_eq(series_of[e], (e / 2) % 2, "event %d", e);
 	cr_assert_float_eq(t[0].median_us, 10.0, 1e-3);
 	cr_assert(fabs(t[1].median_us - 20.0) < 5.0, "%f", t[1].median_us);
+}
+
+Test(bench_timing, the_write_flush_keeps_its_dirty_lines_and_none_flushes_nothing)
+{
+	static const struct { const char *mode; int flushes, discards; } cases[] = {
+		{ "write", 4, 0 }, { "none", 0, 0 }, { "clean", 4, 4 } };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		setenv("AUTOTUNE_FLUSH", cases[i].mode, 1);
+		open_bench("repetitions: 40\n");
+		unsetenv("AUTOTUNE_FLUSH");
+		timing t;
+		at_error err = { { 0 } };
+		cr_assert_eq(bench_time_n(&b, launch_series, (void *)0, 0, 4, &t, &err), 0, "%s",
+			     err.msg);
+		cr_assert_eq(flushes, cases[i].flushes, "%s", cases[i].mode);
+		cr_assert_eq(discards, cases[i].discards, "%s", cases[i].mode);
+		bench_close(&b);
+	}
+}
+
+Test(bench_timing, an_unknown_flush_mode_is_refused)
+{
+	install_fake_driver();
+	setenv("AUTOTUNE_FLUSH", "sometimes", 1);
+	sweep_config cfg = { .warmup = 1, .repetitions = 10, .min_repetitions = 5 };
+	gpu_device gpu = { .cc = 90 };
+	at_error err = { { 0 } };
+	cr_assert_eq(bench_open(&b, &gpu, &cfg, &err), -1);
+	unsetenv("AUTOTUNE_FLUSH");
+	cr_assert_str_eq(err.msg, "AUTOTUNE_FLUSH must be clean, write, read or none, got \"sometimes\"");
 }
 
 Test(bench_timing, a_fixed_count_ignores_the_rule)

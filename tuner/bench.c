@@ -6,75 +6,7 @@
 #include <time.h>
 
 #include "common/strbuf.h"
-#include "gen/nvrtc_compile.h"
 
-/* Reads the whole flush buffer (AUTOTUNE_FLUSH=read, for experiments: the
- * L2 keeps part of a re-read input through a read-only scan, so it
- * overstates bandwidth). The store never happens but keeps the loads. */
-static const char flush_source[] =
-	"extern \"C\" __global__ void discard_l2(const char *p, unsigned long long lines)\n"
-	"{\n"
-	"	for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n"
-	"	     i < lines; i += (unsigned long long)gridDim.x * blockDim.x)\n"
-	"		asm volatile(\"discard.global.L2 [%0], 128;\" :: \"l\"(p + i * 128) : \"memory\");\n"
-	"}\n"
-	"extern \"C\" __global__ void flush_l2(const int4 *p, unsigned long long n, int *sink)\n"
-	"{\n"
-	"	int acc = 0;\n"
-	"	for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n"
-	"	     i < n; i += (unsigned long long)gridDim.x * blockDim.x) {\n"
-	"		int4 v = p[i];\n"
-	"		acc ^= v.x ^ v.y ^ v.z ^ v.w;\n"
-	"	}\n"
-	"	if (acc == 0x7fffffff)\n"
-	"		*sink = acc;\n"
-	"}\n";
-
-static int load_flush_kernel(bench *b, const gpu_device *gpu, at_error *err)
-{
-	compiled_kernel k;
-	int rc = nvrtc_compile(flush_source, "flush_l2.cu", gpu->cc, &k, err);
-	if (rc == COMPILE_FAILED)
-		at_error_set(err, "the L2 flush kernel did not compile: %s", k.log);
-	if (rc != COMPILE_OK) {
-		compiled_kernel_free(&k);
-		return -1;
-	}
-	CUresult cr = cudrv.cuModuleLoadData(&b->flush_module, k.cubin);
-	compiled_kernel_free(&k);
-	if (cr != CUDA_SUCCESS)
-		return cudrv_error(err, cr, "loading the L2 flush kernel");
-	CU_TRY(err, cudrv.cuModuleGetFunction(&b->flush_fn, b->flush_module, "flush_l2"));
-	CU_TRY(err, cudrv.cuModuleGetFunction(&b->discard_fn, b->flush_module, "discard_l2"));
-	b->flush_grid = (unsigned)gpu->info.sm_count * 4;
-	return 0;
-}
-
-/* See bench.h for the flush modes and why the default cleans L2. */
-static int flush_l2(bench *b, unsigned rep, at_error *err)
-{
-	if (b->flush_mode == FLUSH_NONE)
-		return 0;
-	if (b->flush_mode == FLUSH_WRITE || b->flush_mode == FLUSH_CLEAN)
-		CU_TRY(err, cudrv.cuMemsetD32Async(b->flush, rep, b->flush_bytes / 4, b->stream));
-	if (b->flush_mode == FLUSH_WRITE)
-		return 0;
-	if (b->flush_mode == FLUSH_CLEAN) {
-		/* drop the flush buffer's dirty lines without writing them back */
-		unsigned long long lines = b->flush_bytes / 128;
-		void *dargs[] = { &b->flush, &lines };
-		CU_TRY(err, cudrv.cuLaunchKernel(b->discard_fn, b->flush_grid, 1, 1, 512, 1, 1, 0,
-						 b->stream, dargs, NULL));
-		return 0;
-	}
-	unsigned long long n = b->flush_bytes / 16;
-	/* The buffer holds zeros, so the sentinel store never happens. */
-	CUdeviceptr sink = b->flush;
-	void *args[] = { &b->flush, &n, &sink };
-	CU_TRY(err, cudrv.cuLaunchKernel(b->flush_fn, b->flush_grid, 1, 1, 512, 1, 1, 0,
-					 b->stream, args, NULL));
-	return 0;
-}
 
 rep_policy bench_policy(const sweep_config *cfg)
 {
@@ -103,25 +35,7 @@ int bench_open(bench *b, const gpu_device *gpu, const sweep_config *cfg, at_erro
 		CU_TRY(err, cudrv.cuEventCreate(&b->start[i], CU_EVENT_DEFAULT));
 		CU_TRY(err, cudrv.cuEventCreate(&b->stop[i], CU_EVENT_DEFAULT));
 	}
-	const char *mode = getenv("AUTOTUNE_FLUSH");
-	if (!mode || !*mode || strcmp(mode, "clean") == 0)
-		b->flush_mode = FLUSH_CLEAN;
-	else if (strcmp(mode, "write") == 0)
-		b->flush_mode = FLUSH_WRITE;
-	else if (strcmp(mode, "read") == 0)
-		b->flush_mode = FLUSH_READ;
-	else if (strcmp(mode, "none") == 0)
-		b->flush_mode = FLUSH_NONE;
-	else
-		return at_error_set(err, "AUTOTUNE_FLUSH must be clean, write, read or none, got \"%s\"",
-				    mode);
-	/* 256 MB as do_bench, or twice the L2 where that is larger */
-	b->flush_bytes = (size_t)(gpu->l2_bytes > 0 ? gpu->l2_bytes : 64 << 20) * 2;
-	if (b->flush_bytes < (256u << 20))
-		b->flush_bytes = 256u << 20;
-	CU_TRY(err, cudrv.cuMemAlloc(&b->flush, b->flush_bytes));
-	CU_TRY(err, cudrv.cuMemsetD32Async(b->flush, 0, b->flush_bytes / 4, b->stream));
-	return load_flush_kernel(b, gpu, err);
+	return l2_flush_open(&b->flush, gpu, b->stream, err);
 }
 
 void bench_close(bench *b)
@@ -132,10 +46,7 @@ void bench_close(bench *b)
 		if (b->stop && b->stop[i])
 			cudrv.cuEventDestroy(b->stop[i]);
 	}
-	if (b->flush)
-		cudrv.cuMemFree(b->flush);
-	if (b->flush_module)
-		cudrv.cuModuleUnload(b->flush_module);
+	l2_flush_close(&b->flush);
 	if (b->stream)
 		cudrv.cuStreamDestroy(b->stream);
 	free(b->start);
@@ -165,7 +76,7 @@ static double now_ms(void)
 /* One repetition into event pair e: flush, then the launch between events. */
 static int timed_launch(bench *b, int e, bench_launch_fn launch, void *arg, at_error *err)
 {
-	if (flush_l2(b, (unsigned)e, err))
+	if (l2_flush_run(&b->flush, b->stream, (unsigned)e, err))
 		return -1;
 	CU_TRY(err, cudrv.cuEventRecord(b->start[e], b->stream));
 	if (launch(arg, b->stream, err))

@@ -1,13 +1,10 @@
 /* Timing on the GPU with CUDA events: warm-up launches, then repetitions
- * each preceded by an L2 flush, so every repetition starts from a cold,
- * clean L2: a 256 MB write evicts everything, then its dirty lines are
- * discarded (discard.global.L2) so that the timed kernel does not pay for
- * writing the flush buffer back. AUTOTUNE_FLUSH=write keeps the dirty lines,
- * as triton.testing.do_bench does (the peers' numbers in ANCHORS.md). Launches are queued
- * back to back and timed by events between flush and kernel, so host launch
- * overhead stays out of the numbers. They are timed in batches until the
- * median is known within the config's tolerance (tuner/rep_rule.h), between
- * its min_repetitions and repetitions and within its time_budget_ms. */
+ * each preceded by an L2 flush (tuner/l2_flush.h), so that every repetition
+ * starts from a cold, clean L2. Launches are queued back to back and timed
+ * by events between flush and kernel, so host launch overhead stays out of
+ * the numbers. They are timed in batches until the median is known within
+ * the config's tolerance (tuner/rep_rule.h), between its min_repetitions
+ * and repetitions and within its time_budget_ms. */
 #ifndef AT_TUNER_BENCH_H
 #define AT_TUNER_BENCH_H
 
@@ -16,24 +13,18 @@
 #include "common/error.h"
 #include "tuner/config.h"
 #include "tuner/device.h"
+#include "tuner/l2_flush.h"
 #include "tuner/rep_rule.h"
 
 #define BENCH_MAX_REPS 10000
 #define BENCH_MAX_INTERLEAVED REP_MAX_SERIES
 #define BENCH_MIN_EVENT_REPS 16 /* events for at least this many repetitions */
 
-typedef enum flush_mode { FLUSH_CLEAN, FLUSH_WRITE, FLUSH_READ, FLUSH_NONE } flush_mode;
-
 typedef struct bench {
 	CUstream stream;
 	CUevent *start, *stop; /* one pair per repetition and interleaved launch */
 	int nevents;
-	CUdeviceptr flush;
-	size_t flush_bytes;
-	CUmodule flush_module;
-	CUfunction flush_fn, discard_fn;
-	unsigned flush_grid;
-	flush_mode flush_mode; /* $AUTOTUNE_FLUSH: clean (default), write, read, none */
+	l2_flush flush; /* before every timed launch; name what they touch there */
 	rep_policy policy;     /* the config's */
 	size_t stops[REP_BUDGET + 1]; /* timings ended per rep_verdict */
 } bench;
