@@ -69,31 +69,28 @@ __device__ __forceinline__ void load_held(vec_t *raw, const elem_t *xa, long lon
 	}
 }
 
-// This thread's values as f32 (-inf outside the row) and their max.
-__device__ __forceinline__ float held_values(const vec_t *raw, float (*v)[VEC])
+// The max of this thread's values (-inf outside the row), from the loaded
+// vectors (vec_max: packed in half precision, fewer registers).
+__device__ __forceinline__ float held_max(const vec_t *raw)
 {
 	float m = NEG_INF_F;
 #pragma unroll
 	for (int i = 0; i < ITERS; i++)
-#pragma unroll
-		for (int j = 0; j < VEC; j++) {
-			v[i][j] = to_f32(raw[i].v[j]);
-			m = fmaxf(m, v[i][j]);
-		}
+		m = fmaxf(m, vec_max(raw[i]));
 	return m;
 }
 
-// Replaces each value by exp2(v * log2(e) - ref) and returns their sum; ref
-// is this thread's max in log2 units, or 0 while that is -inf (then every
-// value is -inf and its exp 0, where -inf - -inf would give NaN).
-__device__ __forceinline__ float exponentiate(float (*v)[VEC], float ref)
+// Sets v to exp2(value * log2(e) - ref) and returns their sum; ref is this
+// thread's max in log2 units, or 0 while that is -inf (then every value is
+// -inf and its exp 0, where -inf - -inf would give NaN).
+__device__ __forceinline__ float exponentiate(const vec_t *raw, float (*v)[VEC], float ref)
 {
 	float s = 0.0f;
 #pragma unroll
 	for (int i = 0; i < ITERS; i++)
 #pragma unroll
 		for (int j = 0; j < VEC; j++) {
-			v[i][j] = fast_exp2(fmaf(v[i][j], LOG2E_F, -ref));
+			v[i][j] = fast_exp2(fmaf(to_f32(raw[i].v[j]), LOG2E_F, -ref));
 			s += v[i][j];
 		}
 	return s;
@@ -166,10 +163,10 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 
 	vec_t raw[ITERS];
 	load_held(raw, xrow - kx, N, kx, rank);
-	float v[ITERS][VEC];
-	const float m = held_values(raw, v);
+	const float m = held_max(raw);
 	const float m2 = m * LOG2E_F; // -inf stays -inf
-	const float s = exponentiate(v, m == NEG_INF_F ? 0.0f : m2);
+	float v[ITERS][VEC];
+	const float s = exponentiate(raw, v, m == NEG_INF_F ? 0.0f : m2);
 
 	// the row's (max, sum): the thread's (and the head's), the CTA's, the cluster's
 	const bool holds_head = kx > 0 && rank == 0 && threadIdx.x == 0;

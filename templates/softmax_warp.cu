@@ -47,22 +47,20 @@ __device__ __forceinline__ void finish_rows(const rows_buf &b, elem_t *y, long l
 {
 	const int lane = threadIdx.x % LANES;
 	const long long base = first + (long long)(threadIdx.x / LANES) * ROWS_PER_GROUP;
-	float v[ROWS_PER_GROUP][ITERS][VEC];
+	// the max from the loaded vectors, the values converted only for their
+	// exps (vec_max: fewer registers in half precision)
 	float m[ROWS_PER_GROUP], s[ROWS_PER_GROUP];
 #pragma unroll
 	for (int r = 0; r < ROWS_PER_GROUP; r++) {
 		m[r] = NEG_INF_F;
 #pragma unroll
 		for (int i = 0; i < ITERS; i++)
-#pragma unroll
-			for (int j = 0; j < VEC; j++) {
-				v[r][i][j] = to_f32(b.v[r][i].v[j]);
-				m[r] = fmaxf(m[r], v[r][i][j]);
-			}
+			m[r] = fmaxf(m[r], vec_max(b.v[r][i]));
 	}
 #pragma unroll
 	for (int r = 0; r < ROWS_PER_GROUP; r++)
 		m[r] = group_max(m[r], LANES) * LOG2E_F;
+	float v[ROWS_PER_GROUP][ITERS][VEC];
 #pragma unroll
 	for (int r = 0; r < ROWS_PER_GROUP; r++) {
 		s[r] = 0.0f;
@@ -70,7 +68,7 @@ __device__ __forceinline__ void finish_rows(const rows_buf &b, elem_t *y, long l
 		for (int i = 0; i < ITERS; i++)
 #pragma unroll
 			for (int j = 0; j < VEC; j++) {
-				v[r][i][j] = fast_exp2(fmaf(v[r][i][j], LOG2E_F, -m[r]));
+				v[r][i][j] = fast_exp2(fmaf(to_f32(b.v[r][i].v[j]), LOG2E_F, -m[r]));
 				s[r] += v[r][i][j];
 			}
 	}
