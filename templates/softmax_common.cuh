@@ -187,11 +187,11 @@ __device__ __forceinline__ void load_vec(vec_t &out, const elem_t *row, long lon
 	}
 }
 
-// Converts, scales by inv and stores VEC results at row[col...] (masked).
-__device__ __forceinline__ void store_vec(elem_t *row, long long col, long long n,
-					  bool vec_ok, const float *vals)
+// Converts VEC f32 results into a vector to store whole: half-precision
+// elements in pairs (one instruction each, see store_pair), the last one
+// alone when VEC is odd.
+__device__ __forceinline__ void pack_vec(vec_t &out, const float *vals)
 {
-	vec_t out;
 #if DTYPE_F32
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
@@ -203,6 +203,14 @@ __device__ __forceinline__ void store_vec(elem_t *row, long long col, long long 
 	if (VEC % 2)
 		out.v[VEC - 1] = from_f32(vals[VEC - 1]);
 #endif
+}
+
+// Converts and stores VEC results at row[col...] (masked).
+__device__ __forceinline__ void store_vec(elem_t *row, long long col, long long n,
+					  bool vec_ok, const float *vals)
+{
+	vec_t out;
+	pack_vec(out, vals);
 	if (vec_ok && col + VEC <= n) {
 		st_vec(row + col, out);
 	} else {

@@ -1,8 +1,58 @@
 // Online-softmax reductions shared by the templates that keep a running
 // (max, sum) pair or combine partial ones: softmax_online, softmax_smem,
-// softmax_split and the cluster templates. Needs WARPS (warps per
+// softmax_split and the cluster templates. Needs VEC and WARPS (warps per
 // CTA) defined before it is included.
 #pragma once
+
+// ---- a thread's running (max, sum) over its chunks --------------------------
+
+// m the max in input units, s the sum of exp relative to ref(m) = m * log2(e),
+// or to 0 while m is -inf (then s is 0, or NaN if a NaN was seen). Maxima use
+// fmaxf, which skips NaN; a NaN still reaches s, and a +inf makes s NaN
+// (inf - inf).
+
+__device__ __forceinline__ float chunk_max(const float *v)
+{
+	float cm = v[0];
+#pragma unroll
+	for (int j = 1; j < VEC; j++)
+		cm = fmaxf(cm, v[j]);
+	return cm;
+}
+
+__device__ __forceinline__ void rescale(float &m, float &s, float new_max)
+{
+	if (new_max > m) {
+		s *= fast_exp2((m - new_max) * LOG2E_F); // m = -inf: s * 0 (0, or NaN stays)
+		m = new_max;
+	}
+}
+
+__device__ __forceinline__ float log2_ref(float m)
+{
+	return m == NEG_INF_F ? 0.0f : m * LOG2E_F;
+}
+
+// s plus the chunk's exp2(v * log2(e) - ref), added in lane order: float
+// addition does not reassociate, so a caller that sums a chunk on its own
+// first passes s = 0 and keeps its rounding. A masked -inf adds
+// exp2(-inf - ref) = 0 (ref is finite or +inf).
+__device__ __forceinline__ float add_exps(float s, const float *v, float ref)
+{
+#pragma unroll
+	for (int j = 0; j < VEC; j++)
+		s += fast_exp2(fmaf(v[j], LOG2E_F, -ref));
+	return s;
+}
+
+// Adds the chunk to (m, s): one exp per element, straight onto s.
+__device__ __forceinline__ void accumulate(float &m, float &s, const float *v)
+{
+	rescale(m, s, chunk_max(v));
+	s = add_exps(s, v, log2_ref(m));
+}
+
+// ---- merging (max, sum) pairs -----------------------------------------------
 
 // Merges (m2, s2) into (m, s), maxima in log2 units and each s relative to its
 // own max. A side whose max is -inf holds a sum of 0 or NaN (a NaN among -inf):

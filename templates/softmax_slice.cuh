@@ -28,8 +28,8 @@
 // elements). y is peeled by its own offset; where it differs from x's, the
 // write reads other threads' staged elements (slice_write_shifted).
 //
-// Needs THREADS, VEC, elem_t (softmax_common.cuh) and the merge helpers of
-// softmax_online_merge.cuh.
+// Needs THREADS, VEC, elem_t (softmax_common.cuh) and the running (max, sum)
+// and merge helpers of softmax_online_merge.cuh.
 #pragma once
 
 #include "softmax_peel.cuh"
@@ -118,46 +118,6 @@ __device__ __forceinline__ void chunk_values(const chunk_t &c, float *v)
 		v[j] = to_f32((elem_t)(j % 2 ? c.w[j / 2] >> 16 : c.w[j / 2] & 0xffffu));
 #endif
 	}
-}
-
-// ---- a running (max, sum) -------------------------------------------------------
-
-// A thread's running (m, s) over its chunks: m the max in input units, s the
-// sum of exp relative to ref(m) = m * log2(e), or to 0 while m is -inf (then s
-// is 0, or NaN if a NaN was seen). Maxima use fmaxf, which skips NaN; a NaN
-// still reaches s, and a +inf makes s NaN (inf - inf).
-
-__device__ __forceinline__ float chunk_max(const float *v)
-{
-	float cm = v[0];
-#pragma unroll
-	for (int j = 1; j < VEC; j++)
-		cm = fmaxf(cm, v[j]);
-	return cm;
-}
-
-__device__ __forceinline__ void rescale(float &m, float &s, float new_max)
-{
-	if (new_max > m) {
-		s *= fast_exp2((m - new_max) * LOG2E_F); // m = -inf: s * 0 (0, or NaN stays)
-		m = new_max;
-	}
-}
-
-__device__ __forceinline__ float log2_ref(float m)
-{
-	return m == NEG_INF_F ? 0.0f : m * LOG2E_F;
-}
-
-// Adds the chunk to (m, s): one exp per element. A masked -inf adds
-// exp2(-inf - ref) = 0 (ref is finite or +inf).
-__device__ __forceinline__ void accumulate(float &m, float &s, const float *v)
-{
-	rescale(m, s, chunk_max(v));
-	const float ref = log2_ref(m);
-#pragma unroll
-	for (int j = 0; j < VEC; j++)
-		s += fast_exp2(fmaf(v[j], LOG2E_F, -ref));
 }
 
 // ---- the slice ------------------------------------------------------------------

@@ -125,11 +125,6 @@ __device__ __forceinline__ unsigned dynamic_smem_bytes(void)
 
 #include "softmax_online_merge.cuh"
 
-// A thread's running (m, s) over its chunks: m the max in input units, s the
-// sum of exp relative to ref(m) = m * log2(e), or to 0 while m is -inf (then s
-// is 0, or NaN if a NaN was seen). Maxima use fmaxf, which skips NaN; a NaN
-// still reaches s.
-
 // The chunk's VEC values as f32; those at or past the row's end (all but the
 // first `valid`) become -inf, which adds nothing. The chunk is read whole
 // (one 16-byte access) and masked afterwards.
@@ -178,38 +173,6 @@ __device__ __forceinline__ void chunk_values(const vec_t &c, int valid, float *v
 	for (int j = 0; j < VEC; j++)
 		v[j] = to_f32(c.v[j]);
 	mask_tail(v, valid);
-}
-
-__device__ __forceinline__ float chunk_max(const float *v)
-{
-	float cm = v[0];
-#pragma unroll
-	for (int j = 1; j < VEC; j++)
-		cm = fmaxf(cm, v[j]);
-	return cm;
-}
-
-__device__ __forceinline__ void rescale(float &m, float &s, float new_max)
-{
-	if (new_max > m) {
-		s *= fast_exp2((m - new_max) * LOG2E_F); // m = -inf: s * 0 (0, or NaN stays)
-		m = new_max;
-	}
-}
-
-__device__ __forceinline__ float log2_ref(float m)
-{
-	return m == NEG_INF_F ? 0.0f : m * LOG2E_F;
-}
-
-// A masked -inf adds exp2(-inf * log2(e) - ref) = 0 (ref is finite or +inf).
-__device__ __forceinline__ float chunk_sum(const float *v, float ref)
-{
-	float cs = 0.0f;
-#pragma unroll
-	for (int j = 0; j < VEC; j++)
-		cs += fast_exp2(fmaf(v[j], LOG2E_F, -ref));
-	return cs;
 }
 
 // exp2(v * log2(e) - m2) * inv for the chunk at y[col...] (masked to n).
@@ -311,7 +274,7 @@ __device__ __forceinline__ void reduce_row(const elem_t *buf, const elem_t *x, i
 			chunk_values(chunks[c], VEC, v);
 			mask_lanes(v, peel_lo(c, kx), peel_hi(c, n, kx, VEC));
 			rescale(m, s, chunk_max(v));
-			s += chunk_sum(v, log2_ref(m));
+			s += add_exps(0.0f, v, log2_ref(m));
 		}
 	}
 	if (staged < peel_chunks(n, kx, VEC) && threadIdx.x == staged % THREADS) {
@@ -319,7 +282,7 @@ __device__ __forceinline__ void reduce_row(const elem_t *buf, const elem_t *x, i
 		window_values(x - kx + staged * VEC, peel_lo(staged, kx), peel_hi(staged, n, kx, VEC),
 			      v);
 		rescale(m, s, chunk_max(v));
-		s += chunk_sum(v, log2_ref(m));
+		s += add_exps(0.0f, v, log2_ref(m));
 	}
 }
 
@@ -393,7 +356,7 @@ __device__ __forceinline__ void softmax_rows_global(elem_t *y, const elem_t *x, 
 			float v[VEC];
 			chunk_values(raw, VEC, v);
 			rescale(m, s, chunk_max(v));
-			s += chunk_sum(v, log2_ref(m));
+			s += add_exps(0.0f, v, log2_ref(m));
 		}
 		float m2 = m * LOG2E_F; // -inf stays -inf
 		cta_merge(m2, s, m_slot[parity], s_slot[parity]);

@@ -34,15 +34,7 @@ __device__ __forceinline__ void vec_values(const vec_t &c, float *v)
 __device__ __forceinline__ void store_window(elem_t *p, int lo, int hi, const float *vals)
 {
 	vec_t out;
-#if DTYPE_F32
-#pragma unroll
-	for (int j = 0; j < VEC; j++)
-		out.v[j] = vals[j];
-#else
-#pragma unroll
-	for (int j = 0; j < VEC; j += 2)
-		store_pair(&out.v[j], vals[j], vals[j + 1]);
-#endif
+	pack_vec(out, vals);
 	if (lo == 0 && hi == VEC) {
 #if CACHE_HINT
 		st_vec(p, out);
