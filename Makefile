@@ -231,4 +231,6 @@ selftest-sanitize: $(BUILD)/autotune
 clean:
 	rm -rf $(BUILD) $(BUILD)-asan
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+# header dependencies of both object trees (a stale PIC object once mixed two
+# layouts of a dispatch struct in libautotune-dispatch: wrong winners, crashes)
+-include $(shell find $(BUILD)/obj $(BUILD)/pic -name '*.d' 2>/dev/null)

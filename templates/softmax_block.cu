@@ -64,9 +64,8 @@ __device__ __forceinline__ void finish_row(const row_buf &b, elem_t *row, long l
 					   bool vec_ok, float *max_slot, float *sum_slot)
 {
 	// the max from the loaded vectors (packed in half precision: vec_max),
-	// then the values converted, before the CTA's barrier: so ptxas needs
-	// fewest registers (bf16 1024 threads 46 -> 32; 512 threads stay at 31,
-	// where converting after the barrier took 38)
+	// then the values converted, before the CTA's barrier: converted after
+	// it, some variants took more registers (bf16 512 x 16: 38, not 31)
 	float m = NEG_INF_F;
 #pragma unroll
 	for (int i = 0; i < ITERS; i++)
