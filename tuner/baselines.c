@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
-#include "gen/nvrtc_compile.h"
+#include "tuner/helper_module.h"
 
 /* The seeds' naive softmax, one kernel per PyTorch op. DTYPE_* selects the
  * element type as in the templates; each kernel is launched with one CTA
@@ -104,19 +104,11 @@ static int load_naive(baselines *b, at_dtype dt, int cc, at_error *err)
 	strbuf src = { 0 };
 	strbuf_printf(&src, "// The seeds' naive softmax (autotune baseline), dtype %s.\n%s%s",
 		      at_dtype_name(dt), defines[dt], naive_source);
-	compiled_kernel k;
-	int rc = nvrtc_compile(src.data, "naive.cu", cc, &k, err);
+	int rc = helper_module_load(src.data, "naive.cu", cc, "the naive baseline", &b->module[dt],
+				    err);
 	strbuf_free(&src);
-	if (rc == COMPILE_FAILED)
-		at_error_set(err, "the naive baseline did not compile: %s", k.log);
-	if (rc != COMPILE_OK) {
-		compiled_kernel_free(&k);
+	if (rc)
 		return -1;
-	}
-	CUresult cr = cudrv.cuModuleLoadData(&b->module[dt], k.cubin);
-	compiled_kernel_free(&k);
-	if (cr != CUDA_SUCCESS)
-		return cudrv_error(err, cr, "loading the naive baseline");
 	CU_TRY(err, cudrv.cuModuleGetFunction(&b->reduce[dt], b->module[dt], "row_reduce"));
 	CU_TRY(err, cudrv.cuModuleGetFunction(&b->elementwise[dt], b->module[dt], "elementwise"));
 	CU_TRY(err, cudrv.cuModuleGetFunction(&b->copy16, b->module[dt], "copy16"));

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "gen/nvrtc_compile.h"
+#include "tuner/helper_module.h"
 
 static const char compare_source[] =
 	"// autotune: compares an output with the reference (tuner/gpu_compare.c)\n"
@@ -56,18 +56,9 @@ static const char compare_source[] =
 int gpu_compare_open(gpu_compare *g, int cc, at_error *err)
 {
 	memset(g, 0, sizeof *g);
-	compiled_kernel k;
-	int rc = nvrtc_compile(compare_source, "compare.cu", cc, &k, err);
-	if (rc == COMPILE_FAILED)
-		at_error_set(err, "the comparison kernel did not compile: %s", k.log);
-	if (rc != COMPILE_OK) {
-		compiled_kernel_free(&k);
+	if (helper_module_load(compare_source, "compare.cu", cc, "the comparison kernel",
+			       &g->module, err))
 		return -1;
-	}
-	CUresult cr = cudrv.cuModuleLoadData(&g->module, k.cubin);
-	compiled_kernel_free(&k);
-	if (cr != CUDA_SUCCESS)
-		return cudrv_error(err, cr, "loading the comparison kernel");
 	static const char *const names[AT_DTYPE_COUNT] = { "compare_f32", "compare_f16",
 							    "compare_bf16" };
 	for (int d = 0; d < AT_DTYPE_COUNT; d++)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen/nvrtc_compile.h"
+#include "tuner/helper_module.h"
 
 /* flush_l2 reads the buffer (the `read` mode); its store never happens
  * (the buffer holds zeros) but keeps the loads. */
@@ -29,18 +29,9 @@ static const char flush_source[] =
 
 static int load_kernels(l2_flush *f, const gpu_device *gpu, at_error *err)
 {
-	compiled_kernel k;
-	int rc = nvrtc_compile(flush_source, "flush_l2.cu", gpu->cc, &k, err);
-	if (rc == COMPILE_FAILED)
-		at_error_set(err, "the L2 flush kernel did not compile: %s", k.log);
-	if (rc != COMPILE_OK) {
-		compiled_kernel_free(&k);
+	if (helper_module_load(flush_source, "flush_l2.cu", gpu->cc, "the L2 flush kernel",
+			       &f->module, err))
 		return -1;
-	}
-	CUresult cr = cudrv.cuModuleLoadData(&f->module, k.cubin);
-	compiled_kernel_free(&k);
-	if (cr != CUDA_SUCCESS)
-		return cudrv_error(err, cr, "loading the L2 flush kernel");
 	CU_TRY(err, cudrv.cuModuleGetFunction(&f->read_fn, f->module, "flush_l2"));
 	CU_TRY(err, cudrv.cuModuleGetFunction(&f->discard_fn, f->module, "discard_l2"));
 	f->grid = (unsigned)gpu->info.sm_count * 4;

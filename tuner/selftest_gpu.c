@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "common/strbuf.h"
-#include "gen/nvrtc_compile.h"
+#include "tuner/helper_module.h"
 #include "tuner/plan.h"
 #include "tuner/reference.h"
 
@@ -59,18 +59,9 @@ static const char rowsum_source[] =
 
 static int open_rowsum(st_gpu *g, at_error *err)
 {
-	compiled_kernel k;
-	int rc = nvrtc_compile(rowsum_source, "rowsum.cu", g->gpu.cc, &k, err);
-	if (rc == COMPILE_FAILED)
-		at_error_set(err, "the row-sum kernel did not compile: %s", k.log);
-	if (rc != COMPILE_OK) {
-		compiled_kernel_free(&k);
+	if (helper_module_load(rowsum_source, "rowsum.cu", g->gpu.cc, "the row-sum kernel",
+			       &g->rowsum_module, err))
 		return -1;
-	}
-	CUresult cr = cudrv.cuModuleLoadData(&g->rowsum_module, k.cubin);
-	compiled_kernel_free(&k);
-	if (cr != CUDA_SUCCESS)
-		return cudrv_error(err, cr, "loading the row-sum kernel");
 	static const char *const names[AT_DTYPE_COUNT] = { "rowsum_f32", "rowsum_f16",
 							    "rowsum_bf16" };
 	for (int d = 0; d < AT_DTYPE_COUNT; d++)
