@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/tuning_db.h"
 #include "tuner/bench.h"
 #include "tuner/refine.h"
 
@@ -21,6 +22,12 @@ static int series_of[MAX_EVENTS]; /* the launch recorded after start event i */
 static int pending_start = -1;
 static int syncs, flushes, discards, warmups, timed[REP_MAX_SERIES];
 static double spread[REP_MAX_SERIES] = { 0, 0.5 }; /* relative noise per series */
+static double base_us[REP_MAX_SERIES]; /* 0: series j takes 10 (j + 1) us */
+/* the GPU's clock: launches from the drift_from[i]-th timed one on take
+ * drift[i] times as long (a later round on another clock) */
+static int drift_from[2] = { 1 << 30, 1 << 30 };
+static double drift[2] = { 1, 1 };
+static int launch_no[MAX_EVENTS], ntimed;
 static uint64_t rng = 1;
 static char dummy_module, dummy_fn;
 
@@ -48,9 +55,11 @@ static CUresult f_mem_alloc(CUdeviceptr *p, size_t bytes)
 	return CUDA_SUCCESS;
 }
 static CUresult f_mem_free(CUdeviceptr p) { return CUDA_SUCCESS; }
+static size_t flush_bytes;
 static CUresult f_memset32(CUdeviceptr p, unsigned v, size_t n, CUstream s)
 {
 	flushes++;
+	flush_bytes = 4 * n;
 	return CUDA_SUCCESS;
 }
 static CUresult f_module_load(CUmodule *m, const void *image)
@@ -91,7 +100,11 @@ static double uniform(void)
 static CUresult f_elapsed(float *ms, CUevent start, CUevent stop)
 {
 	int j = series_of[event_index(start)];
-	double us = 10.0 * (j + 1) * (1 + spread[j] * (2 * uniform() - 1));
+	double us = (base_us[j] > 0 ? base_us[j] : 10.0 * (j + 1)) *
+		    (1 + spread[j] * (2 * uniform() - 1));
+	for (int i = 0; i < 2; i++)
+		if (launch_no[event_index(start)] >= drift_from[i])
+			us *= drift[i];
 	*ms = (float)(us / 1e3);
 	return CUDA_SUCCESS;
 }
@@ -123,6 +136,7 @@ static int launch_series(void *arg, CUstream s, at_error *err)
 		warmups++;
 	} else {
 		series_of[pending_start] = j;
+		launch_no[pending_start] = ntimed++;
 		timed[j]++;
 		pending_start = -1;
 	}
@@ -207,10 +221,11 @@ Test(bench_timing, interleaved_launches_alternate_and_wait_for_each_other)
 	cr_assert(fabs(t[1].median_us - 20.0) < 5.0, "%f", t[1].median_us);
 }
 
-Test(bench_timing, the_write_flush_keeps_its_dirty_lines_and_none_flushes_nothing)
+Test(bench_timing, each_flush_mode_writes_discards_and_sizes_as_documented)
 {
-	static const struct { const char *mode; int flushes, discards; } cases[] = {
-		{ "write", 4, 0 }, { "none", 0, 0 }, { "clean", 4, 4 } };
+	/* the fake GPU's L2 is 50 MB: clean writes twice that, write do_bench's 256 */
+	static const struct { const char *mode; int flushes, discards; size_t bytes; } cases[] = {
+		{ "write", 4, 0, 256u << 20 }, { "none", 0, 0, 0 }, { "clean", 4, 4, 100u << 20 } };
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		setenv("AUTOTUNE_FLUSH", cases[i].mode, 1);
 		open_bench("repetitions: 40\n");
@@ -220,6 +235,9 @@ Test(bench_timing, the_write_flush_keeps_its_dirty_lines_and_none_flushes_nothin
 		cr_assert_eq(bench_time_n(&b, launch_series, (void *)0, 0, 4, &t, &err), 0, "%s",
 			     err.msg);
 		cr_assert_eq(flushes, cases[i].flushes, "%s", cases[i].mode);
+		if (flushes)
+			cr_assert_eq(flush_bytes, cases[i].bytes, "%s: %zu bytes", cases[i].mode,
+				     flush_bytes);
 		cr_assert_eq(discards, cases[i].discards, "%s", cases[i].mode);
 		bench_close(&b);
 	}
@@ -296,6 +314,78 @@ Test(bench_timing, the_noise_band_is_kept_between_its_bounds)
 	/* ranked fastest first, both timed interleaved */
 	cr_assert_eq(noisy[0].row, &rows[0]);
 	cr_assert_gt(rows[1].reps, REFINE_QUICK_MAX_REPS);
+}
+
+/* A later round on a slower clock (the H100's interleaved rounds measured
+ * 5-12% above the first round): the variant the full round left out must
+ * not win on its first-round time, nor those the finalists' round left out
+ * on the full round's. Eight steady variants; the first round takes 6
+ * repetitions each (48 launches), the full round 10 of the 7 it picks. */
+Test(bench_timing, rows_left_out_of_a_round_are_put_on_its_clock)
+{
+	open_bench("min_repetitions: 10\nrepetitions: 40\ntolerance: 0.01\ntime_budget_ms: 0\n");
+	enum { N = 8 };
+	static const double us[N] = { 10.0, 10.1, 10.2, 10.3, 10.4, 10.45, 10.48, 10.8 };
+	refine_candidate c[N];
+	for (int j = 0; j < N; j++) {
+		base_us[j] = us[j];
+		spread[j] = 0;
+		rows[j] = (result_row){ .status = RESULT_OK };
+		c[j] = candidate(j);
+	}
+	drift_from[0] = N * REFINE_QUICK_MIN_REPS;
+	drift[0] = 1.10;
+	drift_from[1] = drift_from[0] + 7 * 10;
+	drift[1] = 1.05;
+	at_error err = { { 0 } };
+	double band;
+	size_t nfull;
+	cr_assert_eq(refine_quick(&b, c, N, 1e6, 3000, &err), 0, "%s", err.msg);
+	cr_assert_eq(ntimed, drift_from[0], "the first round as the test assumes");
+	cr_assert_eq(refine_finish(&b, c, N, 1e6, 3000, &band, &nfull, &err), 0, "%s", err.msg);
+	cr_assert_eq(nfull, 7, "10.8 is more than 5%% behind");
+	cr_assert_eq(timed[7], REFINE_QUICK_MIN_REPS, "left out of both later rounds");
+	cr_assert_eq(timed[4], REFINE_QUICK_MIN_REPS + 10, "in the full round, not a finalist");
+	cr_assert_float_eq(rows[0].time_us, 10.0 * 1.10 * 1.05, 1e-3, "a finalist: measured");
+	cr_assert_float_eq(rows[4].time_us, 10.4 * 1.10 * 1.05, 1e-3, "rescaled once");
+	cr_assert_float_eq(rows[7].time_us, 10.8 * 1.10 * 1.05, 1e-3, "rescaled twice");
+	cr_assert_float_eq(rows[7].time_min_us, rows[7].time_us, 1e-3);
+	cr_assert_float_eq(rows[7].gbps, 1e6 / (rows[7].time_us * 1e3), 1e-6);
+	cr_assert_eq(tdb_pick_winner(rows, N, band), 0, "the fastest, not the one left out");
+}
+
+/* Baselines are timed beside the winner and stored on the winner's time
+ * base: cuDNN measured a minute later, on another clock, is no comparison. */
+Test(bench_timing, baselines_are_timed_with_the_winner_on_its_clock)
+{
+	open_bench("min_repetitions: 10\nrepetitions: 40\ntolerance: 0.01\ntime_budget_ms: 0\n");
+	at_error err = { { 0 } };
+	rows[0] = (result_row){ .status = RESULT_OK, .time_us = 11.0 }; /* its rounds' median */
+	refine_candidate winner = candidate(0);
+	result_row cudnn = { .baseline = 1 }, copy = { .baseline = 1 };
+	result_row *out[2] = { &cudnn, &copy };
+	bench_launch_fn launch[2] = { launch_series, launch_series };
+	void *arg[2] = { (void *)2, (void *)3 };
+	cr_assert_eq(refine_beside(&b, &winner, launch, arg, 2, 1e6, 3000, out, &err), 0, "%s",
+		     err.msg);
+	cr_assert_eq(timed[0], 10, "the winner timed alongside");
+	cr_assert_eq(timed[2], 10);
+	cr_assert_eq(timed[3], 10);
+	static const int order[3] = { 0, 2, 3 };
+	for (int e = 0; e < 18; e += 2)
+		cr_assert_eq(series_of[e], order[(e / 2) % 3], "interleaved, event %d", e);
+	cr_assert_float_eq(cudnn.time_us, 30.0 * 11.0 / 10.0, 1e-3, "30 us where the winner took 10");
+	cr_assert_float_eq(copy.time_us, 40.0 * 11.0 / 10.0, 1e-3);
+	cr_assert_float_eq(cudnn.gbps, 1e6 / (33.0 * 1e3), 1e-6);
+	cr_assert_float_eq(rows[0].time_us, 11.0, 1e-12, "the winner's row is left alone");
+	result_row alone = { .baseline = 1 };
+	result_row *one[1] = { &alone };
+	cr_assert_eq(refine_beside(&b, NULL, launch, arg, 1, 1e6, 3000, one, &err), 0, "%s",
+		     err.msg);
+	cr_assert_float_eq(alone.time_us, 30.0, 1e-3, "no winner: timed by itself");
+	cr_assert_eq(timed[0], 10);
+	cr_assert_eq(refine_beside(&b, &winner, launch, arg, REP_MAX_SERIES, 1e6, 3000, one, &err),
+		     -1);
 }
 
 /* The full round's set: the REFINE_FULL_MIN fastest by first-round median,

@@ -2,12 +2,12 @@
  * starts from a cold, clean cache as a kernel called on fresh data does.
  *
  * Modes ($AUTOTUNE_FLUSH):
- * - clean (default): write a buffer of twice the L2 (at least 256 MB, as
- *   triton.testing.do_bench), which evicts everything, then discard
- *   (discard.global.L2) its own dirty lines so that the timed kernel does
- *   not pay for writing it back.
- * - write: the write only; the timed kernel writes the dirty lines back, as
- *   under do_bench (the peers' numbers in ANCHORS.md).
+ * - clean (default): write a buffer of twice the L2, which evicts
+ *   everything, then discard (discard.global.L2) its own dirty lines so
+ *   that the timed kernel does not pay for writing it back.
+ * - write: the write only (of at least 256 MB, as triton.testing.do_bench);
+ *   the timed kernel writes the dirty lines back, as under do_bench (the
+ *   peers' numbers in ANCHORS.md).
  * - read: read the buffer instead (experiments: the L2 keeps part of a
  *   re-read input through a read-only scan, so it overstates bandwidth).
  * - none: never (timings of data already in L2; not for tuning).

@@ -2,13 +2,17 @@
  * variant that passed its check gets a short first round (a few
  * repetitions, more while its median is uncertain); the fastest few get the
  * config's full timing (repetitions until the median is known,
- * tuner/rep_rule.h), all interleaved at once; the top four are re-timed interleaved (one repetition
- * of each in turn, until every median is known), and the spread of those
- * repetitions is the noise band. The winner is the fastest, or among those
- * within the band of it the one with the fewest registers
- * (tdb_pick_winner), so that noise does not decide between equals and the
- * same sweep picks the same winner. The band is capped: a tie-break never
- * gives up more than REFINE_BAND_MAX of speed, whatever the noise. */
+ * tuner/rep_rule.h), all interleaved at once; the top four are re-timed
+ * interleaved (one repetition of each in turn, until every median is
+ * known), and the spread of those repetitions is the noise band. After each
+ * round the variants it left out are rescaled by how much the ones it
+ * re-timed moved, so that every row is on the last round's time base and
+ * one left out cannot win on an earlier round's clock. The winner is the
+ * fastest, or among those within the band of it the one with the fewest
+ * registers (tdb_pick_winner), so that noise does not decide between
+ * equals and the same sweep picks the same winner. The band is capped: a
+ * tie-break never gives up more than REFINE_BAND_MAX of speed, whatever
+ * the noise. */
 #ifndef AT_TUNER_REFINE_H
 #define AT_TUNER_REFINE_H
 
@@ -62,5 +66,14 @@ int refine_finish(bench *b, refine_candidate *c, size_t n, double bytes, double 
  * REFINE_FULL_WITHIN of the best median (a noisy first round cannot rank
  * those; a steady one can). */
 size_t refine_pick_full(refine_candidate *c, size_t n);
+
+/* Times launch[0..k) (the baselines) into rows[0..k), interleaved with
+ * each other and with ref (the winner), on ref's time base: each median
+ * times ref's stored median over ref's median in this timing. So "faster
+ * than cuDNN" compares kernels timed together, not a minute apart. Without
+ * ref (no winner), they are timed among themselves. */
+int refine_beside(bench *b, const refine_candidate *ref, const bench_launch_fn *launch,
+		  void *const *arg, int k, double bytes, double copy_gbps, result_row *const *rows,
+		  at_error *err);
 
 #endif

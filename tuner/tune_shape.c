@@ -200,49 +200,14 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	return rc;
 }
 
-/* Times a launch that has no softmax to check (the copy ceiling). */
-static int time_unchecked(tune_ctx *ctx, shape_data *d, bench_launch_fn launch, void *arg,
-			  result_row *row, char *reason, size_t cap)
-{
-	timing t;
-	at_error terr = { { 0 } };
-	row->status = RESULT_OK;
-	if (bench_time(ctx->bench, launch, arg, &t, &terr)) {
-		row->status = RESULT_LAUNCH_FAILED;
-		snprintf(reason, cap, "%s", terr.msg);
-		return 0;
-	}
-	refine_set_timing(row, &t, 2.0 * (double)d->bytes, ctx->copy_gbps);
-	return 0;
-}
-
-/* Checks a baseline and times it into row, also when it is inaccurate (the
- * seeds' naive softmax in bf16 is): its speed is what it is there for.
- * Variants are timed in rounds instead (refine.h). */
-static int check_and_time(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
-			  bench_launch_fn launch, void *arg, result_row *row, char *reason,
-			  size_t cap, at_error *err)
-{
-	if (check_launch(ctx, s, d, launch, arg, row, reason, cap, err))
-		return -1;
-	if (row->status == RESULT_LAUNCH_FAILED)
-		return 0;
-	timing t;
-	at_error terr = { { 0 } };
-	if (bench_time(ctx->bench, launch, arg, &t, &terr)) {
-		row->status = RESULT_LAUNCH_FAILED;
-		snprintf(reason, cap, "%s", terr.msg);
-		row->time_us = 0;
-		return 0;
-	}
-	refine_set_timing(row, &t, 2.0 * (double)d->bytes, ctx->copy_gbps);
-	return 0;
-}
-
-/* Times the baselines of this shape into rows[0..] (at most 3); returns how
- * many rows it filled, or -1 when the context died. */
+/* Checks the baselines of this shape into rows[0..] (at most 3), then
+ * times those that ran all together beside winner (NULL: none; see
+ * refine_beside); returns how many rows it filled, or -1 when the context
+ * died. A baseline is timed also when it is inaccurate (the seeds' naive
+ * softmax in bf16 is): its speed is what it is there for. */
 static int run_baselines(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
-			 result_row *rows, char *reasons, size_t cap, at_error *err)
+			 const refine_candidate *winner, result_row *rows, char *reasons,
+			 size_t cap, at_error *err)
 {
 	for (size_t i = 0; i < ctx->nexcluded; i++)
 		if (ctx->excluded[i].variant < 0)
@@ -256,7 +221,11 @@ static int run_baselines(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	static const char *const names[] = { "naive", "cudnn", "copy" };
 	const bench_launch_fn launchers[] = { baseline_launch_naive, baseline_launch_cudnn,
 					      baseline_launch_copy };
-	int n = 0;
+	bench_launch_fn launch[3];
+	void *arg[3];
+	result_row *timed[3];
+	int n = 0, ntimed = 0;
+	on_gpu(ctx, -1, NULL);
 	for (int i = 0; i < 3; i++) {
 		if ((i == 1 && !baselines_cudnn_available(ctx->baselines)) ||
 		    (i == 2 && d->bytes % 16))
@@ -268,17 +237,33 @@ static int run_baselines(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 		row->params = "";
 		row->rel_err = -1;
 		row->registers = row->smem_bytes = row->spill_bytes = -1;
+		row->status = RESULT_OK;
 		char *reason = reasons + (size_t)n * cap;
-		on_gpu(ctx, -1, NULL);
-		int rc = i == 2 ? time_unchecked(ctx, d, launchers[i], &run, row, reason, cap)
-				: check_and_time(ctx, s, d, launchers[i], &run, row, reason, cap, err);
-		if (rc) {
+		/* the copy has no softmax to check */
+		if (i != 2 && check_launch(ctx, s, d, launchers[i], &run, row, reason, cap, err)) {
 			baseline_run_free(&run);
 			return -1;
 		}
 		if (reason[0])
 			row->reason = reason;
+		if (row->status != RESULT_LAUNCH_FAILED) {
+			launch[ntimed] = launchers[i];
+			arg[ntimed] = &run;
+			timed[ntimed++] = row;
+		}
 		n++;
+	}
+	at_error terr = { { 0 } };
+	if (ntimed && refine_beside(ctx->bench, winner, launch, arg, ntimed,
+				    2.0 * (double)d->bytes, ctx->copy_gbps, timed, &terr)) {
+		/* not the winner's failure: it ran many times before */
+		for (int i = 0; i < ntimed; i++) {
+			char *reason = reasons + (size_t)(timed[i] - rows) * cap;
+			snprintf(reason, cap, "%s", terr.msg);
+			timed[i]->reason = reason;
+			timed[i]->status = RESULT_LAUNCH_FAILED;
+			timed[i]->time_us = 0;
+		}
 	}
 	baseline_run_free(&run);
 	on_cpu(ctx);
@@ -355,6 +340,18 @@ static int audit_rounds(tune_ctx *ctx, result_row *rows, size_t n, refine_candid
 	return rc;
 }
 
+/* The candidate that tdb_pick_winner picks among rows, or NULL. */
+static const refine_candidate *winner_of(const result_row *rows, size_t n,
+					 const refine_candidate *passed, size_t npassed,
+					 double band)
+{
+	long w = tdb_pick_winner(rows, n, band);
+	for (size_t i = 0; w >= 0 && i < npassed; i++)
+		if (passed[i].row == &rows[w])
+			return &passed[i];
+	return NULL;
+}
+
 /* Why variant i must not run, or NULL. */
 static const char *exclusion_reason(const tune_ctx *ctx, size_t i)
 {
@@ -425,7 +422,8 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	on_cpu(ctx);
 	size_t nrows = n;
 	if (rc == 0 && ctx->baselines) {
-		int nb = run_baselines(ctx, s, &d, rows + n, reasons + n * REASON_CAP, REASON_CAP, err);
+		int nb = run_baselines(ctx, s, &d, winner_of(rows, n, passed, npassed, band),
+				       rows + n, reasons + n * REASON_CAP, REASON_CAP, err);
 		if (nb < 0)
 			rc = -1;
 		else
