@@ -152,37 +152,54 @@ __device__ __forceinline__ row_slice make_slice(const elem_t *xrow, elem_t *yrow
 	return s;
 }
 
-// Starts copying this thread's staged windows into buf: whole ones and the
-// tail by cp.async (the tail's zero-filling; its source is aligned), the
-// head (not aligned at its first element) element by element.
-__device__ __forceinline__ void slice_stage(elem_t *buf, const row_slice &s)
+// The shared-memory address cp.async takes for buf (0 before sm_80).
+__device__ __forceinline__ unsigned stage_base(const elem_t *buf)
 {
 #if __CUDA_ARCH__ >= 800
-	const unsigned base = shared_addr(buf);
-#endif
-#pragma unroll 4
-	for (int c = threadIdx.x; c < s.staged; c += THREADS) {
-		const int lo = peel_lo(c, s.kx), hi = peel_hi(c, s.n, s.kx, VEC);
-		const elem_t *src = s.xa + (long long)c * VEC;
-#if __CUDA_ARCH__ >= 800
-		// only whole windows: a zero-filling cp.async of a partial one still
-		// counts as a 16-byte read past the row (compute-sanitizer memcheck)
-		if (lo == 0 && hi == VEC) {
-			cp_async16(base + (unsigned)c * CHUNK_BYTES, src, CHUNK_BYTES);
-			continue;
-		}
+	return shared_addr(buf);
 #else
-		if (lo == 0 && hi == VEC) {
-			reinterpret_cast<vec_t *>(buf)[c] = ld_vec(src);
-			continue;
-		}
+	return 0;
 #endif
-		for (int j = lo; j < hi; j++)
-			buf[c * VEC + j] = src[j];
-		for (int j = hi; j < VEC; j++)
-			buf[c * VEC + j] = elem_t(0); // as the zero-filling copy left them
+}
+
+// Starts copying window c of s into chunk c of buf (base: stage_base(buf)):
+// a whole window by cp.async, a partial one (the head, not aligned at its
+// first element, or the tail) element by element, zero-filled.
+__device__ __forceinline__ void stage_window(elem_t *buf, unsigned base, const row_slice &s,
+					     int c)
+{
+	const int lo = peel_lo(c, s.kx), hi = peel_hi(c, s.n, s.kx, VEC);
+	const elem_t *src = s.xa + (long long)c * VEC;
+	// only whole windows by cp.async: a zero-filling cp.async of a partial
+	// one still counts as a 16-byte read past the row (compute-sanitizer)
+	if (lo == 0 && hi == VEC) {
+#if __CUDA_ARCH__ >= 800
+		cp_async16(base + (unsigned)c * CHUNK_BYTES, src, CHUNK_BYTES);
+#else
+		reinterpret_cast<vec_t *>(buf)[c] = ld_vec(src);
+#endif
+		return;
 	}
+	for (int j = lo; j < hi; j++)
+		buf[c * VEC + j] = src[j];
+	for (int j = hi; j < VEC; j++)
+		buf[c * VEC + j] = elem_t(0); // as the zero-filling copy left them
+}
+
+// Starts copying this thread's staged windows into buf, from window `from`
+// on (a multiple of THREADS: windows this thread owns).
+__device__ __forceinline__ void slice_stage_from(elem_t *buf, const row_slice &s, int from)
+{
+	const unsigned base = stage_base(buf);
+#pragma unroll 4
+	for (int c = from + threadIdx.x; c < s.staged; c += THREADS)
+		stage_window(buf, base, s, c);
 	cp_async_commit();
+}
+
+__device__ __forceinline__ void slice_stage(elem_t *buf, const row_slice &s)
+{
+	slice_stage_from(buf, s, 0);
 }
 
 // Loads OVERFLOW_BATCH overflow windows of this thread from global memory,
@@ -255,12 +272,18 @@ __device__ __forceinline__ void slice_write_shifted(const elem_t *buf, const row
 }
 
 // Writes exp2(x * log2(e) - m2) * inv over the slice: the staged windows from
-// shared memory, the overflow read again.
+// shared memory, the overflow read again. With `next` (a persistent CTA's
+// next slice, staged in the same buffer), each staged window of next is
+// copied in as soon as this thread has written the one it replaces, so the
+// next slice's loads overlap this one's stores: the chunk was read into
+// registers that fed the store, issued before (in order) the copy.
 __device__ __forceinline__ void slice_write(const elem_t *buf, const row_slice &s, float m2,
-					    float inv)
+					    float inv, const row_slice *next = nullptr)
 {
 	if (s.kx != s.ky) {
 		slice_write_shifted(buf, s, m2, inv);
+		if (next)
+			slice_stage(const_cast<elem_t *>(buf), *next);
 		return;
 	}
 	elem_t *const ya = s.y - s.ky;
@@ -277,11 +300,27 @@ __device__ __forceinline__ void slice_write(const elem_t *buf, const row_slice &
 		}
 	}
 	const chunk_t *chunks = reinterpret_cast<const chunk_t *>(buf);
+	if (!next) {
 #pragma unroll 2
-	for (int c = threadIdx.x; c < s.staged; c += THREADS) {
+		for (int c = threadIdx.x; c < s.staged; c += THREADS) {
+			float v[VEC];
+			chunk_values(chunks[c], v); // write_window drops the lanes outside the slice
+			write_window(ya + (long long)c * VEC, peel_lo(c, s.kx),
+				     peel_hi(c, s.n, s.kx, VEC), v, m2, inv);
+		}
+		return;
+	}
+	// not unrolled: with the copies in the loop, unrolling made ptxas spill
+	// bf16 512-thread variants at 64 registers
+	int c = threadIdx.x;
+#pragma unroll 1
+	for (; c < s.staged; c += THREADS) {
 		float v[VEC];
-		chunk_values(chunks[c], v); // write_window drops the lanes outside the slice
+		chunk_values(chunks[c], v);
 		write_window(ya + (long long)c * VEC, peel_lo(c, s.kx), peel_hi(c, s.n, s.kx, VEC), v,
 			     m2, inv);
+		if (c < next->staged)
+			stage_window(const_cast<elem_t *>(buf), stage_base(buf), *next, c);
 	}
+	slice_stage_from(const_cast<elem_t *>(buf), *next, c - (int)threadIdx.x);
 }

@@ -31,10 +31,11 @@
 //   CTAS_PER_SM  CTAs per multiprocessor the launch is sized for (its
 //                shared memory is that share of a multiprocessor's)
 //   FIT          1: enough slices per row that each fits in shared memory
-//   STAGES       1: a CTA's slice of the next row is copied in after this
-//                row's is written; 2: two slice buffers, the next row's
-//                copied in while this row is reduced, waits at its barrier
-//                and is written (each buffer half the shared memory)
+//   STAGES       1: one slice buffer; each window of the next row's slice
+//                is copied in as soon as this row's window it replaces is
+//                written; 2: two slice buffers, the next row's copied in
+//                while this row is reduced, waits at its barrier and is
+//                written (each buffer half the shared memory)
 //
 // Dynamic shared memory: whatever the launch gives (%dynamic_smem_size),
 // cut into STAGES buffers; any N works with any amount, overflow being
@@ -193,12 +194,17 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 			row_barrier(slot, L.slices);
 			row_total(parts, L.slices, m2, s);
 		}
-		slice_write(buf, sl, m2, 1.0f / s);
 		if (STAGES == 2) {
+			slice_write(buf, sl, m2, 1.0f / s);
 			sl = next;
 		} else if (row + L.rows < M) {
-			sl = split_slice(y, x, M, N, ldy, ldx, row + L.rows, part, L, cap);
-			slice_stage(buf0, sl);
+			// the next row's slice comes in window by window as this one's
+			// windows are written
+			next = split_slice(y, x, M, N, ldy, ldx, row + L.rows, part, L, cap);
+			slice_write(buf, sl, m2, 1.0f / s, &next);
+			sl = next;
+		} else {
+			slice_write(buf, sl, m2, 1.0f / s);
 		}
 	}
 }
