@@ -277,13 +277,13 @@ __device__ __forceinline__ void slice_write_shifted(const elem_t *buf, const row
 // copied in as soon as this thread has written the one it replaces, so the
 // next slice's loads overlap this one's stores: the chunk was read into
 // registers that fed the store, issued before (in order) the copy.
-__device__ __forceinline__ void slice_write(const elem_t *buf, const row_slice &s, float m2,
-					    float inv, const row_slice *next = nullptr)
+__device__ __forceinline__ void slice_write(elem_t *buf, const row_slice &s, float m2, float inv,
+					    const row_slice *next = nullptr)
 {
 	if (s.kx != s.ky) {
 		slice_write_shifted(buf, s, m2, inv);
 		if (next)
-			slice_stage(const_cast<elem_t *>(buf), *next);
+			slice_stage(buf, *next);
 		return;
 	}
 	elem_t *const ya = s.y - s.ky;
@@ -320,7 +320,7 @@ __device__ __forceinline__ void slice_write(const elem_t *buf, const row_slice &
 		write_window(ya + (long long)c * VEC, peel_lo(c, s.kx), peel_hi(c, s.n, s.kx, VEC), v,
 			     m2, inv);
 		if (c < next->staged)
-			stage_window(const_cast<elem_t *>(buf), stage_base(buf), *next, c);
+			stage_window(buf, stage_base(buf), *next, c);
 	}
-	slice_stage_from(const_cast<elem_t *>(buf), *next, c - (int)threadIdx.x);
+	slice_stage_from(buf, *next, c - (int)threadIdx.x);
 }
