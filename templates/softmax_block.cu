@@ -12,6 +12,8 @@
 //   CACHE_HINT        1: streaming cache hints on loads and stores
 //   PERSISTENT        0: one CTA per row; 1: a grid sized from occupancy
 //                     whose CTAs loop over rows
+//   PACKED            1 (half precision): the row stays packed in registers
+//                     until it is written, its exponentials computed twice
 #include "softmax_common.cuh"
 
 #define ITERS (ELEMS_PER_THREAD / VEC)
@@ -60,6 +62,39 @@ __device__ __forceinline__ float cta_sum(float v, float *slot)
 // Softmax of one row from registers to y. The two reductions use separate
 // shared slots, so consecutive rows need no extra barrier: a warp can only
 // overwrite a slot after every warp has passed the next reduction's barrier.
+#if PACKED
+// Half precision, the row kept as loaded (two elements a register) across
+// both reductions: half the registers of f32 exponentials, so twice the
+// rows in flight a multiprocessor, for a second exp per element at the
+// write. That exp folds the division into its exponent,
+// exp2(x log2(e) - (m2 + log2(sum))), so it differs from the sum's: the
+// compiler cannot keep the sum's exponentials (f32) alive to reuse them.
+__device__ __forceinline__ void finish_row(row_buf &b, elem_t *row, long long n,
+					   bool vec_ok, float *max_slot, float *sum_slot)
+{
+	float m = NEG_INF_F;
+#pragma unroll
+	for (int i = 0; i < ITERS; i++)
+		m = fmaxf(m, vec_max(b.v[i]));
+	const float m2 = cta_max(m, max_slot) * LOG2E_F;
+	float s = 0.0f;
+#pragma unroll
+	for (int i = 0; i < ITERS; i++)
+#pragma unroll
+		for (int j = 0; j < VEC; j++)
+			s += fast_exp2(fmaf(to_f32(b.v[i].v[j]), LOG2E_F, -m2));
+	const float shift = m2 + fast_log2(cta_sum(s, sum_slot));
+#pragma unroll
+	for (int i = 0; i < ITERS; i++) {
+		launder(b.v[i]);
+		float out[VEC];
+#pragma unroll
+		for (int j = 0; j < VEC; j++)
+			out[j] = fast_exp2(fmaf(to_f32_again(b.v[i], j), LOG2E_F, -shift));
+		store_vec(row, ((long long)i * THREADS + threadIdx.x) * VEC, n, vec_ok, out);
+	}
+}
+#else
 __device__ __forceinline__ void finish_row(const row_buf &b, elem_t *row, long long n,
 					   bool vec_ok, float *max_slot, float *sum_slot)
 {
@@ -96,8 +131,15 @@ __device__ __forceinline__ void finish_row(const row_buf &b, elem_t *row, long l
 		store_vec(row, ((long long)i * THREADS + threadIdx.x) * VEC, n, vec_ok, v[i]);
 	}
 }
+#endif
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+#if PACKED
+#define LAUNCH_BOUNDS __launch_bounds__(THREADS, HELD_CTAS(ELEMS_PER_THREAD * STAGES / 2))
+#else
+#define LAUNCH_BOUNDS __launch_bounds__(THREADS)
+#endif
+
+extern "C" __global__ void LAUNCH_BOUNDS
 softmax_kernel(elem_t *__restrict__ y, const elem_t *__restrict__ x, long long M,
 	       long long N, long long ldy, long long ldx)
 {

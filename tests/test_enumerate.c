@@ -29,11 +29,12 @@ static size_t enumerate_ok(const tmpl_manifest *t, at_dtype dt, const shape_env 
 
 /* templates/softmax_block.yaml's constraints, in C. */
 static int block_ok(long long threads, long long vec, long long ept, long long stages,
-		    long long persistent, const shape_env *e)
+		    long long persistent, long long packed, const shape_env *e)
 {
 	long long eb = e->elem_bytes, N = e->N;
 	return vec * eb <= 16 && vec * eb >= 8 && ept % vec == 0 && threads <= e->max_threads &&
-	       (persistent || stages == 1) && threads * ept >= N && threads * (ept - vec) < N &&
+	       (persistent || stages == 1) && (!packed || (eb == 2 && ept >= 16)) &&
+	       threads * ept >= N && threads * (ept - vec) < N &&
 	       (threads - 32) * vec < N && ept * stages * eb / 4 + 24 <= 255 &&
 	       threads * (ept * stages * eb / 4 + 24) <= e->regs_per_sm;
 }
@@ -43,10 +44,10 @@ static int block_ok(long long threads, long long vec, long long ept, long long s
 static size_t check_block(at_dtype dt, long long M, long long N)
 {
 	const tmpl_manifest *t = tf_template("softmax_block");
-	cr_assert_eq(t->nparams, 6, "softmax_block's params changed: update this test");
+	cr_assert_eq(t->nparams, 7, "softmax_block's params changed: update this test");
 	static const char *const order[] = { "threads", "vec", "elems_per_thread", "stages",
-					     "persistent", "cache_hint" };
-	for (size_t i = 0; i < 6; i++)
+					     "persistent", "cache_hint", "packed" };
+	for (size_t i = 0; i < 7; i++)
 		cr_assert_str_eq(t->params[i].name, order[i]);
 	const tmpl_param *p = t->params;
 	shape_env env = nominal_shape_env(90, M, N, at_dtype_size(dt));
@@ -58,10 +59,12 @@ static size_t check_block(at_dtype dt, long long M, long long N)
 	for (size_t c = 0; c < p[2].nvalues; c++)
 	for (size_t d = 0; d < p[3].nvalues; d++)
 	for (size_t e = 0; e < p[4].nvalues; e++)
-	for (size_t f = 0; f < p[5].nvalues; f++) {
-		long long want[6] = { p[0].values[a], p[1].values[b], p[2].values[c],
-				      p[3].values[d], p[4].values[e], p[5].values[f] };
-		if (!block_ok(want[0], want[1], want[2], want[3], want[4], &env))
+	for (size_t f = 0; f < p[5].nvalues; f++)
+	for (size_t g = 0; g < p[6].nvalues; g++) {
+		long long want[7] = { p[0].values[a], p[1].values[b], p[2].values[c],
+				      p[3].values[d], p[4].values[e], p[5].values[f],
+				      p[6].values[g] };
+		if (!block_ok(want[0], want[1], want[2], want[3], want[4], want[6], &env))
 			continue;
 		cr_assert_lt(k, n, "%s N=%lld: enumerated %zu variants, brute force finds more",
 			     at_dtype_name(dt), N, n);
@@ -69,10 +72,12 @@ static size_t check_block(at_dtype dt, long long M, long long N)
 		cr_assert_eq(vs[k].dtype, dt);
 		cr_assert_eq(memcmp(vs[k].values, want, sizeof want), 0,
 			     "%s N=%lld: variant %zu is threads=%lld vec=%lld ept=%lld stages=%lld "
-			     "persistent=%lld cache_hint=%lld, want %lld %lld %lld %lld %lld %lld",
+			     "persistent=%lld cache_hint=%lld packed=%lld, want %lld %lld %lld %lld "
+			     "%lld %lld %lld",
 			     at_dtype_name(dt), N, k, vs[k].values[0], vs[k].values[1],
 			     vs[k].values[2], vs[k].values[3], vs[k].values[4], vs[k].values[5],
-			     want[0], want[1], want[2], want[3], want[4], want[5]);
+			     vs[k].values[6], want[0], want[1], want[2], want[3], want[4], want[5],
+			     want[6]);
 		k++;
 	}
 	cr_assert_eq(k, n, "%s N=%lld: brute force finds %zu variants, enumerate_variants %zu",
@@ -107,6 +112,32 @@ Test(enumerate, block_matches_brute_force)
 	cr_assert_gt(check_block(AT_BF16, 65536, 512), 0);
 	cr_assert_gt(check_block(AT_F32, 1, 32768), 0);
 	cr_assert_gt(check_block(AT_BF16, 4096, 12345), 0);
+	cr_assert_gt(check_block(AT_BF16, 4096, 32768), 0);
+}
+
+/* Packed holds only in half precision and from 16 held elements: f32 has
+ * none; bf16 4096 x 32768 has both kinds, each hold offered packed and not. */
+Test(enumerate, block_packed_only_in_half_precision_with_16_or_more_held)
+{
+	const tmpl_manifest *t = tf_template("softmax_block");
+	variant *vs;
+	shape_env env = nominal_shape_env(90, 4096, 32768, 4);
+	size_t n = enumerate_ok(t, AT_F32, &env, &vs);
+	cr_assert_gt(n, 0);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(tf_value(&vs[i], "packed"), 0);
+	free(vs);
+	env = nominal_shape_env(90, 4096, 32768, 2);
+	n = enumerate_ok(t, AT_BF16, &env, &vs);
+	size_t packed = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!tf_value(&vs[i], "packed"))
+			continue;
+		packed++;
+		cr_assert_geq(tf_value(&vs[i], "elems_per_thread"), 16);
+	}
+	cr_assert_eq(2 * packed, n, "bf16 32768: %zu packed of %zu", packed, n);
+	free(vs);
 }
 
 Test(enumerate, block_exact_count_f32_n1024)
