@@ -145,6 +145,71 @@ __device__ __forceinline__ float fast_exp2(float x)
 	return y;
 }
 
+// Hides v's value from the compiler (no instruction): after this, values it
+// computed from v before cannot be reused, so what is kept alive is v itself.
+// Templates that hold a row packed call it before converting the row a
+// second time, or the compiler keeps the first conversion (f32, twice the
+// registers) instead.
+__device__ __forceinline__ void launder(vec_t &v)
+{
+	unsigned *w = reinterpret_cast<unsigned *>(&v);
+#pragma unroll
+	for (int k = 0; k < (int)(sizeof(vec_t) / 4); k++)
+		asm volatile("" : "+r"(w[k]));
+}
+
+// The CTAs of THREADS threads a multiprocessor (64K registers, 2048
+// threads on sm_80 and sm_90; where fewer, the bound only costs registers)
+// holds when each thread keeps `held` registers of row data and its own
+// 16, or 20 past 16 held (ptxas spilled below that: bf16 256 x 64 at 48
+// registers, 326 bytes): what a template holding its row packed asks of
+// ptxas (__launch_bounds__'s second argument). Without it ptxas spends the
+// registers packing saved, and no more CTAs fit.
+#define HELD_REGS(held) ((held) + ((held) > 16 ? 20 : 16))
+#define HELD_CTAS(held)                                             \
+	(65536 / (THREADS * HELD_REGS(held)) < 1 ? 1                 \
+	 : 65536 / (THREADS * HELD_REGS(held)) > 2048 / THREADS      \
+		 ? 2048 / THREADS                                    \
+		 : 65536 / (THREADS * HELD_REGS(held)))
+
+// Element j of a packed vector as f32, converted by other instructions than
+// to_f32's (a prmt for bf16; for f16 a prmt to the low half first): for
+// templates that hold a row packed and convert it a second time. ptxas
+// would otherwise find to_f32's instruction again on the same register and
+// keep its result (f32, twice the registers) alive from the first pass.
+__device__ __forceinline__ float to_f32_again(const vec_t &v, int j)
+{
+#if DTYPE_F32
+	return v.v[j];
+#else
+	const unsigned w = reinterpret_cast<const unsigned *>(&v)[j / 2];
+	unsigned r;
+#if DTYPE_F16
+	if (j % 2)
+		asm("prmt.b32 %0, %1, 0, 0x4432;" : "=r"(r) : "r"(w));
+	else
+		asm("prmt.b32 %0, %1, 0, 0x4410;" : "=r"(r) : "r"(w));
+	float f;
+	asm("{ .reg .f16 h, g; mov.b32 {h, g}, %1; cvt.f32.f16 %0, h; }" : "=f"(f) : "r"(r));
+	return f;
+#else
+	if (j % 2)
+		asm("prmt.b32 %0, %1, 0, 0x3244;" : "=r"(r) : "r"(w));
+	else
+		asm("prmt.b32 %0, %1, 0, 0x1044;" : "=r"(r) : "r"(w));
+	return __uint_as_float(r);
+#endif
+#endif
+}
+
+// log2(x) with the hardware approximation (absolute error ~2^-22).
+__device__ __forceinline__ float fast_log2(float x)
+{
+	float y;
+	asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+}
+
 // True when every row of p with stride ld (elements) starts on a VEC-element
 // boundary, so whole vectors can be moved; checked once per launch.
 __device__ __forceinline__ bool rows_vec_aligned(const void *p, long long ld)
