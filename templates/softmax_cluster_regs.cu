@@ -57,15 +57,40 @@ __device__ __forceinline__ long long held_window(unsigned rank, int i, int first
 	return ((long long)rank * ITERS + i) * THREADS + threadIdx.x + first;
 }
 
-// Issues every load of this thread's windows of the row xa (the 16-byte
-// boundary at or below the row's start, kx elements before it).
+// Windows [first, whole_end(n, kx)) of a row peeled k = kx are whole.
+__device__ __forceinline__ long long whole_end(long long n, int kx)
+{
+	return (n + kx) / VEC;
+}
+
+// The row's tail window: whole_end when it is partial and not the head too
+// (a row inside one window is all head); -1 when there is none.
+__device__ __forceinline__ long long tail_window(long long n, int kx)
+{
+	const long long t = whole_end(n, kx);
+	return (n + kx) % VEC != 0 && (t > 0 || kx == 0) ? t : -1;
+}
+
+// Issues every load of this thread's whole windows of the row xa (the
+// 16-byte boundary at or below the row's start, kx elements before it).
+// The head and tail windows read -inf here: they are the edge holders'
+// (edge_merge). One code path, a 16-byte access or none, per window: a
+// scalar fallback in the held loads made ptxas keep twice the registers
+// when the slice is held packed.
 __device__ __forceinline__ void load_held(vec_t *raw, const elem_t *xa, long long n, int kx,
 					  unsigned rank)
 {
+	const long long end = whole_end(n, kx);
 #pragma unroll
 	for (int i = 0; i < ITERS; i++) {
 		const long long c = held_window(rank, i, kx > 0);
-		load_window(raw[i], xa + c * VEC, peel_lo(c, kx), peel_hi(c, n, kx, VEC));
+		if (c < end) {
+			raw[i] = ld_vec(xa + c * VEC);
+		} else {
+#pragma unroll
+			for (int j = 0; j < VEC; j++)
+				raw[i].v[j] = elem_neg_inf();
+		}
 	}
 }
 
@@ -80,9 +105,10 @@ __device__ __forceinline__ float held_max(const vec_t *raw)
 	return m;
 }
 
-// Sets v to exp2(value * log2(e) - ref) and returns their sum; ref is this
+// The sum of exp2(value * log2(e) - ref) over the held values; ref is this
 // thread's max in log2 units, or 0 while that is -inf (then every value is
-// -inf and its exp 0, where -inf - -inf would give NaN).
+// -inf and its exp 0, where -inf - -inf would give NaN). Unless PACKED the
+// exponentials are kept in v.
 __device__ __forceinline__ float exponentiate(const vec_t *raw, float (*v)[VEC], float ref)
 {
 	float s = 0.0f;
@@ -90,20 +116,24 @@ __device__ __forceinline__ float exponentiate(const vec_t *raw, float (*v)[VEC],
 	for (int i = 0; i < ITERS; i++)
 #pragma unroll
 		for (int j = 0; j < VEC; j++) {
-			v[i][j] = fast_exp2(fmaf(to_f32(raw[i].v[j]), LOG2E_F, -ref));
-			s += v[i][j];
+			const float e = fast_exp2(fmaf(to_f32(raw[i].v[j]), LOG2E_F, -ref));
+#if !PACKED
+			v[i][j] = e;
+#endif
+			s += e;
 		}
 	return s;
 }
 
-// The head window's (max in log2 units, sum relative to it), merged into
-// (m2, s). Only its holder calls this; the head is read again to be written
-// (head_write), so it costs no registers across the cluster barrier.
-__device__ __forceinline__ void merge_head(float &m2, float &s, const elem_t *xa, long long n,
-					   int kx)
+// The lanes [lo, hi) of edge window c (the head or the tail) merged into
+// (m2, s) as (max in log2 units, sum relative to it). Only its holder
+// calls this; the window is read again to be written (edge_write), so it
+// costs no registers across the cluster barrier.
+__device__ __forceinline__ void edge_merge(float &m2, float &s, const elem_t *xa, long long c,
+					   int lo, int hi)
 {
 	vec_t raw;
-	load_window(raw, xa, kx, peel_hi(0, n, kx, VEC));
+	load_window(raw, xa + c * VEC, lo, hi);
 	float hv[VEC];
 	vec_values(raw, hv);
 	float hm = NEG_INF_F;
@@ -118,61 +148,82 @@ __device__ __forceinline__ void merge_head(float &m2, float &s, const elem_t *xa
 	merge(m2, s, hm * LOG2E_F, hs);
 }
 
-// Stores the f32 results of window c of the row: one window of y when y is
-// peeled like x (ky == kx), else element by element.
-__device__ __forceinline__ void store_held(elem_t *yrow, long long n, int kx, int ky, long long c,
-					   float *out)
+// Stores the lanes [lo, hi) of window c of the row: one window of y when y
+// is peeled like x (ky == kx), else element by element.
+__device__ __forceinline__ void store_held(elem_t *yrow, int kx, int ky, long long c, int lo,
+					   int hi, float *out)
 {
-	const int lo = peel_lo(c, kx), hi = peel_hi(c, n, kx, VEC);
 	if (kx == ky) {
 		store_window(yrow - ky + c * VEC, lo, hi, out);
 		return;
 	}
+	vec_t o;
+	pack_vec(o, out);
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
 		if (j >= lo && j < hi)
-			yrow[c * VEC - kx + j] = from_f32(out[j]);
+			yrow[c * VEC - kx + j] = o.v[j];
 }
 
-// The head window, read again (only its holder ever writes it, so in place
+// Edge window c, read again (only its holder ever writes it, so in place
 // it is still x), to y: exp2(x * log2(e) - m2) * inv.
-__device__ __forceinline__ void head_write(elem_t *yrow, const elem_t *xa, long long n, int kx,
-					   int ky, float m2, float inv)
+__device__ __forceinline__ void edge_write(elem_t *yrow, const elem_t *xa, int kx, int ky,
+					   long long c, int lo, int hi, float m2, float inv)
 {
 	vec_t raw;
-	load_window(raw, xa, kx, peel_hi(0, n, kx, VEC));
+	load_window(raw, xa + c * VEC, lo, hi);
 	float out[VEC];
 	vec_values(raw, out);
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
 		out[j] = fast_exp2(fmaf(out[j], LOG2E_F, -m2)) * inv;
-	store_held(yrow, n, kx, ky, 0, out);
+	store_held(yrow, kx, ky, c, lo, hi, out);
 }
 
-extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS)
+#if PACKED
+// Half precision held as loaded (two elements a register) across the
+// cluster barrier, as in softmax_block's packed=1: the sum's exps are not
+// kept, and the write computes exp2(x log2(e) - (max + log2(sum))) again.
+// The cluster's bookkeeping takes 4 registers more than softmax_block's
+// (bf16 512 x 32 spilled 8 bytes at 32 registers, none at 40).
+#define LAUNCH_BOUNDS __launch_bounds__(THREADS, HELD_CTAS(ELEMS_PER_THREAD / 2 + 4))
+#else
+#define LAUNCH_BOUNDS __launch_bounds__(THREADS)
+#endif
+
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) LAUNCH_BOUNDS
 softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long ldy, long long ldx)
 {
 	__shared__ float m_slot[WARPS], s_slot[WARPS];
 	__shared__ partial_t cta_partial;
 	const unsigned rank = cluster_rank();
 	const long long row = blockIdx.x / CLUSTER; // < M: the grid is M clusters
-	const elem_t *const xrow = x + row * ldx;
+	const elem_t *const xa = x + row * ldx;
 	elem_t *const yrow = y + row * ldy;
-	const int kx = peel_offset(xrow, (int)sizeof(elem_t));
+	const int kx = peel_offset(xa, (int)sizeof(elem_t));
 	const int ky = peel_offset(yrow, (int)sizeof(elem_t));
 
 	vec_t raw[ITERS];
-	load_held(raw, xrow - kx, N, kx, rank);
+	load_held(raw, xa - kx, N, kx, rank);
 	const float m = held_max(raw);
 	const float m2 = m * LOG2E_F; // -inf stays -inf
+#if PACKED
+	float (*v)[VEC] = nullptr;
+#else
 	float v[ITERS][VEC];
+#endif
 	const float s = exponentiate(raw, v, m == NEG_INF_F ? 0.0f : m2);
 
-	// the row's (max, sum): the thread's (and the head's), the CTA's, the cluster's
+	// the row's (max, sum): the thread's (and an edge's), the CTA's, the
+	// cluster's. Thread 0 of rank 0 holds the head, the last thread of
+	// rank 0 the tail.
 	const bool holds_head = kx > 0 && rank == 0 && threadIdx.x == 0;
+	const bool holds_tail = rank == 0 && threadIdx.x == THREADS - 1;
 	float cm = m2, cs = s;
 	if (holds_head)
-		merge_head(cm, cs, xrow - kx, N, kx);
+		edge_merge(cm, cs, xa - kx, 0, kx, peel_hi(0, N, kx, VEC));
+	if (holds_tail && tail_window(N, kx) >= 0)
+		edge_merge(cm, cs, xa - kx, tail_window(N, kx), 0, (int)((N + kx) % VEC));
 	cta_merge(cm, cs, m_slot, s_slot);
 	if (threadIdx.x == 0) {
 		cta_partial.m = cm;
@@ -183,18 +234,39 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	cluster_total(&cta_partial, cm, cs);
 	cluster_arrive(); // done reading the others' partials
 
+	const float inv = 1.0f / cs;
+	const long long end = whole_end(N, kx);
+#if PACKED
+	const float shift = cm + fast_log2(cs);
+#pragma unroll
+	for (int i = 0; i < ITERS; i++) {
+		const long long c = held_window(rank, i, kx > 0);
+		launder(raw[i]);
+		float out[VEC];
+#pragma unroll
+		for (int j = 0; j < VEC; j++)
+			out[j] = fast_exp2(fmaf(to_f32_again(raw[i], j), LOG2E_F, -shift));
+		if (c < end)
+			store_held(yrow, kx, ky, c, 0, VEC, out);
+	}
+#else
 	// exp2(v - m2) * exp2(m2 - row max) / row sum; a thread of -inf values
 	// gets 0 (NaN when the whole row is -inf: -inf - -inf)
-	const float inv = 1.0f / cs;
 	const float scale = fast_exp2(m2 - cm) * inv;
 #pragma unroll
 	for (int i = 0; i < ITERS; i++) {
+		const long long c = held_window(rank, i, kx > 0);
 #pragma unroll
 		for (int j = 0; j < VEC; j++)
 			v[i][j] *= scale;
-		store_held(yrow, N, kx, ky, held_window(rank, i, kx > 0), v[i]);
+		if (c < end)
+			store_held(yrow, kx, ky, c, 0, VEC, v[i]);
 	}
+#endif
 	if (holds_head)
-		head_write(yrow, xrow - kx, N, kx, ky, cm, inv);
+		edge_write(yrow, xa - kx, kx, ky, 0, kx, peel_hi(0, N, kx, VEC), cm, inv);
+	if (holds_tail && tail_window(N, kx) >= 0)
+		edge_write(yrow, xa - kx, kx, ky, tail_window(N, kx), 0, (int)((N + kx) % VEC), cm,
+			   inv);
 	cluster_wait(); // no CTA leaves while another may still read its partial
 }

@@ -1,12 +1,14 @@
 /* Tests for templates/softmax_cluster_regs.{cu,yaml}: variants only where
  * clusters exist (cc >= 90) and only for rows too long for one CTA's
- * registers; exactly one hold per (cluster, threads), large enough for the
- * row whatever its alignment; the launch geometry (a cluster per row, no
- * shared memory, max_n what the cluster's registers hold); and NVRTC
- * compiles for sm_90 of every variant at long rows: cluster barriers,
- * distributed shared memory, 16-byte loads and stores, no spills. */
+ * registers; exactly one hold per (cluster, threads, packed), large enough
+ * for the row whatever its alignment; packed holds only in half precision;
+ * the launch geometry (a cluster per row, no shared memory, max_n what the
+ * cluster's registers hold); and NVRTC compiles for sm_90 of every variant
+ * at long rows: cluster barriers, distributed shared memory, 16-byte loads
+ * and stores, no spills, and a packed slice in half the registers. */
 #include <criterion/criterion.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,18 +61,22 @@ Test(cluster_regs_template, one_hold_per_cluster_and_threads_that_fits_the_row)
 		variant *vs;
 		size_t n = enumerate_at(90, dt, N, &vs);
 		cr_assert_gt(n, 0, "%s N=%lld", at_dtype_name(dt), N);
-		int seen[17][1025] = { { 0 } };
+		int seen[2][17][1025] = { { { 0 } } };
 		for (size_t i = 0; i < n; i++) {
 			const long long c = tf_value(&vs[i], "cluster"), t = tf_value(&vs[i], "threads");
 			const long long ept = tf_value(&vs[i], "elems_per_thread");
+			const long long packed = tf_value(&vs[i], "packed");
 			cr_assert_eq(tf_value(&vs[i], "vec"), vec);
 			cr_assert_eq(ept % vec, 0);
 			/* the row fits; one window fewer per thread would not */
 			cr_assert_geq(c * t * ept, N, "%s N=%lld", at_dtype_name(dt), N);
 			cr_assert_lt(c * t * (ept - vec), N);
-			/* registers: the held values as f32 and 28 more a thread, 64K an SM */
-			cr_assert_leq(t * (ept + 28), 65536);
-			seen[c][t] += tf_value(&vs[i], "cache_hint") == 0;
+			/* registers a thread: the held values as f32 and 28 more, or
+			 * packed two a register and 24 more; 64K an SM */
+			cr_assert_leq(t * (packed ? ept / 2 + 24 : ept + 28), 65536);
+			cr_assert(!packed || (dt != AT_F32 && ept >= 24), "%s packed ept=%lld",
+				  at_dtype_name(dt), ept);
+			seen[packed][c][t] += tf_value(&vs[i], "cache_hint") == 0;
 			launch_geometry g = geometry(&vs[i], N);
 			cr_assert_eq(g.ctas_per_row, c);
 			cr_assert_eq(g.threads, t);
@@ -80,28 +86,59 @@ Test(cluster_regs_template, one_hold_per_cluster_and_threads_that_fits_the_row)
 			cr_assert_eq(g.dyn_smem, 0, "the row is held in registers");
 			cr_assert_eq(g.max_n, c * t * ept);
 		}
-		for (int c = 2; c <= 16; c *= 2)
-			for (int t = 128; t <= 1024; t *= 2)
-				cr_assert_leq(seen[c][t], 1, "cluster=%d threads=%d held twice", c, t);
+		for (int p = 0; p < 2; p++)
+			for (int c = 2; c <= 16; c++)
+				for (int t = 128; t <= 1024; t *= 2)
+					cr_assert_leq(seen[p][c][t], 1,
+						      "cluster=%d threads=%d packed=%d held twice", c,
+						      t, p);
 		free(vs);
 	}
 }
 
 /* Held as f32, at most 36 values a thread at 1024 threads: 16 CTAs hold
- * 589824 elements of any dtype, so 1M has no variant and 512K needs 16. */
+ * 589824 elements, so f32 1M has no variant and 512K needs 16. Packed,
+ * 1024 threads hold 64 half-precision values each (32 + 24 registers), so
+ * bf16 1M fits only packed in 16 CTAs. */
 Test(cluster_regs_template, rows_past_16_ctas_of_registers_have_no_variant)
 {
 	variant *vs;
 	cr_assert_eq(enumerate_at(90, AT_F32, 1048576, &vs), 0);
-	cr_assert_eq(enumerate_at(90, AT_BF16, 1048576, &vs), 0);
-	const at_dtype dts[] = { AT_F32, AT_BF16 };
-	for (size_t d = 0; d < 2; d++) {
-		size_t n = enumerate_at(90, dts[d], 524288, &vs);
-		cr_assert_gt(n, 0);
-		for (size_t i = 0; i < n; i++)
-			cr_assert_eq(tf_value(&vs[i], "cluster"), 16);
-		free(vs);
+	size_t n = enumerate_at(90, AT_F32, 524288, &vs);
+	cr_assert_gt(n, 0);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(tf_value(&vs[i], "cluster"), 16);
+	free(vs);
+	n = enumerate_at(90, AT_BF16, 1048576, &vs);
+	cr_assert_gt(n, 0);
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(tf_value(&vs[i], "cluster"), 16);
+		cr_assert_eq(tf_value(&vs[i], "threads"), 1024);
+		cr_assert_eq(tf_value(&vs[i], "elems_per_thread"), 64);
+		cr_assert_eq(tf_value(&vs[i], "packed"), 1);
 	}
+	free(vs);
+}
+
+/* Cluster sizes other than powers of two fit rows more tightly: f32 50257
+ * in 5 CTAs of 256 x 40 (51200 held) instead of 4 x 256 x 52 (53248). */
+Test(cluster_regs_template, any_cluster_size_up_to_8_and_16)
+{
+	variant *vs;
+	size_t n = enumerate_at(90, AT_F32, 50257, &vs);
+	int sizes[17] = { 0 };
+	bool tight = false;
+	for (size_t i = 0; i < n; i++) {
+		const long long c = tf_value(&vs[i], "cluster");
+		cr_assert(c >= 2 && c <= 16 && (c <= 8 || c == 16) && c != 7, "cluster=%lld", c);
+		sizes[c] = 1;
+		tight |= c == 5 && tf_value(&vs[i], "threads") == 256 &&
+			 tf_value(&vs[i], "elems_per_thread") == 40;
+	}
+	for (int c = 2; c <= 6; c++)
+		cr_assert(sizes[c], "no cluster of %d at f32 50257", c);
+	cr_assert(tight, "no 5 x 256 x 40 hold at f32 50257");
+	free(vs);
 }
 
 Test(cluster_regs_template, the_grid_is_m_clusters)
@@ -164,4 +201,43 @@ Test(cluster_regs_template, every_f32_variant_at_65536_compiles_for_sm_90, .time
 Test(cluster_regs_template, every_bf16_variant_at_262144_compiles_for_sm_90, .timeout = 120)
 {
 	compile_all(AT_BF16, 262144);
+}
+
+/* The hold that won bf16/f16 4096 x 65536 on the H100: 2 CTAs of 512
+ * threads x 64 elements. Packed, the slice is 32 registers a thread and
+ * two such CTAs fit a multiprocessor (at most 64 registers); as f32
+ * exponentials it took 100. The write converts again with prmt and folds
+ * log2 of the sum into the exp2; the f32 hold divides instead. */
+Test(cluster_regs_template, a_packed_slice_fits_two_ctas_a_multiprocessor, .timeout = 60)
+{
+	const at_dtype dts[] = { AT_BF16, AT_F16 };
+	for (size_t d = 0; d < 2; d++) {
+		variant *vs;
+		size_t n = enumerate_at(90, dts[d], 65536, &vs);
+		compiled_kernel k[2];
+		int found = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (tf_value(&vs[i], "cluster") != 2 || tf_value(&vs[i], "threads") != 512 ||
+			    tf_value(&vs[i], "cache_hint") != 0)
+				continue;
+			const long long p = tf_value(&vs[i], "packed");
+			char *src = tf_specialize(&vs[i]);
+			tf_compile_clean(&vs[i], src, 90, &k[p]);
+			free(src);
+			if (p) {
+				const char *wanted[] = { "prmt.b32", "lg2.approx.ftz.f32" };
+				tf_expect_in_ptx(&vs[i], &k[p], wanted, 2);
+			}
+			found |= 1 << p;
+		}
+		cr_assert_eq(found, 3, "%s: 2 x 512 x 64 held packed and not", at_dtype_name(dts[d]));
+		cr_assert_leq(k[1].registers, 64, "%s packed: %d registers", at_dtype_name(dts[d]),
+			      k[1].registers);
+		cr_assert_gt(k[0].registers, 64, "%s f32: %d registers", at_dtype_name(dts[d]),
+			     k[0].registers);
+		cr_assert_null(strstr(k[0].ptx, "lg2.approx"), "the f32 hold divides by the sum");
+		compiled_kernel_free(&k[0]);
+		compiled_kernel_free(&k[1]);
+		free(vs);
+	}
 }
