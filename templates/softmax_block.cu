@@ -19,6 +19,8 @@
 #define ITERS (ELEMS_PER_THREAD / VEC)
 #define WARPS (THREADS / 32)
 
+#include "softmax_cta_reduce.cuh"
+
 struct row_buf {
 	vec_t v[ITERS];
 };
@@ -30,33 +32,6 @@ __device__ __forceinline__ void load_row(row_buf &b, const elem_t *row, long lon
 	for (int i = 0; i < ITERS; i++)
 		load_vec(b.v[i], row, ((long long)i * THREADS + threadIdx.x) * VEC, n,
 			 vec_ok);
-}
-
-// Reduces v over the CTA; `slot` is a 32-float shared array owned by this
-// reduction. Every thread gets the result.
-__device__ __forceinline__ float cta_max(float v, float *slot)
-{
-	v = group_max(v, 32);
-	if (WARPS == 1)
-		return v;
-	if (threadIdx.x % 32 == 0)
-		slot[threadIdx.x / 32] = v;
-	__syncthreads();
-	v = threadIdx.x % 32 < WARPS ? slot[threadIdx.x % 32] : NEG_INF_F;
-	// lanes 0..WARPS-1 hold the partials; lane 0 ends with the total
-	return __shfl_sync(0xffffffffu, group_max(v, WARPS), 0);
-}
-
-__device__ __forceinline__ float cta_sum(float v, float *slot)
-{
-	v = group_sum(v, 32);
-	if (WARPS == 1)
-		return v;
-	if (threadIdx.x % 32 == 0)
-		slot[threadIdx.x / 32] = v;
-	__syncthreads();
-	v = threadIdx.x % 32 < WARPS ? slot[threadIdx.x % 32] : 0.0f;
-	return __shfl_sync(0xffffffffu, group_sum(v, WARPS), 0);
 }
 
 // Softmax of one row from registers to y. The two reductions use separate

@@ -37,6 +37,11 @@
 //   VEC               elements per 16-byte access (VEC * element size == 16)
 //   ELEMS_PER_THREAD  elements each thread holds (a multiple of VEC)
 //   CACHE_HINT        1: evict-first loads with an L2 prefetch, evict-first stores
+//   PACKED            1 (half precision): the slice stays packed in registers
+//                     until it is written, its exponentials computed twice
+//   MAX_FIRST         1: the CTA's max, then its sum (two CTA barriers);
+//                     0: each thread's (max, sum) pair, merged (one barrier,
+//                     two exps a merge); which is faster depends on the shape
 #include "softmax_common.cuh"
 
 #define WARPS (THREADS / 32)
@@ -46,6 +51,7 @@
 #include "softmax_window.cuh"
 #include "softmax_online_merge.cuh"
 #include "softmax_cluster_sync.cuh"
+#include "softmax_cta_reduce.cuh"
 
 static_assert(VEC * sizeof(elem_t) == 16, "a window is one 16-byte access");
 static_assert(ELEMS_PER_THREAD % VEC == 0, "a thread holds whole windows");
@@ -105,22 +111,29 @@ __device__ __forceinline__ float held_max(const vec_t *raw)
 	return m;
 }
 
-// The sum of exp2(value * log2(e) - ref) over the held values; ref is this
-// thread's max in log2 units, or 0 while that is -inf (then every value is
-// -inf and its exp 0, where -inf - -inf would give NaN). Unless PACKED the
-// exponentials are kept in v.
+// The sum of exp2(value * log2(e) - ref) over the held values; ref is the
+// CTA's (MAX_FIRST) or this thread's max in log2 units, or 0 while that is
+// -inf (then every value is -inf and its exp 0, where -inf - -inf would
+// give NaN). Unless PACKED the exponentials are kept in v. Half-precision
+// pairs are converted from their word (pair_to_f32: one instruction an
+// element).
 __device__ __forceinline__ float exponentiate(const vec_t *raw, float (*v)[VEC], float ref)
 {
 	float s = 0.0f;
 #pragma unroll
 	for (int i = 0; i < ITERS; i++)
 #pragma unroll
-		for (int j = 0; j < VEC; j++) {
-			const float e = fast_exp2(fmaf(to_f32(raw[i].v[j]), LOG2E_F, -ref));
+		for (int j = 0; j < VEC; j += 2) {
+			float x[2];
+			pair_to_f32(raw[i], j / 2, x[0], x[1]);
+#pragma unroll
+			for (int h = 0; h < 2; h++) {
+				const float e = fast_exp2(fmaf(x[h], LOG2E_F, -ref));
 #if !PACKED
-			v[i][j] = e;
+				v[i][j + h] = e;
 #endif
-			s += e;
+				s += e;
+			}
 		}
 	return s;
 }
@@ -184,9 +197,10 @@ __device__ __forceinline__ void edge_write(elem_t *yrow, const elem_t *xa, int k
 // Half precision held as loaded (two elements a register) across the
 // cluster barrier, as in softmax_block's packed=1: the sum's exps are not
 // kept, and the write computes exp2(x log2(e) - (max + log2(sum))) again.
-// The cluster's bookkeeping takes 4 registers more than softmax_block's
-// (bf16 512 x 32 spilled 8 bytes at 32 registers, none at 40).
-#define LAUNCH_BOUNDS __launch_bounds__(THREADS, HELD_CTAS(ELEMS_PER_THREAD / 2 + 4))
+// The cluster's bookkeeping takes 6 registers more than softmax_block's
+// (with 4: bf16 512 x 24 spilled 8 bytes at 32 registers, 5 x 128 x 64 82
+// bytes at 56).
+#define LAUNCH_BOUNDS __launch_bounds__(THREADS, HELD_CTAS(ELEMS_PER_THREAD / 2 + 6))
 #else
 #define LAUNCH_BOUNDS __launch_bounds__(THREADS)
 #endif
@@ -194,7 +208,7 @@ __device__ __forceinline__ void edge_write(elem_t *yrow, const elem_t *xa, int k
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) LAUNCH_BOUNDS
 softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long ldy, long long ldx)
 {
-	__shared__ float m_slot[WARPS], s_slot[WARPS];
+	__shared__ float max_slot[32], sum_slot[32];
 	__shared__ partial_t cta_partial;
 	const unsigned rank = cluster_rank();
 	const long long row = blockIdx.x / CLUSTER; // < M: the grid is M clusters
@@ -205,27 +219,32 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 
 	vec_t raw[ITERS];
 	load_held(raw, xa - kx, N, kx, rank);
-	const float m = held_max(raw);
-	const float m2 = m * LOG2E_F; // -inf stays -inf
 #if PACKED
 	float (*v)[VEC] = nullptr;
 #else
 	float v[ITERS][VEC];
 #endif
-	const float s = exponentiate(raw, v, m == NEG_INF_F ? 0.0f : m2);
+#if MAX_FIRST
+	// the CTA's max first, then its sum relative to it: two CTA barriers,
+	// but no (max, sum) pairs to merge thread by thread (two exps each)
+	const float m2 = cta_max(held_max(raw), max_slot) * LOG2E_F; // -inf stays -inf
+	float cm = m2, cs = cta_sum(exponentiate(raw, v, m2 == NEG_INF_F ? 0.0f : m2), sum_slot);
+#else
+	// each thread's (max, sum), merged over the CTA: one CTA barrier
+	const float m2 = held_max(raw) * LOG2E_F; // -inf stays -inf
+	float cm = m2, cs = exponentiate(raw, v, m2 == NEG_INF_F ? 0.0f : m2);
+	cta_merge(cm, cs, max_slot, sum_slot);
+#endif
 
-	// the row's (max, sum): the thread's (and an edge's), the CTA's, the
-	// cluster's. Thread 0 of rank 0 holds the head, the last thread of
-	// rank 0 the tail.
-	const bool holds_head = kx > 0 && rank == 0 && threadIdx.x == 0;
-	const bool holds_tail = rank == 0 && threadIdx.x == THREADS - 1;
-	float cm = m2, cs = s;
-	if (holds_head)
-		edge_merge(cm, cs, xa - kx, 0, kx, peel_hi(0, N, kx, VEC));
-	if (holds_tail && tail_window(N, kx) >= 0)
-		edge_merge(cm, cs, xa - kx, tail_window(N, kx), 0, (int)((N + kx) % VEC));
-	cta_merge(cm, cs, m_slot, s_slot);
+	// the CTA's (max, sum), with the head and tail windows of a misaligned
+	// row merged in by thread 0 of rank 0; then the cluster's
+	const long long tail = tail_window(N, kx);
+	const bool holds_edges = rank == 0 && threadIdx.x == 0;
 	if (threadIdx.x == 0) {
+		if (holds_edges && kx > 0)
+			edge_merge(cm, cs, xa - kx, 0, kx, peel_hi(0, N, kx, VEC));
+		if (holds_edges && tail >= 0)
+			edge_merge(cm, cs, xa - kx, tail, 0, (int)((N + kx) % VEC));
 		cta_partial.m = cm;
 		cta_partial.s = cs;
 	}
@@ -250,8 +269,9 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 			store_held(yrow, kx, ky, c, 0, VEC, out);
 	}
 #else
-	// exp2(v - m2) * exp2(m2 - row max) / row sum; a thread of -inf values
-	// gets 0 (NaN when the whole row is -inf: -inf - -inf)
+	// exp2(v - m2) * exp2(m2 - row max) / row sum; m2 the CTA's or the
+	// thread's max: one of -inf values gets 0 (NaN when the whole row is
+	// -inf: -inf - -inf)
 	const float scale = fast_exp2(m2 - cm) * inv;
 #pragma unroll
 	for (int i = 0; i < ITERS; i++) {
@@ -263,10 +283,9 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 			store_held(yrow, kx, ky, c, 0, VEC, v[i]);
 	}
 #endif
-	if (holds_head)
+	if (holds_edges && kx > 0)
 		edge_write(yrow, xa - kx, kx, ky, 0, kx, peel_hi(0, N, kx, VEC), cm, inv);
-	if (holds_tail && tail_window(N, kx) >= 0)
-		edge_write(yrow, xa - kx, kx, ky, tail_window(N, kx), 0, (int)((N + kx) % VEC), cm,
-			   inv);
+	if (holds_edges && tail >= 0)
+		edge_write(yrow, xa - kx, kx, ky, tail, 0, (int)((N + kx) % VEC), cm, inv);
 	cluster_wait(); // no CTA leaves while another may still read its partial
 }

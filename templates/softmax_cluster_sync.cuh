@@ -51,5 +51,5 @@ __device__ __forceinline__ void cluster_total(const partial_t *local, float &m, 
 		m = q.m;
 		s = q.s;
 	}
-	warp_merge_fixed(m, s);
+	warp_merge_fixed(m, s, CLUSTER);
 }

@@ -98,14 +98,18 @@ struct alignas(8) partial_t {
 	float m, s;
 };
 
-// Merges (m, s) over the warp in a fixed order and gives every lane lane 0's
-// result: merge contracts to FMAs, so it is not bitwise symmetric, but every
-// warp that merges the same values in the same lanes gets the same bits.
-__device__ __forceinline__ void warp_merge_fixed(float &m, float &s)
+// Merges (m, s) of lanes 0..width-1 (the others hold (-inf, 0)) in a fixed
+// order and gives every lane lane 0's result: merge contracts to FMAs, so it
+// is not bitwise symmetric, but every warp that merges the same values in
+// the same lanes gets the same bits. width is a compile-time constant <= 32:
+// each halving past it would only merge empty lanes (two exps each).
+__device__ __forceinline__ void warp_merge_fixed(float &m, float &s, int width)
 {
 #pragma unroll
 	for (int o = 16; o > 0; o >>= 1)
-		merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+		if (o < width)
+			merge(m, s, __shfl_xor_sync(0xffffffffu, m, o),
+			      __shfl_xor_sync(0xffffffffu, s, o));
 	m = __shfl_sync(0xffffffffu, m, 0);
 	s = __shfl_sync(0xffffffffu, s, 0);
 }

@@ -142,7 +142,7 @@ __device__ __forceinline__ void row_total(const partial_t *parts, unsigned S, fl
 		const partial_t q = ld_partial(parts + i);
 		merge(m, s, q.m, q.s);
 	}
-	warp_merge_fixed(m, s);
+	warp_merge_fixed(m, s, 32);
 }
 
 // ---- the kernel -----------------------------------------------------------------------

@@ -61,7 +61,7 @@ Test(cluster_regs_template, one_hold_per_cluster_and_threads_that_fits_the_row)
 		variant *vs;
 		size_t n = enumerate_at(90, dt, N, &vs);
 		cr_assert_gt(n, 0, "%s N=%lld", at_dtype_name(dt), N);
-		int seen[2][17][1025] = { { { 0 } } };
+		int seen[2][2][17][1025] = { { { { 0 } } } };
 		for (size_t i = 0; i < n; i++) {
 			const long long c = tf_value(&vs[i], "cluster"), t = tf_value(&vs[i], "threads");
 			const long long ept = tf_value(&vs[i], "elems_per_thread");
@@ -74,9 +74,10 @@ Test(cluster_regs_template, one_hold_per_cluster_and_threads_that_fits_the_row)
 			/* registers a thread: the held values as f32 and 28 more, or
 			 * packed two a register and 24 more; 64K an SM */
 			cr_assert_leq(t * (packed ? ept / 2 + 24 : ept + 28), 65536);
-			cr_assert(!packed || (dt != AT_F32 && ept >= 24), "%s packed ept=%lld",
+			cr_assert(!packed || (dt != AT_F32 && ept >= 32), "%s packed ept=%lld",
 				  at_dtype_name(dt), ept);
-			seen[packed][c][t] += tf_value(&vs[i], "cache_hint") == 0;
+			seen[packed][tf_value(&vs[i], "max_first")][c][t] +=
+				tf_value(&vs[i], "cache_hint") == 0;
 			launch_geometry g = geometry(&vs[i], N);
 			cr_assert_eq(g.ctas_per_row, c);
 			cr_assert_eq(g.threads, t);
@@ -87,11 +88,13 @@ Test(cluster_regs_template, one_hold_per_cluster_and_threads_that_fits_the_row)
 			cr_assert_eq(g.max_n, c * t * ept);
 		}
 		for (int p = 0; p < 2; p++)
-			for (int c = 2; c <= 16; c++)
-				for (int t = 128; t <= 1024; t *= 2)
-					cr_assert_leq(seen[p][c][t], 1,
-						      "cluster=%d threads=%d packed=%d held twice", c,
-						      t, p);
+			for (int f = 0; f < 2; f++)
+				for (int c = 2; c <= 16; c++)
+					for (int t = 128; t <= 1024; t *= 2)
+						cr_assert_leq(seen[p][f][c][t], 1,
+							      "cluster=%d threads=%d packed=%d "
+							      "max_first=%d held twice",
+							      c, t, p, f);
 		free(vs);
 	}
 }
@@ -218,7 +221,7 @@ Test(cluster_regs_template, a_packed_slice_fits_two_ctas_a_multiprocessor, .time
 		int found = 0;
 		for (size_t i = 0; i < n; i++) {
 			if (tf_value(&vs[i], "cluster") != 2 || tf_value(&vs[i], "threads") != 512 ||
-			    tf_value(&vs[i], "cache_hint") != 0)
+			    tf_value(&vs[i], "cache_hint") != 0 || tf_value(&vs[i], "max_first") != 1)
 				continue;
 			const long long p = tf_value(&vs[i], "packed");
 			char *src = tf_specialize(&vs[i]);

@@ -351,18 +351,18 @@ Test(specialize, includes_are_expanded_in_place)
 
 Test(specialize, template_text_follows_verbatim)
 {
-	/* Everything in softmax_block.cu after its include line is copied as is. */
+	/* Everything in softmax_block.cu after its last include line is copied as is. */
 	variant v;
 	variant_defaults(&v, tf_template("softmax_block"), AT_F32);
 	char *src = specialize_ok(&v);
 	char *file = read_whole(v.tmpl->source_path);
-	const char *inc = strstr(file, "#include \"softmax_common.cuh\"\n");
+	const char *inc = strstr(file, "#include \"softmax_cta_reduce.cuh\"\n");
 	cr_assert_not_null(inc);
 	const char *rest = strchr(inc, '\n') + 1;
 	cr_assert_gt(strlen(rest), 100);
-	const char *at = strstr(src, "// ---- end softmax_common.cuh ----\n");
+	const char *at = strstr(src, "// ---- end softmax_cta_reduce.cuh ----\n");
 	cr_assert_not_null(at);
-	at += strlen("// ---- end softmax_common.cuh ----\n");
+	at += strlen("// ---- end softmax_cta_reduce.cuh ----\n");
 	cr_assert_str_eq(at, rest);
 	free(file);
 	free(src);

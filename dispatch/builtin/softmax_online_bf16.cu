@@ -82,17 +82,27 @@ __device__ __forceinline__ elem_t from_f32(float f)
 #endif
 }
 
-// Packs two f32 into two adjacent half-precision elements with one
-// instruction where the GPU has it (lo goes to the lower address).
-__device__ __forceinline__ void store_pair(elem_t *dst, float lo, float hi)
-{
 #if !DTYPE_F32 && __CUDA_ARCH__ >= 800
+// Two f32 as one word of two half-precision elements (lo in the low half,
+// the lower address), one instruction.
+__device__ __forceinline__ unsigned pack_pair(float lo, float hi)
+{
 	unsigned packed;
 #if DTYPE_F16
 	asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(hi), "f"(lo));
 #else
 	asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(hi), "f"(lo));
 #endif
+	return packed;
+}
+#endif
+
+// Packs two f32 into two adjacent half-precision elements with one
+// instruction where the GPU has it (lo goes to the lower address).
+__device__ __forceinline__ void store_pair(elem_t *dst, float lo, float hi)
+{
+#if !DTYPE_F32 && __CUDA_ARCH__ >= 800
+	const unsigned packed = pack_pair(lo, hi);
 	dst[0] = (elem_t)(packed & 0xffffu);
 	dst[1] = (elem_t)(packed >> 16);
 #else
@@ -202,6 +212,21 @@ __device__ __forceinline__ float to_f32_again(const vec_t &v, int j)
 #endif
 }
 
+// Elements 2k and 2k + 1 of v as f32. For bf16, from their 32-bit word:
+// one instruction each (a shift, a mask), where converting the 16-bit
+// elements one by one extracted the upper one first (two).
+__device__ __forceinline__ void pair_to_f32(const vec_t &v, int k, float &lo, float &hi)
+{
+#if DTYPE_BF16
+	const unsigned w = reinterpret_cast<const unsigned *>(&v)[k];
+	lo = __uint_as_float(w << 16);
+	hi = __uint_as_float(w & 0xffff0000u);
+#else
+	lo = to_f32(v.v[2 * k]);
+	hi = to_f32(v.v[2 * k + 1]);
+#endif
+}
+
 // log2(x) with the hardware approximation (absolute error ~2^-22).
 __device__ __forceinline__ float fast_log2(float x)
 {
@@ -285,6 +310,17 @@ __device__ __forceinline__ void pack_vec(vec_t &out, const float *vals)
 	for (int j = 0; j < VEC; j++)
 		out.v[j] = vals[j];
 #else
+#if __CUDA_ARCH__ >= 800
+	if (VEC % 2 == 0) {
+		// the packed word as is: through two 16-bit elements, ptxas split
+		// it and put it together again (two instructions a pair)
+		unsigned *w = reinterpret_cast<unsigned *>(&out);
+#pragma unroll
+		for (int j = 0; j < VEC; j += 2)
+			w[j / 2] = pack_pair(vals[j], vals[j + 1]);
+		return;
+	}
+#endif
 #pragma unroll
 	for (int j = 0; j + 1 < VEC; j += 2)
 		store_pair(&out.v[j], vals[j], vals[j + 1]);
@@ -433,14 +469,18 @@ struct alignas(8) partial_t {
 	float m, s;
 };
 
-// Merges (m, s) over the warp in a fixed order and gives every lane lane 0's
-// result: merge contracts to FMAs, so it is not bitwise symmetric, but every
-// warp that merges the same values in the same lanes gets the same bits.
-__device__ __forceinline__ void warp_merge_fixed(float &m, float &s)
+// Merges (m, s) of lanes 0..width-1 (the others hold (-inf, 0)) in a fixed
+// order and gives every lane lane 0's result: merge contracts to FMAs, so it
+// is not bitwise symmetric, but every warp that merges the same values in
+// the same lanes gets the same bits. width is a compile-time constant <= 32:
+// each halving past it would only merge empty lanes (two exps each).
+__device__ __forceinline__ void warp_merge_fixed(float &m, float &s, int width)
 {
 #pragma unroll
 	for (int o = 16; o > 0; o >>= 1)
-		merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+		if (o < width)
+			merge(m, s, __shfl_xor_sync(0xffffffffu, m, o),
+			      __shfl_xor_sync(0xffffffffu, s, o));
 	m = __shfl_sync(0xffffffffu, m, 0);
 	s = __shfl_sync(0xffffffffu, s, 0);
 }
