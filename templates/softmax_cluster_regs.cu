@@ -1,28 +1,32 @@
 // Template softmax_cluster_regs: each row cut over a thread-block cluster of
 // CLUSTER CTAs (sm_90+), each CTA's slice held in registers: softmax_block's
 // way of reading a row, stretched over a cluster. Every thread issues all
-// its 16-byte loads at once, reduces them to a running (max, sum), the CTA
-// merges those, and the cluster's CTAs combine their partials through
+// its 16-byte loads at once; the CTA reduces the row's max and sum over
+// its slice (MAX_FIRST: the max, then the sum; else (max, sum) pairs
+// merged), and the cluster's CTAs combine their partials through
 // distributed shared memory in rank order (softmax_cluster_sync.cuh:
-// deterministic). Each thread then scales the exponentials it kept and
-// writes them: one exp per element, the row read once and written once.
-// Regime: rows of 16K-512K elements (M large), too long for one CTA's
+// deterministic). Each thread then scales the exponentials it kept (or,
+// PACKED, computes them again from the packed values) and writes them: the
+// row read once and written once.
+// Regime: rows of 16K-1M elements (M large), too long for one CTA's
 // registers; unlike softmax_cluster, no shared-memory staging (no second
 // pass over shared memory, no cp.async), and a CTA needs only registers, so
 // one CTA's loads overlap another's reduction on the same multiprocessor.
 //
-// Layout: the row is peeled into 16-byte windows (softmax_peel.cuh). The
-// head window (scalar, when the row does not start on a 16-byte boundary)
-// belongs to thread 0 of rank 0 beside its others, read again to be
-// written rather than held across the barrier; the aligned windows
-// 1, 2, ... are held in order, rank by rank: CTA r holds the
+// Layout: the row is peeled into 16-byte windows (softmax_peel.cuh). Only
+// whole windows are held: windows 1, 2, ... (0, 1, ... when the row starts
+// on a 16-byte boundary) in order, rank by rank: CTA r holds the
 // ITERS * THREADS windows from r * ITERS * THREADS, thread t its
-// i * THREADS + t-th (consecutive threads, consecutive windows). So
-// CLUSTER * THREADS * ELEMS_PER_THREAD >= N elements always fit, whatever
-// the row's alignment. y is written by the same windows when it is as far
-// from a 16-byte boundary as x (the usual case), else element by element.
-// In place (y == x) works: a CTA reads all of its slice before the cluster
-// barrier, and writes only its own windows after it.
+// i * THREADS + t-th (consecutive threads, consecutive windows); a slot
+// past the last whole window holds -inf and writes nothing. The partial
+// head and tail windows belong to thread 0 of rank 0, which merges them
+// into its CTA's partial and reads them again to write them, rather than
+// holding them across the barrier. So CLUSTER * THREADS * ELEMS_PER_THREAD
+// >= N elements always fit, whatever the row's alignment. y is written by
+// the same windows when it is as far from a 16-byte boundary as x (the
+// usual case), else element by element. In place (y == x) works: a CTA
+// reads all of its slice before the cluster barrier, and writes only its
+// own windows after it.
 //
 // NaN and infinities propagate as in softmax_online_merge.cuh; a row of
 // -inf gives NaN (exp2(-inf - -inf)), as PyTorch does.
@@ -212,13 +216,13 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	__shared__ partial_t cta_partial;
 	const unsigned rank = cluster_rank();
 	const long long row = blockIdx.x / CLUSTER; // < M: the grid is M clusters
-	const elem_t *const xa = x + row * ldx;
+	const elem_t *const xrow = x + row * ldx;
 	elem_t *const yrow = y + row * ldy;
-	const int kx = peel_offset(xa, (int)sizeof(elem_t));
+	const int kx = peel_offset(xrow, (int)sizeof(elem_t));
 	const int ky = peel_offset(yrow, (int)sizeof(elem_t));
 
 	vec_t raw[ITERS];
-	load_held(raw, xa - kx, N, kx, rank);
+	load_held(raw, xrow - kx, N, kx, rank);
 #if PACKED
 	float (*v)[VEC] = nullptr;
 #else
@@ -242,9 +246,9 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	const bool holds_edges = rank == 0 && threadIdx.x == 0;
 	if (threadIdx.x == 0) {
 		if (holds_edges && kx > 0)
-			edge_merge(cm, cs, xa - kx, 0, kx, peel_hi(0, N, kx, VEC));
+			edge_merge(cm, cs, xrow - kx, 0, kx, peel_hi(0, N, kx, VEC));
 		if (holds_edges && tail >= 0)
-			edge_merge(cm, cs, xa - kx, tail, 0, (int)((N + kx) % VEC));
+			edge_merge(cm, cs, xrow - kx, tail, 0, (int)((N + kx) % VEC));
 		cta_partial.m = cm;
 		cta_partial.s = cs;
 	}
@@ -284,8 +288,8 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	}
 #endif
 	if (holds_edges && kx > 0)
-		edge_write(yrow, xa - kx, kx, ky, 0, kx, peel_hi(0, N, kx, VEC), cm, inv);
+		edge_write(yrow, xrow - kx, kx, ky, 0, kx, peel_hi(0, N, kx, VEC), cm, inv);
 	if (holds_edges && tail >= 0)
-		edge_write(yrow, xa - kx, kx, ky, tail, 0, (int)((N + kx) % VEC), cm, inv);
+		edge_write(yrow, xrow - kx, kx, ky, tail, 0, (int)((N + kx) % VEC), cm, inv);
 	cluster_wait(); // no CTA leaves while another may still read its partial
 }
