@@ -57,8 +57,8 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	const row_slice sl = make_slice(x + row * ldx, y + row * ldy, N, (long long)rank * len, len,
 					cap);
 	slice_stage(buf, sl);
-	float m, s;
-	slice_reduce(buf, sl, m, s, 0);
+	float m = NEG_INF_F, s = 0.0f;
+	slice_reduce(buf, sl, m, s, 0, threadIdx.x);
 	float m2 = m * LOG2E_F; // -inf stays -inf
 	cta_merge(m2, s, m_slot, s_slot);
 	if (threadIdx.x == 0) {

@@ -38,6 +38,13 @@
 #define CHUNK_BYTES 16
 // Chunks of the overflow each thread loads before it reduces them.
 #define OVERFLOW_BATCH 2
+// REDUCE_LAG (0 when the template leaves it out): in slice_write with a next
+// slice, the windows of it a thread has in flight before it waits for the
+// oldest and folds that into the next slice's (max, sum); 0 leaves the whole
+// next slice to slice_reduce.
+#ifndef REDUCE_LAG
+#define REDUCE_LAG 0
+#endif
 
 static_assert(VEC * sizeof(elem_t) == CHUNK_BYTES, "a chunk is one 16-byte access");
 
@@ -85,6 +92,15 @@ __device__ __forceinline__ void cp_async_wait(int pending)
 		asm volatile("cp.async.wait_group 1;" ::: "memory");
 	else
 		asm volatile("cp.async.wait_group 0;" ::: "memory");
+#endif
+}
+
+// Waits until at most REDUCE_LAG of this thread's committed copy groups are
+// still in flight.
+__device__ __forceinline__ void cp_async_wait_lag(void)
+{
+#if __CUDA_ARCH__ >= 800
+	asm volatile("cp.async.wait_group %0;" :: "n"(REDUCE_LAG) : "memory");
 #endif
 }
 
@@ -213,15 +229,25 @@ __device__ __forceinline__ void load_overflow(vec_t *raw, const row_slice &s, lo
 	}
 }
 
+// Folds the staged chunk c of s (lanes outside the slice masked) into (m, sum).
+__device__ __forceinline__ void reduce_chunk(const elem_t *buf, const row_slice &s, int c,
+					     float &m, float &sum)
+{
+	float v[VEC];
+	chunk_values(reinterpret_cast<const chunk_t *>(buf)[c], v);
+	mask_lanes(v, peel_lo(c, s.kx), peel_hi(c, s.n, s.kx, VEC));
+	accumulate(m, sum, v);
+}
+
 // This thread's (m, s) over its windows of the slice: the overflow first,
-// from global memory while the staged copies arrive, then the staged ones.
+// from global memory while the staged copies arrive, then the staged ones
+// from chunk `from` (those before it already folded into (m, sum) by
+// slice_write; else from = threadIdx.x and (m, sum) = (-inf, 0)).
 // `pending`: copy groups committed after this slice's (1 when the next
 // row's slice is already on its way into another buffer).
 __device__ __forceinline__ void slice_reduce(const elem_t *buf, const row_slice &s, float &m,
-					     float &sum, int pending)
+					     float &sum, int pending, int from)
 {
-	m = NEG_INF_F;
-	sum = 0.0f;
 	for (long long c = s.staged + threadIdx.x; c < s.nchunks; c += OVERFLOW_BATCH * THREADS) {
 		vec_t raw[OVERFLOW_BATCH];
 		load_overflow(raw, s, c);
@@ -233,14 +259,9 @@ __device__ __forceinline__ void slice_reduce(const elem_t *buf, const row_slice 
 		}
 	}
 	cp_async_wait(pending);
-	const chunk_t *chunks = reinterpret_cast<const chunk_t *>(buf);
 #pragma unroll 2
-	for (int c = threadIdx.x; c < s.staged; c += THREADS) {
-		float v[VEC];
-		chunk_values(chunks[c], v);
-		mask_lanes(v, peel_lo(c, s.kx), peel_hi(c, s.n, s.kx, VEC));
-		accumulate(m, sum, v);
-	}
+	for (int c = from; c < s.staged; c += THREADS)
+		reduce_chunk(buf, s, c, m, sum);
 }
 
 // y's start is not as far from a 16-byte boundary as x's: y's windows
@@ -276,15 +297,20 @@ __device__ __forceinline__ void slice_write_shifted(const elem_t *buf, const row
 // next slice, staged in the same buffer), each staged window of next is
 // copied in as soon as this thread has written the one it replaces, so the
 // next slice's loads overlap this one's stores: the chunk was read into
-// registers that fed the store, issued before (in order) the copy.
-__device__ __forceinline__ void slice_write(elem_t *buf, const row_slice &s, float m2, float inv,
-					    const row_slice *next = nullptr)
+// registers that fed the store, issued before (in order) the copy. With
+// REDUCE_LAG, the window copied REDUCE_LAG windows earlier is then waited
+// for and folded into next's (nm, ns), so that little of next is left to
+// reduce once this slice is written; returns the first chunk of next this
+// thread has not folded (slice_reduce's `from`).
+__device__ __forceinline__ int slice_write(elem_t *buf, const row_slice &s, float m2, float inv,
+					   const row_slice *next = nullptr, float *nm = nullptr,
+					   float *ns = nullptr)
 {
 	if (s.kx != s.ky) {
 		slice_write_shifted(buf, s, m2, inv);
 		if (next)
 			slice_stage(buf, *next);
-		return;
+		return threadIdx.x;
 	}
 	elem_t *const ya = s.y - s.ky;
 	for (long long c = s.staged + threadIdx.x; c < s.nchunks; c += OVERFLOW_BATCH * THREADS) {
@@ -308,11 +334,12 @@ __device__ __forceinline__ void slice_write(elem_t *buf, const row_slice &s, flo
 			write_window(ya + (long long)c * VEC, peel_lo(c, s.kx),
 				     peel_hi(c, s.n, s.kx, VEC), v, m2, inv);
 		}
-		return;
+		return threadIdx.x;
 	}
 	// not unrolled: with the copies in the loop, unrolling made ptxas spill
 	// bf16 512-thread variants at 64 registers
-	int c = threadIdx.x;
+	const unsigned base = stage_base(buf);
+	int c = threadIdx.x, folded = threadIdx.x;
 #pragma unroll 1
 	for (; c < s.staged; c += THREADS) {
 		float v[VEC];
@@ -320,7 +347,18 @@ __device__ __forceinline__ void slice_write(elem_t *buf, const row_slice &s, flo
 		write_window(ya + (long long)c * VEC, peel_lo(c, s.kx), peel_hi(c, s.n, s.kx, VEC), v,
 			     m2, inv);
 		if (c < next->staged)
-			stage_window(buf, stage_base(buf), *next, c);
+			stage_window(buf, base, *next, c);
+#if REDUCE_LAG
+		// one copy group a window (empty past next's), so that the
+		// group REDUCE_LAG back is window `folded`'s
+		cp_async_commit();
+		if (c >= REDUCE_LAG * THREADS && folded < next->staged) {
+			cp_async_wait_lag();
+			reduce_chunk(buf, *next, folded, *nm, *ns);
+			folded += THREADS;
+		}
+#endif
 	}
 	slice_stage_from(buf, *next, c - (int)threadIdx.x);
+	return folded;
 }

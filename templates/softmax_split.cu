@@ -15,12 +15,13 @@
 // The layout, the same in every CTA, is softmax_split_layout.cuh's: FIT 0
 // spreads R = min(M, grid) rows over every CTA (slices longer than shared
 // memory re-read their overflow, from L2); FIT 1 cuts rows into enough
-// slices to fit in shared memory and takes fewer rows at a time.
+// slices to fit in shared memory and takes fewer rows at a time. Rows past
+// whole groups may go last in a tail group, cut into more slices.
 //
 // Scratch: the partials, double-buffered by group parity (a CTA writes the
 // buffer of group g + 2 only after the barrier of group g + 1, by which time
 // every CTA of its row has read group g's), and one barrier (arrival count,
-// generation) per row slot. Being module-global, it is shared by every
+// generation) per row slot; the tail group has a set of its own. Being module-global, it is shared by every
 // launch of the module: two launches of one module must not run at the
 // same time (e.g. on two streams). The barrier leaves its count at 0, so a
 // launch that ended normally leaves the scratch ready for the next.
@@ -36,6 +37,9 @@
 //                written; 2: two slice buffers, the next row's copied in
 //                while this row is reduced, waits at its barrier and is
 //                written (each buffer half the shared memory)
+//   REDUCE_LAG   with STAGES 1: the next row's windows each thread has in
+//                flight before it reduces the oldest, during this row's
+//                write (softmax_slice.cuh); 0: the next row reduced after
 //
 // Dynamic shared memory: whatever the launch gives (%dynamic_smem_size),
 // cut into STAGES buffers; any N works with any amount, overflow being
@@ -55,6 +59,10 @@
 __device__ partial_t split_partials[2][MAX_CTAS];
 __device__ unsigned split_arrived[MAX_CTAS];
 __device__ unsigned split_generation[MAX_CTAS];
+// the tail group's (softmax_split_layout.cuh), each slot used once a launch
+__device__ partial_t split_tail_partials[MAX_CTAS];
+__device__ unsigned split_tail_arrived[MAX_CTAS];
+__device__ unsigned split_tail_generation[MAX_CTAS];
 
 // ---- memory operations with explicit order (sm_70+) ---------------------------
 
@@ -112,15 +120,14 @@ __device__ __forceinline__ void nap(void)
 
 // ---- the row barrier ----------------------------------------------------------------
 
-// The `parties` CTAs of row slot `slot` wait here until all have arrived;
-// what any of them wrote before is visible to all after. Thread 0 reads the
+// The `parties` CTAs of a row slot wait here until all have arrived; what
+// any of them wrote before is visible to all after. Thread 0 reads the
 // generation before arriving (the release orders that read first), so the
 // last arrival's increment is always the one it waits for.
-__device__ __forceinline__ void row_barrier(unsigned slot, unsigned parties)
+__device__ __forceinline__ void row_barrier(unsigned *arrived, unsigned *gen, unsigned parties)
 {
 	__syncthreads();
 	if (threadIdx.x == 0) {
-		unsigned *arrived = &split_arrived[slot], *gen = &split_generation[slot];
 		const unsigned g = ld_relaxed(gen);
 		if (atom_add_acq_rel(arrived, 1) == parties - 1) {
 			st_relaxed(arrived, 0); // before the release: seen by the next arrivals
@@ -147,16 +154,42 @@ __device__ __forceinline__ void row_total(const partial_t *parts, unsigned S, fl
 
 // ---- the kernel -----------------------------------------------------------------------
 
-// The slice of `row` this CTA holds (none past the last row).
-__device__ __forceinline__ row_slice split_slice(elem_t *y, const elem_t *x, long long M,
-						 long long N, long long ldy, long long ldx,
-						 long long row, unsigned part, const split_layout &L,
-						 int cap)
+// The slice of this CTA's i-th task under L (softmax_split_layout.cuh);
+// only the slice is kept across a task, the rest recomputed where it is
+// used (sparing registers).
+__device__ __forceinline__ row_slice split_task_slice(elem_t *y, const elem_t *x, long long N,
+						      long long ldy, long long ldx,
+						      const split_layout &L, unsigned i,
+						      unsigned n_main, int cap)
 {
-	if (row >= M)
-		return make_slice(x, y, N, N, 0, cap); // empty: stages nothing
-	return make_slice(x + row * ldx, y + row * ldy, N, (long long)part * L.slice_len,
-			  L.slice_len, cap);
+	unsigned part, S;
+	const long long row = split_task_row(&L, blockIdx.x, i, n_main, &part, &S);
+	const long long len = i < n_main ? L.slice_len : L.tail_slice_len;
+	return make_slice(x + row * ldx, y + row * ldy, N, (long long)part * len, len, cap);
+}
+
+// The row's total from the partials of its CTAs, met at the row's barrier:
+// task i's scratch. The tail has scratch of its own: its slots are cut
+// differently, and a slot of the main groups may still be reading its
+// partials when another's CTAs reach the tail.
+__device__ __forceinline__ void split_combine(float &m2, float &s, const split_layout &L,
+					      unsigned i, unsigned n_main)
+{
+	unsigned part, S;
+	split_task_row(&L, blockIdx.x, i, n_main, &part, &S);
+	if (S == 1)
+		return;
+	const bool tail = i >= n_main;
+	const unsigned slot = blockIdx.x / S;
+	partial_t *const parts = tail ? &split_tail_partials[slot * S]
+				      : &split_partials[i & 1][slot * S];
+	if (threadIdx.x == 0)
+		st_partial(parts + part, m2, s);
+	if (tail)
+		row_barrier(&split_tail_arrived[slot], &split_tail_generation[slot], S);
+	else
+		row_barrier(&split_arrived[slot], &split_generation[slot], S);
+	row_total(parts, S, m2, s);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
@@ -167,44 +200,46 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	// each of the STAGES buffers gets an equal share of the shared memory
 	const int cap = (int)(dynamic_smem_bytes() / CHUNK_BYTES / STAGES);
 	const split_layout L = split_plan_layout(M, N, G, cap, FIT, VEC);
-	const unsigned slot = blockIdx.x / L.slices, part = blockIdx.x % L.slices;
-	if (slot >= L.rows)
+	const unsigned n_main = split_main_tasks(&L, blockIdx.x);
+	const unsigned tasks = split_tasks(&L, blockIdx.x);
+	if (tasks == 0)
 		return; // left over: no row waits for this CTA
 	elem_t *const buf0 = reinterpret_cast<elem_t *>(slice_smem);
-	row_slice sl = split_slice(y, x, M, N, ldy, ldx, slot, part, L, cap);
+	row_slice sl = split_task_slice(y, x, N, ldy, ldx, L, 0, n_main, cap);
 	slice_stage(buf0, sl);
-	int k = 0; // the group's parity, and with STAGES 2 the buffer of `row`
-	for (long long row = slot; row < M; row += L.rows, k ^= 1) {
+	// the (max, sum) of sl's chunks before `from`, folded in the last write
+	float m = NEG_INF_F, s = 0.0f;
+	int from = threadIdx.x;
+	for (unsigned i = 0; i < tasks; i++) {
+		const int k = (int)(i & 1); // the task's parity, and with STAGES 2 its buffer
 		elem_t *const buf = buf0 + (STAGES == 2 ? k * cap * VEC : 0);
+		const bool more = i + 1 < tasks;
 		row_slice next;
-		if (STAGES == 2) {
-			// the next row's slice comes in while this one is reduced,
-			// waits at the barrier and is written
-			next = split_slice(y, x, M, N, ldy, ldx, row + L.rows, part, L, cap);
+		if (more)
+			next = split_task_slice(y, x, N, ldy, ldx, L, i + 1, n_main, cap);
+		if (STAGES == 2 && more) {
+			// the next slice comes in while this one is reduced, waits
+			// at the barrier and is written
 			slice_stage(buf0 + (k ^ 1) * cap * VEC, next);
 		}
-		float m, s;
-		slice_reduce(buf, sl, m, s, STAGES == 2);
+		slice_reduce(buf, sl, m, s, STAGES == 2, from);
 		float m2 = m * LOG2E_F; // -inf stays -inf
 		cta_merge(m2, s, m_slot[k], s_slot[k]);
-		if (L.slices > 1) {
-			partial_t *parts = &split_partials[k][slot * L.slices];
-			if (threadIdx.x == 0)
-				st_partial(parts + part, m2, s);
-			row_barrier(slot, L.slices);
-			row_total(parts, L.slices, m2, s);
-		}
-		if (STAGES == 2) {
-			slice_write(buf, sl, m2, 1.0f / s);
-			sl = next;
-		} else if (row + L.rows < M) {
-			// the next row's slice comes in window by window as this one's
-			// windows are written
-			next = split_slice(y, x, M, N, ldy, ldx, row + L.rows, part, L, cap);
-			slice_write(buf, sl, m2, 1.0f / s, &next);
+		split_combine(m2, s, L, i, n_main);
+		const float inv = 1.0f / s;
+		m = NEG_INF_F;
+		s = 0.0f;
+		from = threadIdx.x;
+		if (STAGES == 1 && more) {
+			// the next slice comes in window by window as this one's
+			// windows are written (and, with REDUCE_LAG, is reduced
+			// as they arrive)
+			from = slice_write(buf, sl, m2, inv, &next, &m, &s);
 			sl = next;
 		} else {
-			slice_write(buf, sl, m2, 1.0f / s);
+			slice_write(buf, sl, m2, inv);
+			if (more)
+				sl = next;
 		}
 	}
 }

@@ -7,8 +7,18 @@
 //          when M <= G; a slice longer than shared memory re-reads its
 //          overflow.
 //   fit 1: S at least what makes every slice fit in cap_chunks 16-byte
-//          chunks of shared memory, the rows balanced over the groups this
-//          needs, and as many slices per row as those rows leave.
+//          chunks of shared memory.
+//
+// Rows beyond one group go in groups of R, and the last group may hold
+// fewer. Two ways to cut them, the one with less slice length a CTA goes
+// through (the time of a group is its slices' length: every CTA works at
+// once):
+//   balanced: the rows spread evenly over the groups they need, each group
+//             cut alike (64 x 1M f32 at 37 slices a row: 10 groups of 7,
+//             the last with 1 row on 37 of 264 CTAs, the others idle);
+//   tail:     whole groups of R, then the rest (fewer than R rows) in a
+//             last group cut into more, shorter slices (that 1 row on all
+//             264 CTAs: 9 + 1/7 groups' time instead of 10).
 #pragma once
 
 #ifdef __CUDACC__
@@ -18,10 +28,20 @@
 #endif
 
 typedef struct split_layout {
-	unsigned rows;       /* R: rows in flight, one slot of S CTAs each */
-	unsigned slices;     /* S: CTAs per row */
-	long long slice_len; /* elements per slice, a multiple of vec */
+	unsigned rows;            /* R: rows in flight, one slot of S CTAs each */
+	unsigned slices;          /* S: CTAs per row */
+	long long slice_len;      /* elements per slice, a multiple of vec */
+	long long main_rows;      /* rows 0 .. main_rows - 1 go in groups of R */
+	unsigned tail_rows;       /* the rest, in one last group (0: none) */
+	unsigned tail_slices;     /* its CTAs per row (>= S) */
+	long long tail_slice_len; /* its elements per slice */
 } split_layout;
+
+/* Elements per slice when N is cut into S slices of whole chunks. */
+SPLIT_LAYOUT_FN long long split_slice_len(long long N, unsigned S, int vec)
+{
+	return ((N + S - 1) / S + vec - 1) / vec * vec;
+}
 
 /* For M rows of N elements (M, N >= 1) on G >= 1 CTAs, vec elements per
  * chunk. */
@@ -31,16 +51,73 @@ SPLIT_LAYOUT_FN split_layout split_plan_layout(long long M, long long N, unsigne
 	unsigned S = G / (M < (long long)G ? (unsigned)M : G);
 	if (fit && cap_chunks > 0) {
 		const long long need = ((N + vec - 1) / vec + cap_chunks - 1) / cap_chunks;
-		if (need > S) {
+		if (need > S)
 			S = need < (long long)G ? (unsigned)need : G;
-			const long long per_group = G / S;
-			const long long groups = (M + per_group - 1) / per_group;
-			S = G / (unsigned)((M + groups - 1) / groups);
-		}
 	}
+	/* the most rows a group holds, the CTAs one slot short of a row spread
+	 * over the slots */
+	unsigned R = G / S;
+	S = G / R;
+	R = G / S;
 	split_layout l;
+	l.rows = R;
 	l.slices = S;
-	l.rows = G / S;
-	l.slice_len = ((N + S - 1) / S + vec - 1) / vec * vec;
+	l.slice_len = split_slice_len(N, S, vec);
+	l.main_rows = M;
+	l.tail_rows = 0;
+	l.tail_slices = S;
+	l.tail_slice_len = l.slice_len;
+	if (M <= R)
+		return l; /* one group */
+
+	const long long groups = (M + R - 1) / R;
+	const unsigned balanced_rows = (unsigned)((M + groups - 1) / groups);
+	const unsigned balanced_slices = G / balanced_rows;
+	const long long balanced_cost = groups * split_slice_len(N, balanced_slices, vec);
+	const unsigned tail = (unsigned)(M % R);
+	const unsigned tail_slices = tail ? G / tail : l.slices;
+	const long long tail_cost = M / R * l.slice_len +
+				    (tail ? split_slice_len(N, tail_slices, vec) : 0);
+	if (tail_cost < balanced_cost) {
+		l.main_rows = M - tail;
+		l.tail_rows = tail;
+		l.tail_slices = tail_slices;
+		l.tail_slice_len = split_slice_len(N, tail_slices, vec);
+	} else {
+		l.slices = balanced_slices;
+		l.rows = G / balanced_slices; /* a slot more idles, or takes rows */
+		l.slice_len = split_slice_len(N, balanced_slices, vec);
+		l.tail_slices = l.slices;
+		l.tail_slice_len = l.slice_len;
+	}
 	return l;
+}
+
+/* ---- which rows a CTA takes (the kernel's loop) ------------------------------ */
+
+/* CTA b's rows in the main groups: slot, slot + R, ... below main_rows. */
+SPLIT_LAYOUT_FN unsigned split_main_tasks(const split_layout *l, unsigned b)
+{
+	const unsigned slot = b / l->slices;
+	if (slot >= l->rows || slot >= l->main_rows)
+		return 0;
+	return (unsigned)((l->main_rows - slot + l->rows - 1) / l->rows);
+}
+
+/* CTA b's tasks: its main rows, then its row of the tail group if it has one. */
+SPLIT_LAYOUT_FN unsigned split_tasks(const split_layout *l, unsigned b)
+{
+	return split_main_tasks(l, b) + (b / l->tail_slices < l->tail_rows);
+}
+
+/* Task i (< split_tasks) of CTA b, which has n_main main tasks: its row,
+ * and which of the row's *slices slices it holds (*part). */
+SPLIT_LAYOUT_FN long long split_task_row(const split_layout *l, unsigned b, unsigned i,
+					 unsigned n_main, unsigned *part, unsigned *slices)
+{
+	const int tail = i >= n_main;
+	*slices = tail ? l->tail_slices : l->slices;
+	*part = b % *slices;
+	const unsigned slot = b / *slices;
+	return tail ? l->main_rows + slot : slot + (long long)i * l->rows;
 }

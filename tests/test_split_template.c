@@ -51,9 +51,10 @@ Test(split_template, manifest_declares_a_cooperative_launch_for_any_n)
 	for (int dt = 0; dt < AT_DTYPE_COUNT; dt++)
 		cr_assert(split->dtype_mask & (1u << dt), "dtype %s not served",
 			  at_dtype_name((at_dtype)dt));
-	static const char *const names[] = { "threads", "vec", "ctas_per_sm", "fit", "stages" };
-	cr_assert_eq(split->nparams, 5, "softmax_split's params changed: update this test");
-	for (size_t i = 0; i < 5; i++)
+	static const char *const names[] = { "threads", "vec",	  "ctas_per_sm",
+					     "fit",	"stages", "reduce_lag" };
+	cr_assert_eq(split->nparams, 6, "softmax_split's params changed: update this test");
+	for (size_t i = 0; i < 6; i++)
 		cr_assert_str_eq(split->params[i].name, names[i]);
 	cr_assert_str_eq(split->launch.cooperative, "1");
 	cr_assert_str_eq(split->launch.persistent, "0");
@@ -237,6 +238,45 @@ Test(split_template, the_grid_is_every_resident_cta_whatever_m_is)
 
 /* ---- the layout (the kernel's own code, compiled here as C) ------------------ */
 
+/* Checks a cut of N into S slices of len elements. */
+static void check_cut(long long N, unsigned S, long long len, int vec, const char *what)
+{
+	cr_assert_eq(len % vec, 0, "%s: %lld elements a slice", what, len);
+	cr_assert_geq(len * S, N, "%s: the slices do not cover the row", what);
+	cr_assert_lt((len - vec) * S, N, "%s: a slice could be a chunk shorter", what);
+}
+
+/* Every (row, slice) of the M rows is some CTA's task exactly once, each
+ * CTA's tasks in row order (a slot's rows go in groups: slot, slot + R,
+ * ..., then the tail). */
+static void check_tasks(const split_layout *l, long long M, unsigned G)
+{
+	unsigned char *seen = calloc((size_t)M * G, 1);
+	cr_assert_not_null(seen);
+	for (unsigned b = 0; b < G; b++) {
+		const unsigned n_main = split_main_tasks(l, b), n = split_tasks(l, b);
+		long long prev = -1;
+		for (unsigned i = 0; i < n; i++) {
+			unsigned part, S;
+			long long row = split_task_row(l, b, i, n_main, &part, &S);
+			cr_assert(row >= 0 && row < M, "CTA %u task %u: row %lld of %lld", b, i, row, M);
+			cr_assert_gt(row, prev, "CTA %u: rows out of order", b);
+			cr_assert_lt(part, S);
+			cr_assert_eq(S, i < n_main ? l->slices : l->tail_slices);
+			cr_assert_eq(seen[row * G + part], 0, "row %lld slice %u twice", row, part);
+			seen[row * G + part] = 1;
+			prev = row;
+		}
+	}
+	for (long long row = 0; row < M; row++) {
+		const unsigned S = row < l->main_rows ? l->slices : l->tail_slices;
+		for (unsigned p = 0; p < G; p++)
+			cr_assert_eq(seen[row * G + p], p < S, "row %lld slice %u of %u: %s", row, p,
+				     S, p < S ? "nobody's" : "beyond the row's slices");
+	}
+	free(seen);
+}
+
 /* Checks one layout's invariants and returns it. */
 static split_layout check_layout(long long M, long long N, unsigned G, long long cap, int fit,
 				 int vec)
@@ -248,9 +288,22 @@ static split_layout check_layout(long long M, long long N, unsigned G, long long
 		      M, N, G, l.rows, l.slices);
 	/* no slot could take another slice: the leftover is less than a row's */
 	cr_assert_lt(G - l.rows * l.slices, l.slices);
-	cr_assert_eq(l.slice_len % vec, 0);
-	cr_assert_geq(l.slice_len * l.slices, N, "the slices do not cover the row");
-	cr_assert_lt((l.slice_len - vec) * l.slices, N, "a slice could be a chunk shorter");
+	check_cut(N, l.slices, l.slice_len, vec, "main");
+	/* the tail: fewer rows than a group, on more (shorter) slices */
+	cr_assert_eq(l.main_rows + l.tail_rows, M);
+	if (l.tail_rows) {
+		cr_assert_eq(l.main_rows % l.rows, 0, "the main rows are whole groups");
+		cr_assert_lt(l.tail_rows, l.rows);
+		cr_assert_geq(l.tail_slices, l.slices);
+		cr_assert_leq((long long)l.tail_rows * l.tail_slices, G);
+		cr_assert_eq(l.tail_slices, G / l.tail_rows, "the tail's rows take every CTA");
+		check_cut(N, l.tail_slices, l.tail_slice_len, vec, "tail");
+	} else {
+		cr_assert_eq(l.tail_slices, l.slices);
+		cr_assert_eq(l.tail_slice_len, l.slice_len);
+	}
+	if (M * (long long)G <= 4096 * 264)
+		check_tasks(&l, M, G);
 	return l;
 }
 
@@ -290,7 +343,7 @@ Test(split_template, fit_0_spreads_few_rows_over_every_cta)
 	cr_assert_eq(l.slice_len, 4);
 }
 
-Test(split_template, fit_1_makes_slices_fit_with_balanced_groups)
+Test(split_template, fit_1_makes_slices_fit_with_balanced_groups_or_a_tail)
 {
 	const long long cap = 7200; /* 16-byte chunks in 113 KB: two CTAs per SM */
 	static const struct {
@@ -302,15 +355,40 @@ Test(split_template, fit_1_makes_slices_fit_with_balanced_groups)
 		long long M = cases[c].M, N = cases[c].N;
 		split_layout l = check_layout(M, N, 264, cap, 1, cases[c].vec);
 		cr_assert_leq(l.slice_len / cases[c].vec, cap, "%lld x %lld: a slice overflows", M, N);
+		cr_assert_leq(l.tail_slice_len / cases[c].vec, cap, "%lld x %lld: overflows", M, N);
 		/* balanced: the groups' sizes differ by less than the slots */
 		long long groups = (M + l.rows - 1) / l.rows;
-		cr_assert_lt(groups * l.rows - M, groups, "%lld x %lld: %u rows per group", M, N,
-			     l.rows);
+		if (!l.tail_rows)
+			cr_assert_lt(groups * l.rows - M, groups, "%lld x %lld: %u rows per group",
+				     M, N, l.rows);
 	}
-	/* 8 x 1M f32 needs 37 slices of 113 KB: 2 groups of 4 rows, 66 slices */
+	/* 8 x 1M f32 needs 37 slices of 113 KB: 2 groups of 4 rows, 66 slices
+	 * (a tail would take 7 rows on 37 and 1 on 264: longer) */
 	split_layout l = check_layout(8, 1048576, 264, cap, 1, 4);
 	cr_assert_eq(l.rows, 4);
 	cr_assert_eq(l.slices, 66);
+	cr_assert_eq(l.tail_rows, 0);
+	/* 64 x 1M f32: groups of 7 rows on 37 slices; balanced, 10 groups, the
+	 * last with 1 row; with a tail, 9 groups and that row on all 264 CTAs */
+	l = check_layout(64, 1048576, 264, cap, 1, 4);
+	cr_assert_eq(l.rows, 7);
+	cr_assert_eq(l.slices, 37);
+	cr_assert_eq(l.main_rows, 63);
+	cr_assert_eq(l.tail_rows, 1);
+	cr_assert_eq(l.tail_slices, 264);
+	cr_assert_eq(l.tail_slice_len, 3972);
+	/* 32 x 1M: 4 groups of 7, then 4 rows on 66 slices each */
+	l = check_layout(32, 1048576, 264, cap, 1, 4);
+	cr_assert_eq(l.main_rows, 28);
+	cr_assert_eq(l.tail_rows, 4);
+	cr_assert_eq(l.tail_slices, 66);
+	/* 64 x 1M on 132 one-per-SM CTAs (14496 chunks): 10 groups of 6 on 22
+	 * slices, 4 rows on 33 (balanced: 11 groups of 6) */
+	l = check_layout(64, 1048576, 132, 14496, 1, 4);
+	cr_assert_eq(l.rows, 6);
+	cr_assert_eq(l.slices, 22);
+	cr_assert_eq(l.tail_rows, 4);
+	cr_assert_eq(l.tail_slices, 33);
 	/* rows too long for the whole grid: every CTA on one row, overflowing */
 	l = check_layout(2, 1LL << 32, 264, cap, 1, 4);
 	cr_assert_eq(l.slices, 264);
@@ -341,6 +419,24 @@ static int has_float_atomic(const char *ptx)
 		p = p ? p + 1 : NULL;
 	}
 	return 0;
+}
+
+/* The lag overlaps the next row's reduction with this row's write, which
+ * only the one-buffer path does; and the default space offers it where a CTA
+ * holds rows in turn. */
+Test(split_template, reduce_lag_only_with_one_buffer)
+{
+	variant *vs;
+	size_t n = enumerate_at(90, AT_F32, 64, 1048576, &vs);
+	int lagged = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (tf_value(&vs[i], "reduce_lag") == 0)
+			continue;
+		lagged++;
+		cr_assert_eq(tf_value(&vs[i], "stages"), 1, "a lag with two buffers");
+	}
+	cr_assert_gt(lagged, 0, "no lagged variant at 64 x 1M");
+	free(vs);
 }
 
 Test(split_template, the_float_atomic_detector_sees_them)
@@ -376,6 +472,14 @@ static void compile_all(at_dtype dt, long long M, long long N)
 			"ex2.approx.ftz.f32",
 		};
 		tf_expect_in_ptx(&vs[i], &k, wanted, sizeof wanted / sizeof *wanted);
+		/* a lag waits with that many copy groups still in flight */
+		long long lag = tf_value(&vs[i], "reduce_lag");
+		if (lag > 0) {
+			char wait[64];
+			snprintf(wait, sizeof wait, "cp.async.wait_group %lld;", lag);
+			cr_assert_not_null(strstr(k.ptx, wait), "%s %s: no %s", at_dtype_name(dt),
+					   params, wait);
+		}
 		cr_assert(!has_float_atomic(k.ptx), "%s %s: a float atomic", at_dtype_name(dt), params);
 		compiled_kernel_free(&k);
 		free(src);
