@@ -222,7 +222,8 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 			// at the barrier and is written
 			slice_stage(buf0 + (k ^ 1) * cap * VEC, next);
 		}
-		slice_reduce(buf, sl, m, s, STAGES == 2, from);
+		// with STAGES 2, next's copies were committed after sl's
+		slice_reduce(buf, sl, m, s, STAGES == 2 && more, from);
 		float m2 = m * LOG2E_F; // -inf stays -inf
 		cta_merge(m2, s, m_slot[k], s_slot[k]);
 		split_combine(m2, s, L, i, n_main);
