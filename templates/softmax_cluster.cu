@@ -1,9 +1,9 @@
 // Template softmax_cluster: each row is cut over a thread-block cluster of
 // CLUSTER CTAs (sm_90+). Each CTA stages its slice of the row in shared
-// memory (softmax_slice.cuh), reduces it to a partial (max, sum) and leaves
-// that in its own shared memory; after a cluster barrier every CTA reads
-// the cluster's partials through distributed shared memory in rank order
-// (the same bits in every CTA: deterministic), then writes its slice. A row
+// memory (softmax_slice.cuh), reduces it to a partial (max, sum) and pushes
+// that into every CTA's shared memory (softmax_cluster_sync.cuh); each CTA
+// merges the cluster's partials in rank order (the same bits in every CTA:
+// deterministic), then writes its slice. A row
 // is read from HBM once and written once as long as its slices fit: up to
 // CLUSTER x 227 KB on an H100 (~0.9M f32 elements with 16 CTAs); beyond
 // that each CTA re-reads its overflow.
@@ -19,12 +19,6 @@
 // (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED; launch_grid does).
 // Clusters are not persistent: a finished cluster's multiprocessors take
 // the next row's, which overlaps rows without a second row buffer.
-//
-// Barriers: the first (arrive + wait) makes every CTA's partial visible to
-// the cluster; a CTA then arrives at the second as soon as it has read the
-// partials and waits on it only before exiting, so that no CTA leaves (its
-// shared memory gone) while another still reads it, and the wait overlaps
-// the writes.
 //
 // Parameters (macros set by the generator):
 //   CLUSTER   CTAs per row, the cluster size (2, 4, 8 or 16)
@@ -47,7 +41,8 @@ extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THR
 softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long ldy, long long ldx)
 {
 	__shared__ float m_slot[WARPS], s_slot[WARPS];
-	__shared__ partial_t cta_partial;
+	__shared__ cluster_inbox inbox;
+	inbox_init(&inbox);
 	const unsigned rank = cluster_rank();
 	const long long row = blockIdx.x / CLUSTER;
 	const long long len = ((N + CLUSTER - 1) / CLUSTER + VEC - 1) / VEC * VEC;
@@ -61,14 +56,7 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	slice_reduce(buf, sl, m, s, 0, threadIdx.x);
 	float m2 = m * LOG2E_F; // -inf stays -inf
 	cta_merge(m2, s, m_slot, s_slot);
-	if (threadIdx.x == 0) {
-		cta_partial.m = m2;
-		cta_partial.s = s;
-	}
-	cluster_arrive();
-	cluster_wait();
-	cluster_total(&cta_partial, m2, s);
-	cluster_arrive(); // done reading the others' partials
+	inbox_send(&inbox, rank, m2, s);
+	inbox_total(&inbox, m2, s);
 	slice_write(buf, sl, m2, 1.0f / s);
-	cluster_wait();
 }

@@ -3,8 +3,8 @@
 // way of reading a row, stretched over a cluster. Every thread issues all
 // its 16-byte loads at once; the CTA reduces the row's max and sum over
 // its slice (MAX_FIRST: the max, then the sum; else (max, sum) pairs
-// merged), and the cluster's CTAs combine their partials through
-// distributed shared memory in rank order (softmax_cluster_sync.cuh:
+// merged), and the cluster's CTAs push their partials into each other's
+// shared memory and merge them in rank order (softmax_cluster_sync.cuh:
 // deterministic). Each thread then scales the exponentials it kept (or,
 // PACKED, computes them again from the packed values) and writes them: the
 // row read once and written once.
@@ -21,12 +21,12 @@
 // past the last whole window holds -inf and writes nothing. The partial
 // head and tail windows belong to thread 0 of rank 0, which merges them
 // into its CTA's partial and reads them again to write them, rather than
-// holding them across the barrier. So CLUSTER * THREADS * ELEMS_PER_THREAD
-// >= N elements always fit, whatever the row's alignment. y is written by
-// the same windows when it is as far from a 16-byte boundary as x (the
-// usual case), else element by element. In place (y == x) works: a CTA
-// reads all of its slice before the cluster barrier, and writes only its
-// own windows after it.
+// holding them across the exchange of partials. So CLUSTER * THREADS *
+// ELEMS_PER_THREAD >= N elements always fit, whatever the row's alignment.
+// y is written by the same windows when it is as far from a 16-byte
+// boundary as x (the usual case), else element by element. In place
+// (y == x) works: a CTA reads all of its slice before it sends its partial,
+// and writes only its own windows.
 //
 // NaN and infinities propagate as in softmax_online_merge.cuh; a row of
 // -inf gives NaN (exp2(-inf - -inf)), as PyTorch does.
@@ -145,7 +145,7 @@ __device__ __forceinline__ float exponentiate(const vec_t *raw, float (*v)[VEC],
 // The lanes [lo, hi) of edge window c (the head or the tail) merged into
 // (m2, s) as (max in log2 units, sum relative to it). Only its holder
 // calls this; the window is read again to be written (edge_write), so it
-// costs no registers across the cluster barrier.
+// costs no registers across the exchange of partials.
 __device__ __forceinline__ void edge_merge(float &m2, float &s, const elem_t *xa, long long c,
 					   int lo, int hi)
 {
@@ -199,8 +199,8 @@ __device__ __forceinline__ void edge_write(elem_t *yrow, const elem_t *xa, int k
 
 #if PACKED
 // Half precision held as loaded (two elements a register) across the
-// cluster barrier, as in softmax_block's packed=1: the sum's exps are not
-// kept, and the write computes exp2(x log2(e) - (max + log2(sum))) again.
+// exchange of partials, as in softmax_block's packed=1: the sum's exps are
+// not kept, and the write computes exp2(x log2(e) - (max + log2(sum))) again.
 // The cluster's bookkeeping takes 6 registers more than softmax_block's
 // (with 4: bf16 512 x 24 spilled 8 bytes at 32 registers, 5 x 128 x 64 82
 // bytes at 56).
@@ -213,7 +213,8 @@ extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) LAUNCH_BOUNDS
 softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long ldy, long long ldx)
 {
 	__shared__ float max_slot[32], sum_slot[32];
-	__shared__ partial_t cta_partial;
+	__shared__ cluster_inbox inbox;
+	inbox_init(&inbox);
 	const unsigned rank = cluster_rank();
 	const long long row = blockIdx.x / CLUSTER; // < M: the grid is M clusters
 	const elem_t *const xrow = x + row * ldx;
@@ -244,18 +245,12 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	// row merged in by thread 0 of rank 0; then the cluster's
 	const long long tail = tail_window(N, kx);
 	const bool holds_edges = rank == 0 && threadIdx.x == 0;
-	if (threadIdx.x == 0) {
-		if (holds_edges && kx > 0)
-			edge_merge(cm, cs, xrow - kx, 0, kx, peel_hi(0, N, kx, VEC));
-		if (holds_edges && tail >= 0)
-			edge_merge(cm, cs, xrow - kx, tail, 0, (int)((N + kx) % VEC));
-		cta_partial.m = cm;
-		cta_partial.s = cs;
-	}
-	cluster_arrive();
-	cluster_wait();
-	cluster_total(&cta_partial, cm, cs);
-	cluster_arrive(); // done reading the others' partials
+	if (holds_edges && kx > 0)
+		edge_merge(cm, cs, xrow - kx, 0, kx, peel_hi(0, N, kx, VEC));
+	if (holds_edges && tail >= 0)
+		edge_merge(cm, cs, xrow - kx, tail, 0, (int)((N + kx) % VEC));
+	inbox_send(&inbox, rank, cm, cs);
+	inbox_total(&inbox, cm, cs);
 
 	const float inv = 1.0f / cs;
 	const long long end = whole_end(N, kx);
@@ -291,5 +286,4 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 		edge_write(yrow, xrow - kx, kx, ky, 0, kx, peel_hi(0, N, kx, VEC), cm, inv);
 	if (holds_edges && tail >= 0)
 		edge_write(yrow, xrow - kx, kx, ky, tail, 0, (int)((N + kx) % VEC), cm, inv);
-	cluster_wait(); // no CTA leaves while another may still read its partial
 }

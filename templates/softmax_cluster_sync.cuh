@@ -1,14 +1,24 @@
 // Thread-block cluster pieces (sm_90+) shared by softmax_cluster and
-// softmax_cluster_regs: the CTA's rank, the cluster barrier's two halves,
-// and the row's total from the partials the cluster's CTAs leave in their
-// shared memory, read through distributed shared memory in rank order (the
-// same bits in every CTA: deterministic).
+// softmax_cluster_regs: the CTA's rank, and the row's total from the CTAs'
+// partials, exchanged by push: each CTA sends its partial into slot `rank`
+// of every CTA's inbox with st.async, which counts its bytes on the
+// receiver's mbarrier; a CTA waits on its own mbarrier only and merges its
+// inbox in rank order (the same bits in every CTA: deterministic).
+// Against a cluster barrier, reads of each other's partials through
+// distributed shared memory and a second barrier before exit (so that none
+// leaves while read), the push is one way, not a round trip, and nothing of
+// a CTA is read by another: 15% less time at bf16 4096 x 50K-262K (H100).
 //
 // Needs CLUSTER and the merge helpers of softmax_online_merge.cuh.
 #pragma once
 
-// Lane r of a warp reads rank r's partial: at most 32; a cluster holds 16 at most.
+// Lane r of a warp reads slot r: at most 32; a cluster holds 16 at most.
 static_assert(CLUSTER >= 1 && CLUSTER <= 16, "a cluster holds 1 to 16 CTAs");
+
+struct cluster_inbox {
+	partial_t slot[CLUSTER];
+	unsigned long long full; // mbarrier: one arrival, CLUSTER partials' bytes
+};
 
 __device__ __forceinline__ unsigned cluster_rank(void)
 {
@@ -17,37 +27,69 @@ __device__ __forceinline__ unsigned cluster_rank(void)
 	return r;
 }
 
-__device__ __forceinline__ void cluster_arrive(void)
+__device__ __forceinline__ unsigned smem_addr(const void *p)
 {
-	asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+	return (unsigned)__cvta_generic_to_shared(p);
 }
 
-__device__ __forceinline__ void cluster_wait(void)
+// The shared::cluster address of `local` (a shared::cta address) in the CTA
+// of rank `rank`.
+__device__ __forceinline__ unsigned cluster_addr(unsigned local, unsigned rank)
 {
+	unsigned remote;
+	asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(rank));
+	return remote;
+}
+
+// All threads, first thing: the inbox's mbarrier expects CLUSTER partials;
+// the cluster arrive (relaxed: the init is published by its fence) lets
+// inbox_send know, at its wait, that every CTA's inbox is ready.
+__device__ __forceinline__ void inbox_init(cluster_inbox *box)
+{
+	if (threadIdx.x == 0) {
+		const unsigned bar = smem_addr(&box->full);
+		asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar) : "memory");
+		asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+			     :: "r"(bar), "r"((unsigned)(CLUSTER * sizeof(partial_t))) : "memory");
+		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+	}
+	asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+
+// All threads: thread 0 sends (m, s) to slot `rank` of every CTA's inbox.
+__device__ __forceinline__ void inbox_send(cluster_inbox *box, unsigned rank, float m, float s)
+{
+	// every inbox initialised (long since, as a rule)
 	asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+	if (threadIdx.x != 0)
+		return;
+	const unsigned slot = smem_addr(&box->slot[rank]), bar = smem_addr(&box->full);
+#pragma unroll
+	for (unsigned r = 0; r < CLUSTER; r++)
+		asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32"
+			     " [%0], {%1, %2}, [%3];"
+			     :: "r"(cluster_addr(slot, r)), "f"(m), "f"(s), "r"(cluster_addr(bar, r))
+			     : "memory");
 }
 
-// The partial at `local` (a __shared__ variable) in the CTA of rank `rank`.
-__device__ __forceinline__ partial_t ld_cluster_partial(const partial_t *local, unsigned rank)
+// All threads: waits until the inbox is full, then merges its partials in
+// rank order into (m, s). A CTA may leave after this: every push to it has
+// landed, and nothing of it is read by the others.
+__device__ __forceinline__ void inbox_total(cluster_inbox *box, float &m, float &s)
 {
-	unsigned own, remote;
-	asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(own)
-	    : "l"(local));
-	asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(own), "r"(rank));
-	partial_t q;
-	asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(q.m), "=f"(q.s)
-		     : "r"(remote) : "memory");
-	return q;
-}
-
-// The row's total: lane r of every warp reads rank r's partial.
-__device__ __forceinline__ void cluster_total(const partial_t *local, float &m, float &s)
-{
+	const unsigned bar = smem_addr(&box->full);
+	unsigned full;
+	do {
+		asm volatile("{ .reg .pred p;\n\t"
+			     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n\t"
+			     "selp.u32 %0, 1, 0, p; }"
+			     : "=r"(full) : "r"(bar) : "memory");
+	} while (!full);
 	const unsigned lane = threadIdx.x % 32;
 	m = NEG_INF_F;
 	s = 0.0f;
 	if (lane < CLUSTER) {
-		const partial_t q = ld_cluster_partial(local, lane);
+		const partial_t q = box->slot[lane];
 		m = q.m;
 		s = q.s;
 	}

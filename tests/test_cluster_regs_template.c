@@ -179,9 +179,11 @@ static void compile_all(at_dtype dt, long long N)
 		const char *wanted[] = {
 			dims,
 			".explicitcluster",
-			"mapa.shared::cluster.u32", /* the other CTAs' partials */
-			"ld.shared::cluster.v2.f32",
-			"barrier.cluster.arrive.release.aligned",
+			"mapa.shared::cluster.u32", /* partials pushed to every CTA */
+			"st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32",
+			"mbarrier.try_wait.parity.shared::cta.b64", /* and awaited */
+			"fence.mbarrier_init.release.cluster",
+			"barrier.cluster.arrive.relaxed.aligned",
 			"barrier.cluster.wait.acquire.aligned",
 			"ld.global",                /* straight into registers */
 			tf_value(&vs[i], "cache_hint") ? "st.global.cs.v4.u32" : "st.global.v4.b32",

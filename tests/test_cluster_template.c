@@ -182,9 +182,11 @@ static void compile_all(at_dtype dt, long long N)
 		const char *wanted[] = {
 			dims,
 			".explicitcluster",
-			"mapa.shared::cluster.u32",            /* the other CTAs' partials */
-			"ld.shared::cluster.v2.f32",
-			"barrier.cluster.arrive.release.aligned",
+			"mapa.shared::cluster.u32", /* partials pushed to every CTA */
+			"st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32",
+			"mbarrier.try_wait.parity.shared::cta.b64", /* and awaited */
+			"fence.mbarrier_init.release.cluster",
+			"barrier.cluster.arrive.relaxed.aligned",
 			"barrier.cluster.wait.acquire.aligned",
 			"cp.async.cg.shared.global", /* the slice comes in by cp.async */
 			"st.global.v4.b32",          /* and goes out by 16-byte stores */

@@ -77,7 +77,7 @@ Test(split_template, few_long_rows_get_variants_with_a_share_of_shared_memory)
 		variant *vs;
 		size_t n = enumerate_at(90, dts[d], 8, 1048576, &vs);
 		cr_assert_gt(n, 0, "no variant at %s 8 x 1048576", at_dtype_name(dts[d]));
-		int per_sm_seen[3] = { 0 };
+		int per_sm_seen[5] = { 0 };
 		for (size_t i = 0; i < n; i++) {
 			launch_geometry g = geometry(&vs[i], 8, 1048576);
 			long long per_sm = tf_value(&vs[i], "ctas_per_sm");
@@ -97,8 +97,9 @@ Test(split_template, few_long_rows_get_variants_with_a_share_of_shared_memory)
 			cr_assert_gt(used, H100_SMEM + 1024 - 16 * per_sm);
 			cr_assert_eq(g.dyn_smem % 16, 0);
 		}
-		cr_assert_gt(per_sm_seen[1], 0);
-		cr_assert_gt(per_sm_seen[2], 0);
+		for (int per_sm = 1; per_sm <= 4; per_sm++)
+			cr_assert_gt(per_sm_seen[per_sm], 0, "no variant with %d CTAs a multiprocessor",
+				     per_sm);
 		free(vs);
 	}
 }
@@ -108,7 +109,7 @@ Test(split_template, none_where_one_cta_per_row_serves_or_for_short_rows)
 	variant *vs;
 	/* as many rows as CTAs, each fitting in one CTA's shared memory */
 	cr_assert_eq(enumerate_at(90, AT_F32, 4096, 50257, &vs), 0);
-	cr_assert_eq(enumerate_at(90, AT_F32, 264, 32768, &vs), 0);
+	cr_assert_eq(enumerate_at(90, AT_F32, 528, 32768, &vs), 0); /* 4 a multiprocessor */
 	/* rows short enough for registers */
 	cr_assert_eq(enumerate_at(90, AT_F32, 8, 8192, &vs), 0);
 	/* rows beyond one CTA's shared memory: served at any M */
@@ -158,7 +159,7 @@ Test(split_template, fit_only_where_the_spread_slices_overflow)
 		variant *vs;
 		size_t n = enumerate_at(90, cases[c].dt, cases[c].M, cases[c].N, &vs);
 		cr_assert_gt(n, 0);
-		for (long long per_sm = 1; per_sm <= 2; per_sm++) {
+		for (long long per_sm = 1; per_sm <= 4; per_sm++) {
 			int fit0 = 0, fit1 = 0;
 			for (size_t i = 0; i < n; i++) {
 				if (tf_value(&vs[i], "ctas_per_sm") != per_sm ||
