@@ -4,7 +4,7 @@
  * for the row whatever its alignment; packed holds only in half precision;
  * the launch geometry (a cluster per row, no shared memory, max_n what the
  * cluster's registers hold); and NVRTC compiles for sm_90 of every variant
- * at long rows: cluster barriers, distributed shared memory, 16-byte loads
+ * at long rows: partials pushed by st.async and awaited on an mbarrier, 16-byte loads
  * and stores, no spills, and a packed slice in half the registers. */
 #include <criterion/criterion.h>
 

@@ -5,7 +5,7 @@
  * cooperative, the slice's shared memory, max_n what the cluster's stored
  * shared memory holds) and its grid; and NVRTC compiles for sm_90 of every
  * distinct variant at a long row, each with its compile-time cluster size,
- * distributed shared memory and cluster barriers, no spills. */
+ * partials pushed by st.async and awaited on an mbarrier, no spills. */
 #include <criterion/criterion.h>
 
 #include <stdio.h>
