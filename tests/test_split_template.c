@@ -363,33 +363,39 @@ Test(split_template, fit_1_makes_slices_fit_with_balanced_groups_or_a_tail)
 			cr_assert_lt(groups * l.rows - M, groups, "%lld x %lld: %u rows per group",
 				     M, N, l.rows);
 	}
-	/* 8 x 1M f32 needs 37 slices of 113 KB: 2 groups of 4 rows, 66 slices
-	 * (a tail would take 7 rows on 37 and 1 on 264: longer) */
-	split_layout l = check_layout(8, 1048576, 264, cap, 1, 4);
-	cr_assert_eq(l.rows, 4);
-	cr_assert_eq(l.slices, 66);
-	cr_assert_eq(l.tail_rows, 0);
-	/* 64 x 1M f32: groups of 7 rows on 37 slices; balanced, 10 groups, the
-	 * last with 1 row; with a tail, 9 groups and that row on all 264 CTAs */
-	l = check_layout(64, 1048576, 264, cap, 1, 4);
-	cr_assert_eq(l.rows, 7);
-	cr_assert_eq(l.slices, 37);
-	cr_assert_eq(l.main_rows, 63);
-	cr_assert_eq(l.tail_rows, 1);
-	cr_assert_eq(l.tail_slices, 264);
-	cr_assert_eq(l.tail_slice_len, 3972);
-	/* 32 x 1M: 4 groups of 7, then 4 rows on 66 slices each */
-	l = check_layout(32, 1048576, 264, cap, 1, 4);
-	cr_assert_eq(l.main_rows, 28);
-	cr_assert_eq(l.tail_rows, 4);
-	cr_assert_eq(l.tail_slices, 66);
-	/* 64 x 1M on 132 one-per-SM CTAs (14496 chunks): 10 groups of 6 on 22
-	 * slices, 4 rows on 33 (balanced: 11 groups of 6) */
-	l = check_layout(64, 1048576, 132, 14496, 1, 4);
-	cr_assert_eq(l.rows, 6);
-	cr_assert_eq(l.slices, 22);
-	cr_assert_eq(l.tail_rows, 4);
-	cr_assert_eq(l.tail_slices, 33);
+	/* pinned cuts (fit 1, f32), -1 where a case does not pin the field:
+	 * 8 x 1M needs 37 slices of 113 KB: 2 groups of 4 rows on 66 slices (a
+	 * tail would take 7 rows on 37 and 1 on 264: longer); 64 x 1M: groups
+	 * of 7 rows on 37 slices, then 1 row on all 264 CTAs (balanced: 10
+	 * groups, the last with 1 row); 32 x 1M: 4 groups of 7, then 4 rows on
+	 * 66; 64 x 1M on 132 one-per-SM CTAs (14496 chunks): 10 groups of 6 on
+	 * 22 slices, then 4 rows on 33 (balanced: 11 groups of 6) */
+	const struct {
+		long long M, N;
+		unsigned G;
+		long long cap;
+		long long rows, slices, main_rows, tail_rows, tail_slices, tail_slice_len;
+	} cuts[] = {
+		{ 8, 1048576, 264, cap, 4, 66, -1, 0, -1, -1 },
+		{ 64, 1048576, 264, cap, 7, 37, 63, 1, 264, 3972 },
+		{ 32, 1048576, 264, cap, -1, -1, 28, 4, 66, -1 },
+		{ 64, 1048576, 132, 14496, 6, 22, -1, 4, 33, -1 },
+	};
+	for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
+		split_layout l = check_layout(cuts[c].M, cuts[c].N, cuts[c].G, cuts[c].cap, 1, 4);
+		const long long got[] = { l.rows,      l.slices,      l.main_rows,
+					  l.tail_rows, l.tail_slices, l.tail_slice_len };
+		const long long want[] = { cuts[c].rows,      cuts[c].slices,
+					   cuts[c].main_rows, cuts[c].tail_rows,
+					   cuts[c].tail_slices, cuts[c].tail_slice_len };
+		static const char *const field[] = { "rows",	  "slices",	 "main_rows",
+						     "tail_rows", "tail_slices", "tail_slice_len" };
+		for (size_t f = 0; f < sizeof got / sizeof *got; f++)
+			if (want[f] >= 0)
+				cr_assert_eq(got[f], want[f], "%lld x %lld on %u CTAs: %s %lld, want %lld",
+					     cuts[c].M, cuts[c].N, cuts[c].G, field[f], got[f], want[f]);
+	}
+	split_layout l;
 	/* rows too long for the whole grid: every CTA on one row, overflowing */
 	l = check_layout(2, 1LL << 32, 264, cap, 1, 4);
 	cr_assert_eq(l.slices, 264);
