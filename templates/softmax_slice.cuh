@@ -83,8 +83,8 @@ __device__ __forceinline__ void cp_async_commit(void)
 #endif
 }
 
-// Waits until at most `pending` (0 or 1) of this thread's
-// committed copy groups are still in flight.
+// Waits until at most `pending` (0 or 1) of this thread's committed copy
+// groups are still in flight.
 __device__ __forceinline__ void cp_async_wait(int pending)
 {
 #if __CUDA_ARCH__ >= 800

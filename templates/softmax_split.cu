@@ -21,10 +21,11 @@
 // Scratch: the partials, double-buffered by group parity (a CTA writes the
 // buffer of group g + 2 only after the barrier of group g + 1, by which time
 // every CTA of its row has read group g's), and one barrier (arrival count,
-// generation) per row slot; the tail group has a set of its own. Being module-global, it is shared by every
-// launch of the module: two launches of one module must not run at the
-// same time (e.g. on two streams). The barrier leaves its count at 0, so a
-// launch that ended normally leaves the scratch ready for the next.
+// generation) per row slot; the tail group has a set of its own. Being
+// module-global, it is shared by every launch of the module: two launches
+// of one module must not run at the same time (e.g. on two streams). The
+// barrier leaves its count at 0, so a launch that ended normally leaves the
+// scratch ready for the next.
 //
 // Parameters (macros set by the generator):
 //   THREADS      threads per CTA
@@ -39,7 +40,8 @@
 //                written (each buffer half the shared memory)
 //   REDUCE_LAG   with STAGES 1: the next row's windows each thread has in
 //                flight before it reduces the oldest, during this row's
-//                write (softmax_slice.cuh); 0: the next row reduced after
+//                write (softmax_slice.cuh); 0: the next row is reduced
+//                once this one is written
 //
 // Dynamic shared memory: whatever the launch gives (%dynamic_smem_size),
 // cut into STAGES buffers; any N works with any amount, overflow being
