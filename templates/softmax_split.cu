@@ -3,12 +3,13 @@
 // cuLaunchCooperativeKernel, the grid sized from occupancy) cuts each row
 // into S slices, one per CTA, and takes R rows at a time (R * S <= grid;
 // the CTAs left over idle). Each CTA stages its slice on chip
-// (softmax_slice.cuh), reduces it to a partial (max, sum) and writes that to
-// a module-global scratch array; the S CTAs of a row then meet at a barrier
-// of their own, each combines the row's S partials in slice order (the same
-// bits in every CTA: deterministic) and writes its slice. Rows do not wait
-// for each other: the barrier is per row, not grid-wide, so one row's
-// loads overlap another's barrier.
+// (softmax_slice.cuh), reduces it to a partial (max, sum), writes that to
+// a module-global scratch array and counts itself in at its row's arrival
+// count; each of the S CTAs of a row waits until the count says that the
+// row's S partials are in, combines them in slice order (the same bits in
+// every CTA: deterministic) and writes its slice. Rows do not wait for
+// each other: the wait is per row, not grid-wide, so one row's loads
+// overlap another's wait.
 // Regime: M below the number of CTAs (M = 8 rows would keep 8 SMs busy one
 // CTA per row), or rows too long for one CTA's shared memory.
 //
@@ -18,14 +19,15 @@
 // slices to fit in shared memory and takes fewer rows at a time. Rows past
 // whole groups may go last in a tail group, cut into more slices.
 //
-// Scratch: the partials, double-buffered by group parity (a CTA writes the
-// buffer of group g + 2 only after the barrier of group g + 1, by which time
-// every CTA of its row has read group g's), and one barrier (arrival count,
-// generation) per row slot; the tail group has a set of its own. Being
-// module-global, it is shared by every launch of the module: two launches
-// of one module must not run at the same time (e.g. on two streams). The
-// barrier leaves its count at 0, so a launch that ended normally leaves the
-// scratch ready for the next.
+// Scratch: the partials and the arrival counts, double-buffered by task
+// parity: a CTA writes task i + 2's partial only after task i + 1's count
+// is complete, which each CTA of its row added to after it had read task
+// i's partials. The tail group has a buffer of its own. Counts only grow
+// during a launch (a slot's target is S x its uses so far) and the last CTA
+// to leave zeroes them, so a launch that ended normally leaves the scratch
+// ready for the next. Being module-global, the scratch is shared by every
+// launch of the module: two launches of one module must not run at the same
+// time (e.g. on two streams).
 //
 // Parameters (macros set by the generator):
 //   THREADS      threads per CTA
@@ -36,8 +38,8 @@
 //   STAGES       1: one slice buffer; each window of the next row's slice
 //                is copied in as soon as this row's window it replaces is
 //                written; 2: two slice buffers, the next row's copied in
-//                while this row is reduced, waits at its barrier and is
-//                written (each buffer half the shared memory)
+//                while this row is reduced, waits for its partials and
+//                is written (each buffer half the shared memory)
 //   REDUCE_LAG   with STAGES 1: the next row's windows each thread has in
 //                flight before it reduces the oldest, during this row's
 //                write (softmax_slice.cuh); 0: the next row is reduced
@@ -58,22 +60,16 @@
 // GPU holds today at THREADS >= 256).
 #define MAX_CTAS 4096
 
-__device__ partial_t split_partials[2][MAX_CTAS];
-__device__ unsigned split_arrived[MAX_CTAS];
-__device__ unsigned split_generation[MAX_CTAS];
-// the tail group's (softmax_split_layout.cuh), each slot used once a launch
-__device__ partial_t split_tail_partials[MAX_CTAS];
-__device__ unsigned split_tail_arrived[MAX_CTAS];
-__device__ unsigned split_tail_generation[MAX_CTAS];
+// The partials, by buffer (split_task_exchange: two for the main groups by
+// task parity, one for the tail), and an arrival count per row slot and
+// buffer: a slot's count at its base reaches S x the buffer's uses so far
+// when the S partials of its current row are in. Counts only grow during a
+// launch; the last CTA to leave zeroes them for the next.
+__device__ partial_t split_partials[3][MAX_CTAS];
+__device__ unsigned split_arrived[3][MAX_CTAS];
+__device__ unsigned split_left; // this launch's CTAs that have left
 
 // ---- memory operations with explicit order (sm_70+) ---------------------------
-
-__device__ __forceinline__ unsigned ld_relaxed(const unsigned *p)
-{
-	unsigned v;
-	asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-	return v;
-}
 
 __device__ __forceinline__ unsigned ld_acquire(const unsigned *p)
 {
@@ -87,9 +83,10 @@ __device__ __forceinline__ void st_relaxed(unsigned *p, unsigned v)
 	asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
 }
 
-__device__ __forceinline__ void st_release(unsigned *p, unsigned v)
+// One way: no value comes back, so the arrival costs no round trip.
+__device__ __forceinline__ void red_add_release(unsigned *p, unsigned v)
 {
-	asm volatile("st.release.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
+	asm volatile("red.release.gpu.global.add.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
 }
 
 __device__ __forceinline__ unsigned atom_add_acq_rel(unsigned *p, unsigned v)
@@ -120,40 +117,6 @@ __device__ __forceinline__ void nap(void)
 	asm volatile("nanosleep.u32 32;");
 }
 
-// ---- the row barrier ----------------------------------------------------------------
-
-// The `parties` CTAs of a row slot wait here until all have arrived; what
-// any of them wrote before is visible to all after. Thread 0 reads the
-// generation before arriving (the release orders that read first), so the
-// last arrival's increment is always the one it waits for.
-__device__ __forceinline__ void row_barrier(unsigned *arrived, unsigned *gen, unsigned parties)
-{
-	__syncthreads();
-	if (threadIdx.x == 0) {
-		const unsigned g = ld_relaxed(gen);
-		if (atom_add_acq_rel(arrived, 1) == parties - 1) {
-			st_relaxed(arrived, 0); // before the release: seen by the next arrivals
-			st_release(gen, g + 1);
-		} else {
-			while (ld_acquire(gen) == g)
-				nap();
-		}
-	}
-	__syncthreads();
-}
-
-// The row's total from its S partials, merged in slice order by every warp.
-__device__ __forceinline__ void row_total(const partial_t *parts, unsigned S, float &m, float &s)
-{
-	m = NEG_INF_F;
-	s = 0.0f;
-	for (unsigned i = threadIdx.x % 32; i < S; i += 32) {
-		const partial_t q = ld_partial(parts + i);
-		merge(m, s, q.m, q.s);
-	}
-	warp_merge_fixed(m, s, 32);
-}
-
 // ---- the kernel -----------------------------------------------------------------------
 
 // The slice of this CTA's i-th task under L (softmax_split_layout.cuh);
@@ -170,28 +133,61 @@ __device__ __forceinline__ row_slice split_task_slice(elem_t *y, const elem_t *x
 	return make_slice(x + row * ldx, y + row * ldy, N, (long long)part * len, len, cap);
 }
 
-// The row's total from the partials of its CTAs, met at the row's barrier:
-// task i's scratch. The tail has scratch of its own: its slots are cut
-// differently, and a slot of the main groups may still be reading its
-// partials when another's CTAs reach the tail.
-__device__ __forceinline__ void split_combine(float &m2, float &s, const split_layout &L,
-					      unsigned i, unsigned n_main)
+// The row's total from the partials of its S CTAs, task i's scratch
+// (split_task_exchange). Thread 0 writes this CTA's partial, then counts
+// itself in with a one-way release add, and polls the count until the
+// row's S partials are in; then every warp merges them in slice order (the
+// same bits in every CTA: deterministic). After the last arrival the
+// critical path is the add's way to L2, a poll and the partials' loads (a
+// returning atomic, then a generation flag to release the waiters, took a
+// round trip more). The tail has scratch of its own: its slots are cut
+// differently, and a slot of the main groups may still be waited on when
+// another's CTAs reach the tail.
+__device__ __forceinline__ void split_exchange(float &m2, float &s, const split_layout &L,
+					       unsigned i, unsigned n_main)
 {
 	unsigned part, S;
 	split_task_row(&L, blockIdx.x, i, n_main, &part, &S);
 	if (S == 1)
 		return;
-	const bool tail = i >= n_main;
-	const unsigned slot = blockIdx.x / S;
-	partial_t *const parts = tail ? &split_tail_partials[slot * S]
-				      : &split_partials[i & 1][slot * S];
+	unsigned buffer, base;
+	const unsigned uses = split_task_exchange(&L, blockIdx.x, i, n_main, &buffer, &base);
+	const partial_t *const parts = &split_partials[buffer][base];
+	if (threadIdx.x == 0) {
+		st_partial(&split_partials[buffer][base + part], m2, s);
+		unsigned *const arrived = &split_arrived[buffer][base];
+		red_add_release(arrived, 1); // after the partial
+		while (ld_acquire(arrived) < uses * S)
+			nap();
+	}
+	__syncthreads();
+	m2 = NEG_INF_F;
+	s = 0.0f;
+	for (unsigned j = threadIdx.x % 32; j < S; j += 32) {
+		const partial_t q = ld_partial(parts + j);
+		merge(m2, s, q.m, q.s);
+	}
+	warp_merge_fixed(m2, s, 32);
+}
+
+// Every CTA counts itself out; the last zeroes the arrival counts (warp 0:
+// 3 x G words) for the next launch, which starts after this one ends.
+__device__ __forceinline__ void split_leave(unsigned G)
+{
+	if (threadIdx.x >= 32)
+		return;
+	unsigned last = 0;
 	if (threadIdx.x == 0)
-		st_partial(parts + part, m2, s);
-	if (tail)
-		row_barrier(&split_tail_arrived[slot], &split_tail_generation[slot], S);
-	else
-		row_barrier(&split_arrived[slot], &split_generation[slot], S);
-	row_total(parts, S, m2, s);
+		last = atom_add_acq_rel(&split_left, 1) == gridDim.x - 1;
+	if (!__shfl_sync(0xffffffffu, last, 0))
+		return;
+	for (unsigned j = threadIdx.x; j < G; j += 32) {
+		st_relaxed(&split_arrived[0][j], 0);
+		st_relaxed(&split_arrived[1][j], 0);
+		st_relaxed(&split_arrived[2][j], 0);
+	}
+	if (threadIdx.x == 0)
+		st_relaxed(&split_left, 0);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
@@ -204,8 +200,10 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	const split_layout L = split_plan_layout(M, N, G, cap, FIT, VEC);
 	const unsigned n_main = split_main_tasks(&L, blockIdx.x);
 	const unsigned tasks = split_tasks(&L, blockIdx.x);
-	if (tasks == 0)
-		return; // left over: no row waits for this CTA
+	if (tasks == 0) {
+		split_leave(G); // left over: no row waits for this CTA
+		return;
+	}
 	elem_t *const buf0 = reinterpret_cast<elem_t *>(slice_smem);
 	row_slice sl = split_task_slice(y, x, N, ldy, ldx, L, 0, n_main, cap);
 	slice_stage(buf0, sl);
@@ -221,14 +219,14 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 			next = split_task_slice(y, x, N, ldy, ldx, L, i + 1, n_main, cap);
 		if (STAGES == 2 && more) {
 			// the next slice comes in while this one is reduced, waits
-			// at the barrier and is written
+			// for its row's partials and is written
 			slice_stage(buf0 + (k ^ 1) * cap * VEC, next);
 		}
 		// with STAGES 2, next's copies were committed after sl's
 		slice_reduce(buf, sl, m, s, STAGES == 2 && more, from);
 		float m2 = m * LOG2E_F; // -inf stays -inf
 		cta_merge(m2, s, m_slot[k], s_slot[k]);
-		split_combine(m2, s, L, i, n_main);
+		split_exchange(m2, s, L, i, n_main);
 		const float inv = 1.0f / s;
 		m = NEG_INF_F;
 		s = 0.0f;
@@ -245,4 +243,5 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 				sl = next;
 		}
 	}
+	split_leave(G);
 }

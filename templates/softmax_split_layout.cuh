@@ -121,3 +121,25 @@ SPLIT_LAYOUT_FN long long split_task_row(const split_layout *l, unsigned b, unsi
 	const unsigned slot = b / *slices;
 	return tail ? l->main_rows + slot : slot + (long long)i * l->rows;
 }
+
+/* ---- where a task's partials meet (the kernel's exchange) -------------------- */
+
+/* The scratch buffers: the main groups' two, taken by task parity, and the
+ * tail's. */
+#define SPLIT_TAIL_BUFFER 2u
+
+/* Task i (< split_tasks) of CTA b, which has n_main main tasks: its row's S
+ * partials are slots *base .. *base + S - 1 of buffer *buffer (it writes
+ * slot *base + part), and the slot's arrival count at *base is complete at
+ * S x the returned number: this task's use of the buffer's slot in the
+ * launch, counting from 1 (the CTAs of a slot share their task numbers; the
+ * tail's buffer is used once). */
+SPLIT_LAYOUT_FN unsigned split_task_exchange(const split_layout *l, unsigned b, unsigned i,
+					     unsigned n_main, unsigned *buffer, unsigned *base)
+{
+	const int tail = i >= n_main;
+	const unsigned S = tail ? l->tail_slices : l->slices;
+	*base = b / S * S;
+	*buffer = tail ? SPLIT_TAIL_BUFFER : (i & 1u);
+	return tail ? 1u : i / 2 + 1;
+}

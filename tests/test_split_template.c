@@ -5,8 +5,8 @@
  * changes the layout); the launch geometry (cooperative, every resident CTA
  * whatever M is, a multiprocessor's share of shared memory); the layout's
  * invariants over many shapes and grids; and NVRTC compiles of every
- * distinct variant for sm_90 (no spills, the barrier's acquire/release
- * operations, cp.async, 16-byte stores, no float atomics) and one for
+ * distinct variant for sm_90 (no spills, the arrival count's release and
+ * acquire operations, cp.async, 16-byte stores, no float atomics) and one for
  * sm_75 (no cp.async there). */
 #include <criterion/criterion.h>
 
@@ -278,6 +278,45 @@ static void check_tasks(const split_layout *l, long long M, unsigned G)
 	free(seen);
 }
 
+/* The exchange: the S partials a task waits for (slots base .. base + S - 1
+ * of its buffer, complete when the slot's count reaches S x its uses) are
+ * written by the S tasks of the same row with the same buffer, base and use:
+ * CTA base + j's (a slot's CTAs are consecutive). A main slot is only ever
+ * CTA b's and its buffer's uses go 1, 2, ... every other task (so the count
+ * grows by S a use); the tail's buffer is used once. */
+static void check_exchange(const split_layout *l, unsigned G)
+{
+	for (unsigned b = 0; b < G; b++) {
+		const unsigned n_main = split_main_tasks(l, b), n = split_tasks(l, b);
+		for (unsigned i = 0; i < n; i++) {
+			unsigned part, S, buffer, base;
+			const long long row = split_task_row(l, b, i, n_main, &part, &S);
+			const unsigned use = split_task_exchange(l, b, i, n_main, &buffer, &base);
+			cr_assert_eq(base + part, b, "CTA %u task %u writes slot %u", b, i, base + part);
+			cr_assert_eq(buffer == SPLIT_TAIL_BUFFER, i >= n_main);
+			cr_assert_eq(use, i >= n_main ? 1 : i / 2 + 1, "CTA %u task %u: use %u", b, i,
+				     use);
+			for (unsigned j = 0; j < S; j++) {
+				/* the writer's task with this buffer and use */
+				const unsigned c = base + j, c_main = split_main_tasks(l, c);
+				const unsigned k = buffer == SPLIT_TAIL_BUFFER ? c_main
+									       : 2 * (use - 1) + buffer;
+				cr_assert_lt(k, split_tasks(l, c),
+					     "CTA %u task %u waits on CTA %u, which has no task %u", b, i,
+					     c, k);
+				unsigned c_part, c_S, c_buffer, c_base;
+				const long long c_row = split_task_row(l, c, k, c_main, &c_part, &c_S);
+				const unsigned c_use =
+					split_task_exchange(l, c, k, c_main, &c_buffer, &c_base);
+				cr_assert(c_use == use && c_buffer == buffer && c_base == base &&
+						  c_part == j && c_row == row,
+					  "CTA %u task %u (row %lld) waits on CTA %u task %u (row %lld)",
+					  b, i, row, c, k, c_row);
+			}
+		}
+	}
+}
+
 /* Checks one layout's invariants and returns it. */
 static split_layout check_layout(long long M, long long N, unsigned G, long long cap, int fit,
 				 int vec)
@@ -305,6 +344,9 @@ static split_layout check_layout(long long M, long long N, unsigned G, long long
 	}
 	if (M * (long long)G <= 4096 * 264)
 		check_tasks(&l, M, G);
+	/* the exchange check takes M x S x S steps */
+	if (M * (long long)l.tail_slices * l.tail_slices <= 1 << 18)
+		check_exchange(&l, G);
 	return l;
 }
 
@@ -473,9 +515,10 @@ static void compile_all(at_dtype dt, long long M, long long N)
 		static const char *const wanted[] = {
 			"cp.async.cg.shared.global",   /* the slice comes in by cp.async */
 			"st.global.v4.b32",            /* and goes out by 16-byte stores */
-			"atom.add.acq_rel.gpu.global", /* the row barrier */
-			"ld.acquire.gpu.global",       "st.release.gpu.global",
-			"ld.relaxed.gpu.global.v2.f32", /* partials from L2 */
+			/* a one-way arrival, polled with acquire; partials from L2 */
+			"red.release.gpu.global.add.u32", "ld.acquire.gpu.global",
+			"ld.relaxed.gpu.global.v2.f32",
+			"atom.add.acq_rel.gpu.global", /* the last to leave resets */
 			"ex2.approx.ftz.f32",
 		};
 		tf_expect_in_ptx(&vs[i], &k, wanted, sizeof wanted / sizeof *wanted);
@@ -517,7 +560,7 @@ Test(split_template, compiles_for_sm_75_without_cp_async)
 	int rc = nvrtc_compile(src, "softmax_split.cu", 75, &k, &err);
 	cr_assert_eq(rc, COMPILE_OK, "rc %d: %s\n%s", rc, err.msg, k.log ? k.log : "");
 	cr_assert_null(strstr(k.ptx, "cp.async"));
-	cr_assert_not_null(strstr(k.ptx, "atom.add.acq_rel.gpu.global"));
+	cr_assert_not_null(strstr(k.ptx, "red.release.gpu.global.add.u32"));
 	cr_assert_eq(k.spill_bytes, 0);
 	compiled_kernel_free(&k);
 	free(src);
