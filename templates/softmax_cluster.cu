@@ -51,12 +51,13 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	// row < M: the grid is M clusters
 	const row_slice sl = make_slice(x + row * ldx, y + row * ldy, N, (long long)rank * len, len,
 					cap);
-	slice_stage(buf, sl);
+	held_windows held; // none: REG_WINDOWS is 0 here
+	slice_stage(buf, held, sl);
 	float m = NEG_INF_F, s = 0.0f;
-	slice_reduce(buf, sl, m, s, 0, threadIdx.x);
+	slice_reduce(buf, held, sl, m, s, 0, threadIdx.x);
 	float m2 = m * LOG2E_F; // -inf stays -inf
 	cta_merge(m2, s, m_slot, s_slot);
 	inbox_send(&inbox, rank, m2, s);
 	inbox_total(&inbox, m2, s);
-	slice_write(buf, sl, m2, 1.0f / s);
+	slice_write(buf, held, sl, m2, 1.0f / s);
 }

@@ -28,6 +28,14 @@
 // elements). y is peeled by its own offset; where it differs from x's, the
 // write reads other threads' staged elements (slice_write_shifted).
 //
+// Held windows (REG_WINDOWS, for a template that holds rows in turn): the
+// slice's first REG_WINDOWS x THREADS windows are held in registers, each
+// thread's own, and the staged ones follow them, so that more of a slice is
+// on chip (fewer rows in turn). They are loaded first and folded while the
+// staged copies are still landing; written first, each reloaded with the
+// next slice's window as soon as it is written (plain loads: a register
+// holds its window until the write has used it).
+//
 // Needs THREADS, VEC, elem_t (softmax_common.cuh) and the running (max, sum)
 // and merge helpers of softmax_online_merge.cuh.
 #pragma once
@@ -46,7 +54,21 @@
 #define REDUCE_LAG 0
 #endif
 
+// REG_WINDOWS (0 when the template leaves it out): windows of a slice each
+// thread holds in registers, before the staged ones.
+#ifndef REG_WINDOWS
+#define REG_WINDOWS 0
+#endif
+#define HELD_WINDOWS (REG_WINDOWS * THREADS)
+
 static_assert(VEC * sizeof(elem_t) == CHUNK_BYTES, "a chunk is one 16-byte access");
+
+// This thread's held windows: window r * THREADS + threadIdx.x of the slice
+// in w[r] (lanes outside the slice -inf). Indexed only in unrolled loops,
+// so that they stay in registers.
+struct held_windows {
+	vec_t w[REG_WINDOWS > 0 ? REG_WINDOWS : 1];
+};
 
 extern __shared__ __align__(16) unsigned char slice_smem[];
 
@@ -140,18 +162,21 @@ __device__ __forceinline__ void chunk_values(const chunk_t &c, float *v)
 
 // The slice is cut into 16-byte windows of memory (softmax_peel.cuh):
 // window c is xa[c * VEC ...] with its lanes [peel_lo, peel_hi) in the
-// slice, and is staged at chunk c of the buffer (element j at j + kx).
+// slice. The first HELD_WINDOWS are held in registers, the next `staged`
+// are staged (window HELD_WINDOWS + c at chunk c of the buffer), the rest
+// are overflow.
 struct row_slice {
 	const elem_t *xa; // the 16-byte boundary at or below the slice's start
 	elem_t *y;        // the slice's first element in y
 	long long n;       // elements, 0 for a slice past the row's end
 	long long nchunks; // windows of x (peel_chunks)
 	int kx, ky;        // the starts' offsets from a 16-byte boundary, in elements
-	int staged;        // the first `staged` windows are copied to shared memory
+	int staged;        // windows copied to shared memory, after the held ones
 };
 
 // The slice [begin, begin + len) of a row of N elements (clipped to the row),
-// with room for cap_chunks chunks in shared memory.
+// with room for cap_chunks chunks in shared memory (and HELD_WINDOWS in
+// registers).
 __device__ __forceinline__ row_slice make_slice(const elem_t *xrow, elem_t *yrow, long long N,
 						long long begin, long long len, int cap_chunks)
 {
@@ -164,7 +189,9 @@ __device__ __forceinline__ row_slice make_slice(const elem_t *xrow, elem_t *yrow
 	s.ky = peel_offset(s.y, (int)sizeof(elem_t));
 	s.xa = x - s.kx;
 	s.nchunks = peel_chunks(s.n, s.kx, VEC);
-	s.staged = s.nchunks < cap_chunks ? (int)s.nchunks : cap_chunks;
+	const long long rest = HELD_WINDOWS == 0 ? s.nchunks
+				 : s.nchunks > HELD_WINDOWS ? s.nchunks - HELD_WINDOWS : 0;
+	s.staged = rest < cap_chunks ? (int)rest : cap_chunks;
 	return s;
 }
 
@@ -178,14 +205,16 @@ __device__ __forceinline__ unsigned stage_base(const elem_t *buf)
 #endif
 }
 
-// Starts copying window c of s into chunk c of buf (base: stage_base(buf)):
-// a whole window by cp.async, a partial one (the head, not aligned at its
-// first element, or the tail) element by element, zero-filled.
+// Starts copying the window staged at chunk c of s into buf (base:
+// stage_base(buf)): a whole window by cp.async, a partial one (the head,
+// not aligned at its first element, or the tail) element by element,
+// zero-filled.
 __device__ __forceinline__ void stage_window(elem_t *buf, unsigned base, const row_slice &s,
 					     int c)
 {
-	const int lo = peel_lo(c, s.kx), hi = peel_hi(c, s.n, s.kx, VEC);
-	const elem_t *src = s.xa + (long long)c * VEC;
+	const long long w = (long long)c + HELD_WINDOWS;
+	const int lo = peel_lo(w, s.kx), hi = peel_hi(w, s.n, s.kx, VEC);
+	const elem_t *src = s.xa + w * VEC;
 	// only whole windows by cp.async: a zero-filling cp.async of a partial
 	// one still counts as a 16-byte read past the row (compute-sanitizer)
 	if (lo == 0 && hi == VEC) {
@@ -213,8 +242,22 @@ __device__ __forceinline__ void slice_stage_from(elem_t *buf, const row_slice &s
 	cp_async_commit();
 }
 
-__device__ __forceinline__ void slice_stage(elem_t *buf, const row_slice &s)
+// Starts loading this thread's held windows of s into h.
+__device__ __forceinline__ void slice_hold(held_windows &h, const row_slice &s)
 {
+#pragma unroll
+	for (int r = 0; r < REG_WINDOWS; r++) {
+		const long long c = (long long)r * THREADS + threadIdx.x;
+		if (c < s.nchunks)
+			load_window(h.w[r], s.xa + c * VEC, peel_lo(c, s.kx),
+				    peel_hi(c, s.n, s.kx, VEC));
+	}
+}
+
+// Starts bringing s on chip: the held windows first (folded first).
+__device__ __forceinline__ void slice_stage(elem_t *buf, held_windows &h, const row_slice &s)
+{
+	slice_hold(h, s);
 	slice_stage_from(buf, s, 0);
 }
 
@@ -235,20 +278,59 @@ __device__ __forceinline__ void reduce_chunk(const elem_t *buf, const row_slice 
 {
 	float v[VEC];
 	chunk_values(reinterpret_cast<const chunk_t *>(buf)[c], v);
-	mask_lanes(v, peel_lo(c, s.kx), peel_hi(c, s.n, s.kx, VEC));
+	const long long w = (long long)c + HELD_WINDOWS;
+	mask_lanes(v, peel_lo(w, s.kx), peel_hi(w, s.n, s.kx, VEC));
 	accumulate(m, sum, v);
 }
 
-// This thread's (m, s) over its windows of the slice: the overflow first,
-// from global memory while the staged copies arrive, then the staged ones
-// from chunk `from` (those before it already folded into (m, sum) by
-// slice_write; else from = threadIdx.x and (m, sum) = (-inf, 0)).
-// `pending`: copy groups committed after this slice's (1 when the next
-// row's slice is already on its way into another buffer).
-__device__ __forceinline__ void slice_reduce(const elem_t *buf, const row_slice &s, float &m,
-					     float &sum, int pending, int from)
+// Folds this thread's held windows of s into (m, sum).
+__device__ __forceinline__ void fold_held(const held_windows &h, const row_slice &s, float &m,
+					  float &sum)
 {
-	for (long long c = s.staged + threadIdx.x; c < s.nchunks; c += OVERFLOW_BATCH * THREADS) {
+#pragma unroll
+	for (int r = 0; r < REG_WINDOWS; r++) {
+		if ((long long)r * THREADS + threadIdx.x < s.nchunks) {
+			float v[VEC];
+			vec_values(h.w[r], v); // lanes outside the slice loaded as -inf
+			accumulate(m, sum, v);
+		}
+	}
+}
+
+// Writes this thread's held windows of s (to ya, y's 16-byte boundary at or
+// below the slice's start, as far below as x's); with `next`, reloads each
+// with next's window once written.
+__device__ __forceinline__ void write_held(held_windows &h, const row_slice &s, elem_t *ya,
+					   float m2, float inv, const row_slice *next)
+{
+#pragma unroll
+	for (int r = 0; r < REG_WINDOWS; r++) {
+		const long long c = (long long)r * THREADS + threadIdx.x;
+		if (c < s.nchunks) {
+			float v[VEC];
+			launder(h.w[r]); // else the f32 of fold_held's pass is kept
+			vec_values(h.w[r], v);
+			write_window(ya + c * VEC, peel_lo(c, s.kx), peel_hi(c, s.n, s.kx, VEC), v,
+				     m2, inv);
+		}
+		if (next && c < next->nchunks)
+			load_window(h.w[r], next->xa + c * VEC, peel_lo(c, next->kx),
+				    peel_hi(c, next->n, next->kx, VEC));
+	}
+}
+
+// This thread's (m, s) over its windows of the slice: the overflow first,
+// from global memory, and the held windows, while the staged copies arrive,
+// then the staged ones from chunk `from` (those before it already folded
+// into (m, sum) by slice_write; else from = threadIdx.x and (m, sum) =
+// (-inf, 0)). `pending`: copy groups committed after this slice's (1 when
+// the next row's slice is already on its way into another buffer).
+__device__ __forceinline__ void slice_reduce(const elem_t *buf, const held_windows &h,
+					     const row_slice &s, float &m, float &sum, int pending,
+					     int from)
+{
+	for (long long c = HELD_WINDOWS + s.staged + threadIdx.x; c < s.nchunks;
+	     c += OVERFLOW_BATCH * THREADS) {
 		vec_t raw[OVERFLOW_BATCH];
 		load_overflow(raw, s, c);
 #pragma unroll
@@ -258,6 +340,7 @@ __device__ __forceinline__ void slice_reduce(const elem_t *buf, const row_slice 
 			accumulate(m, sum, v);
 		}
 	}
+	fold_held(h, s, m, sum);
 	cp_async_wait(pending);
 #pragma unroll 2
 	for (int c = from; c < s.staged; c += THREADS)
@@ -267,13 +350,15 @@ __device__ __forceinline__ void slice_reduce(const elem_t *buf, const row_slice 
 // y's start is not as far from a 16-byte boundary as x's: y's windows
 // straddle x's, so a thread reads staged elements other threads copied
 // (barriers before and after, the CTA being in step: kx and ky are the
-// same for all its threads) with scalar shared-memory reads, the overflow
-// from global memory.
+// same for all its threads) with scalar shared-memory reads, the held
+// windows (other threads' registers) and the overflow from global memory.
 __device__ __forceinline__ void slice_write_shifted(const elem_t *buf, const row_slice &s,
 						    float m2, float inv)
 {
 	__syncthreads();
-	const long long staged_end = (long long)s.staged * VEC - s.kx; // elements staged
+	// the slice's elements staged: [held_end, staged_end)
+	const long long held_end = (long long)HELD_WINDOWS * VEC - s.kx;
+	const long long staged_end = held_end + (long long)s.staged * VEC;
 	elem_t *const ya = s.y - s.ky;
 	const elem_t *const x = s.xa + s.kx;
 	const long long nyc = peel_chunks(s.n, s.ky, VEC);
@@ -284,36 +369,40 @@ __device__ __forceinline__ void slice_write_shifted(const elem_t *buf, const row
 		for (int j = 0; j < VEC; j++) {
 			const long long e = c * VEC - s.ky + j; // the slice's element
 			v[j] = 0.0f;
+			const bool staged = (HELD_WINDOWS == 0 || e >= held_end) && e < staged_end;
 			if (j >= lo && j < hi)
-				v[j] = to_f32(e < staged_end ? buf[e + s.kx] : x[e]);
+				v[j] = to_f32(staged ? buf[e - held_end] : x[e]);
 		}
 		write_window(ya + c * VEC, lo, hi, v, m2, inv);
 	}
 	__syncthreads(); // before the next row's copy overwrites what others read
 }
 
-// Writes exp2(x * log2(e) - m2) * inv over the slice: the staged windows from
-// shared memory, the overflow read again. With `next` (a persistent CTA's
-// next slice, staged in the same buffer), each staged window of next is
-// copied in as soon as this thread has written the one it replaces, so the
-// next slice's loads overlap this one's stores: the chunk was read into
-// registers that fed the store, issued before (in order) the copy. With
+// Writes exp2(x * log2(e) - m2) * inv over the slice: the held windows from
+// h, the staged ones from shared memory, the overflow read again. With
+// `next` (a persistent CTA's next slice, staged in the same buffer and held
+// in h), each window of next is loaded as soon as this thread has written
+// the one it replaces, so the next slice's loads overlap this one's stores:
+// the chunk was read into registers that fed the store, issued before (in
+// order) the copy. With
 // REDUCE_LAG, the window copied REDUCE_LAG windows earlier is then waited
 // for and folded into next's (nm, ns), so that little of next is left to
 // reduce once this slice is written; returns the first chunk of next this
 // thread has not folded (slice_reduce's `from`).
-__device__ __forceinline__ int slice_write(elem_t *buf, const row_slice &s, float m2, float inv,
-					   const row_slice *next = nullptr, float *nm = nullptr,
-					   float *ns = nullptr)
+__device__ __forceinline__ int slice_write(elem_t *buf, held_windows &h, const row_slice &s,
+					   float m2, float inv, const row_slice *next = nullptr,
+					   float *nm = nullptr, float *ns = nullptr)
 {
 	if (s.kx != s.ky) {
 		slice_write_shifted(buf, s, m2, inv);
 		if (next)
-			slice_stage(buf, *next);
+			slice_stage(buf, h, *next);
 		return threadIdx.x;
 	}
 	elem_t *const ya = s.y - s.ky;
-	for (long long c = s.staged + threadIdx.x; c < s.nchunks; c += OVERFLOW_BATCH * THREADS) {
+	write_held(h, s, ya, m2, inv, next);
+	for (long long c = HELD_WINDOWS + s.staged + threadIdx.x; c < s.nchunks;
+	     c += OVERFLOW_BATCH * THREADS) {
 		vec_t raw[OVERFLOW_BATCH];
 		load_overflow(raw, s, c);
 #pragma unroll
@@ -331,8 +420,9 @@ __device__ __forceinline__ int slice_write(elem_t *buf, const row_slice &s, floa
 		for (int c = threadIdx.x; c < s.staged; c += THREADS) {
 			float v[VEC];
 			chunk_values(chunks[c], v); // write_window drops the lanes outside the slice
-			write_window(ya + (long long)c * VEC, peel_lo(c, s.kx),
-				     peel_hi(c, s.n, s.kx, VEC), v, m2, inv);
+			const long long w = (long long)c + HELD_WINDOWS;
+			write_window(ya + w * VEC, peel_lo(w, s.kx), peel_hi(w, s.n, s.kx, VEC), v,
+				     m2, inv);
 		}
 		return threadIdx.x;
 	}
@@ -344,8 +434,8 @@ __device__ __forceinline__ int slice_write(elem_t *buf, const row_slice &s, floa
 	for (; c < s.staged; c += THREADS) {
 		float v[VEC];
 		chunk_values(chunks[c], v);
-		write_window(ya + (long long)c * VEC, peel_lo(c, s.kx), peel_hi(c, s.n, s.kx, VEC), v,
-			     m2, inv);
+		const long long w = (long long)c + HELD_WINDOWS;
+		write_window(ya + w * VEC, peel_lo(w, s.kx), peel_hi(w, s.n, s.kx, VEC), v, m2, inv);
 		if (c < next->staged)
 			stage_window(buf, base, *next, c);
 #if REDUCE_LAG

@@ -44,6 +44,12 @@
 //                flight before it reduces the oldest, during this row's
 //                write (softmax_slice.cuh); 0: the next row is reduced
 //                once this one is written
+//   STAGGER      1: odd row slots start once the slot before has its first
+//                row's partials in (split_stagger)
+//   REG_WINDOWS  with STAGES 1: 16-byte windows of its slice each thread
+//                holds in registers on top of the shared memory
+//                (softmax_slice.cuh), so that slices are longer and a CTA
+//                takes fewer rows in turn (each turn costs an exchange)
 //
 // Dynamic shared memory: whatever the launch gives (%dynamic_smem_size),
 // cut into STAGES buffers; any N works with any amount, overflow being
@@ -51,6 +57,8 @@
 #include "softmax_common.cuh"
 
 #define WARPS (THREADS / 32)
+static_assert(REG_WINDOWS == 0 || STAGES == 1,
+	      "held windows are reloaded as this row's are written: one buffer only");
 
 #include "softmax_online_merge.cuh"
 #include "softmax_slice.cuh"
@@ -170,6 +178,26 @@ __device__ __forceinline__ void split_exchange(float &m2, float &s, const split_
 	warp_merge_fixed(m2, s, 32);
 }
 
+// Row slots run in step: every CTA's slice is as long, so every CTA waits
+// for its row's partials at the same time, with nothing in flight. With
+// STAGGER, an odd slot starts once the slot before has its first row's
+// partials in (its count in buffer 0 reaches S, and only grows): it reads
+// its first slices while the even slots wait, and the two stay out of
+// phase until the tail group, so that one's wait overlaps the other's
+// streaming.
+__device__ __forceinline__ void split_stagger(const split_layout &L, unsigned n_main)
+{
+	const unsigned slot = blockIdx.x / L.slices;
+	if (!STAGGER || n_main == 0 || slot % 2 == 0 || L.slices == 1)
+		return; // an odd slot with main rows: so has the slot before
+	if (threadIdx.x == 0) {
+		const unsigned *const arrived = &split_arrived[0][(slot - 1) * L.slices];
+		while (ld_acquire(arrived) < L.slices)
+			nap();
+	}
+	__syncthreads();
+}
+
 // Every CTA counts itself out; the last zeroes the arrival counts (warp 0:
 // 3 x G words) for the next launch, which starts after this one ends.
 __device__ __forceinline__ void split_leave(unsigned G)
@@ -197,16 +225,18 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	const unsigned G = gridDim.x < MAX_CTAS ? gridDim.x : MAX_CTAS;
 	// each of the STAGES buffers gets an equal share of the shared memory
 	const int cap = (int)(dynamic_smem_bytes() / CHUNK_BYTES / STAGES);
-	const split_layout L = split_plan_layout(M, N, G, cap, FIT, VEC);
+	const split_layout L = split_plan_layout(M, N, G, cap + HELD_WINDOWS, FIT, VEC);
 	const unsigned n_main = split_main_tasks(&L, blockIdx.x);
 	const unsigned tasks = split_tasks(&L, blockIdx.x);
 	if (tasks == 0) {
 		split_leave(G); // left over: no row waits for this CTA
 		return;
 	}
+	split_stagger(L, n_main);
 	elem_t *const buf0 = reinterpret_cast<elem_t *>(slice_smem);
 	row_slice sl = split_task_slice(y, x, N, ldy, ldx, L, 0, n_main, cap);
-	slice_stage(buf0, sl);
+	held_windows held;
+	slice_stage(buf0, held, sl);
 	// the (max, sum) of sl's chunks before `from`, folded in the last write
 	float m = NEG_INF_F, s = 0.0f;
 	int from = threadIdx.x;
@@ -220,10 +250,10 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 		if (STAGES == 2 && more) {
 			// the next slice comes in while this one is reduced, waits
 			// for its row's partials and is written
-			slice_stage(buf0 + (k ^ 1) * cap * VEC, next);
+			slice_stage(buf0 + (k ^ 1) * cap * VEC, held, next);
 		}
 		// with STAGES 2, next's copies were committed after sl's
-		slice_reduce(buf, sl, m, s, STAGES == 2 && more, from);
+		slice_reduce(buf, held, sl, m, s, STAGES == 2 && more, from);
 		float m2 = m * LOG2E_F; // -inf stays -inf
 		cta_merge(m2, s, m_slot[k], s_slot[k]);
 		split_exchange(m2, s, L, i, n_main);
@@ -235,10 +265,10 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 			// the next slice comes in window by window as this one's
 			// windows are written (and, with REDUCE_LAG, is reduced
 			// as they arrive)
-			from = slice_write(buf, sl, m2, inv, &next, &m, &s);
+			from = slice_write(buf, held, sl, m2, inv, &next, &m, &s);
 			sl = next;
 		} else {
-			slice_write(buf, sl, m2, inv);
+			slice_write(buf, held, sl, m2, inv);
 			if (more)
 				sl = next;
 		}

@@ -1,16 +1,25 @@
 #!/usr/bin/env python3
 """The best passing variant of each template per shape in a sweep database
 (an A/B of templates swept side by side: tools/device_stage.sh --ab), with
-the count of results by template and status.
+the count of results by template and status. With PARAM, the best of each
+value of that parameter too (an A/B of one template's new parameter).
 
-    tools/ab_best.py DB
+    tools/ab_best.py DB [PARAM]
 """
 import collections
 import sqlite3
 import sys
 
 
-def main(path):
+def param_value(params, name):
+    for item in params.replace(" ", ",").split(","):
+        key, _, value = item.partition("=")
+        if key == name:
+            return value
+    return "?"
+
+
+def main(path, group=None):
     db = sqlite3.connect(path)
     rows = db.execute("SELECT dtype, m, n, template, params, status, time_us, pct_copy "
                       "FROM results").fetchall()
@@ -20,7 +29,8 @@ def main(path):
         counts[(template, status)] += 1
         if status != "ok" or time_us is None:
             continue
-        key = (dtype, m, n, template)
+        label = template if group is None else f"{template} {group}={param_value(params, group)}"
+        key = (dtype, m, n, label)
         if key not in best or time_us < best[key][0]:
             best[key] = (time_us, pct or 0.0, params)
     for (template, status), n in sorted(counts.items()):
@@ -33,6 +43,6 @@ def main(path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: ab_best.py DB")
-    main(sys.argv[1])
+    if len(sys.argv) not in (2, 3):
+        sys.exit("usage: ab_best.py DB [PARAM]")
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) == 3 else None)

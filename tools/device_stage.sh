@@ -7,9 +7,11 @@
 #                                     (default build-dev/tpl-sel: TEMPLATES)
 #   bash build-dev/bench.sh           autotune bench (configs/bench.yaml) and
 #                                     the example app at 8 x 1M f32
-#   bash build-dev/ab.sh CONFIG       sweep --full-timing of build-dev/tpl-ab
+#   bash build-dev/ab.sh CONFIG [PARAM]
+#                                     sweep --full-timing of build-dev/tpl-ab
 #                                     over CONFIG; prints the best variant of
-#                                     each template per shape
+#                                     each template (and value of PARAM) per
+#                                     shape
 #
 #   tools/device_stage.sh [TEMPLATES...] [--ab NAME=FILE.cu...]
 #
@@ -66,6 +68,6 @@ export LD_LIBRARY_PATH=$PWD/build-dev/lib
 timeout 500 build-dev/autotune sweep --watchdog 5 --full-timing --templates build-dev/tpl-ab \
 	-c "$1" --db /tmp/ab.db >"$OUT/ab.log" 2>&1
 echo "sweep rc $?; hung variants: $(grep -c hangs "$OUT/ab.log")"
-python3 build-dev/ab_best.py /tmp/ab.db | tee "$OUT/ab.txt"
+python3 build-dev/ab_best.py /tmp/ab.db $2 | tee "$OUT/ab.txt"
 EOS
 du -sh build-dev
