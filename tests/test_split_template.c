@@ -547,14 +547,20 @@ Test(split_template, the_float_atomic_detector_sees_them)
 				    "\tatom.add.acq_rel.gpu.global.u32 %r1, [%rd2], 1;\n"));
 }
 
-static void compile_all(at_dtype dt, long long M, long long N)
+/* Every variant at M x N with 256 threads (small) or more (!small): split
+ * in two tests so that each stays well within its time on two cores, under
+ * ASan too. */
+static void compile_all(at_dtype dt, long long M, long long N, int small)
 {
 	variant *vs;
 	size_t n = enumerate_at(90, dt, M, N, &vs);
 	cr_assert_gt(n, 0, "no variant at %s %lld x %lld", at_dtype_name(dt), M, N);
+	size_t compiled = 0;
 	for (size_t i = 0; i < n; i++) {
 		/* a staggered start is a few instructions before the loop: one
 		 * geometry of it suffices (time on two cores) */
+		if ((tf_value(&vs[i], "threads") == 256) != small)
+			continue;
 		if (tf_value(&vs[i], "stagger") &&
 		    (tf_value(&vs[i], "threads") != 256 || tf_value(&vs[i], "ctas_per_sm") != 3))
 			continue;
@@ -588,20 +594,37 @@ static void compile_all(at_dtype dt, long long M, long long N)
 		}
 		cr_assert(!has_float_atomic(k.ptx), "%s %s: a float atomic", at_dtype_name(dt), params);
 		compiled_kernel_free(&k);
+		compiled++;
 		free(src);
 		free(params);
 	}
+	cr_assert_gt(compiled, 0, "no %s variant at %s %lld x %lld", small ? "256-thread" : "wider",
+		     at_dtype_name(dt), M, N);
 	free(vs);
 }
 
-Test(split_template, every_f32_variant_at_8_x_1m_compiles_for_sm_90, .timeout = 300)
+Test(split_template, every_f32_variant_at_8_x_1m_with_256_threads_compiles_for_sm_90,
+     .timeout = 300)
 {
-	compile_all(AT_F32, 8, 1048576);
+	compile_all(AT_F32, 8, 1048576, 1);
 }
 
-Test(split_template, every_bf16_variant_at_64_x_512k_compiles_for_sm_90, .timeout = 300)
+Test(split_template, every_f32_variant_at_8_x_1m_with_512_threads_or_more_compiles_for_sm_90,
+     .timeout = 300)
 {
-	compile_all(AT_BF16, 64, 524288);
+	compile_all(AT_F32, 8, 1048576, 0);
+}
+
+Test(split_template, every_bf16_variant_at_64_x_512k_with_256_threads_compiles_for_sm_90,
+     .timeout = 300)
+{
+	compile_all(AT_BF16, 64, 524288, 1);
+}
+
+Test(split_template, every_bf16_variant_at_64_x_512k_with_512_threads_or_more_compiles_for_sm_90,
+     .timeout = 300)
+{
+	compile_all(AT_BF16, 64, 524288, 0);
 }
 
 Test(split_template, compiles_for_sm_75_without_cp_async)
