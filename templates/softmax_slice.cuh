@@ -231,8 +231,8 @@ __device__ __forceinline__ void stage_window(elem_t *buf, unsigned base, const r
 		buf[c * VEC + j] = elem_t(0); // as the zero-filling copy left them
 }
 
-// Starts copying this thread's staged windows into buf, from window `from`
-// on (a multiple of THREADS: windows this thread owns).
+// Starts copying this thread's staged windows into buf, from chunk `from`
+// of the buffer on (a multiple of THREADS: chunks this thread owns).
 __device__ __forceinline__ void slice_stage_from(elem_t *buf, const row_slice &s, int from)
 {
 	const unsigned base = stage_base(buf);
@@ -281,6 +281,39 @@ __device__ __forceinline__ void reduce_chunk(const elem_t *buf, const row_slice 
 	const long long w = (long long)c + HELD_WINDOWS;
 	mask_lanes(v, peel_lo(w, s.kx), peel_hi(w, s.n, s.kx, VEC));
 	accumulate(m, sum, v);
+}
+
+// slice_stage where nothing else streams (a CTA's first slice, or the next
+// one after a shifted write): with REDUCE_LAG, each thread keeps REDUCE_LAG
+// windows in flight and folds the oldest into (m, sum) as it lands, so that
+// the fold runs under the copies instead of after the last lands (bf16: an
+// exp an element, 16 a clock per multiprocessor, is microseconds at 3 CTAs
+// a multiprocessor). Returns the first chunk not folded (slice_reduce's
+// `from`); (m, sum) must start at (-inf, 0).
+__device__ __forceinline__ int slice_stage_folding(elem_t *buf, held_windows &h,
+						   const row_slice &s, float &m, float &sum)
+{
+	slice_hold(h, s);
+#if REDUCE_LAG
+	const unsigned base = stage_base(buf);
+	int c = threadIdx.x, folded = threadIdx.x;
+#pragma unroll 1
+	for (; c < s.staged; c += THREADS) {
+		stage_window(buf, base, s, c);
+		cp_async_commit(); // a group a window: the group REDUCE_LAG back is `folded`'s
+		if (c >= REDUCE_LAG * THREADS) {
+			cp_async_wait_lag();
+			reduce_chunk(buf, s, folded, m, sum);
+			folded += THREADS;
+		}
+	}
+	return folded;
+#else
+	slice_stage_from(buf, s, 0);
+	(void)m;
+	(void)sum;
+	return threadIdx.x;
+#endif
 }
 
 // Folds this thread's held windows of s into (m, sum).
@@ -395,9 +428,7 @@ __device__ __forceinline__ int slice_write(elem_t *buf, held_windows &h, const r
 {
 	if (s.kx != s.ky) {
 		slice_write_shifted(buf, s, m2, inv);
-		if (next)
-			slice_stage(buf, h, *next);
-		return threadIdx.x;
+		return next ? slice_stage_folding(buf, h, *next, *nm, *ns) : (int)threadIdx.x;
 	}
 	elem_t *const ya = s.y - s.ky;
 	write_held(h, s, ya, m2, inv, next);

@@ -42,8 +42,8 @@
 //                is written (each buffer half the shared memory)
 //   REDUCE_LAG   with STAGES 1: the next row's windows each thread has in
 //                flight before it reduces the oldest, during this row's
-//                write (softmax_slice.cuh); 0: the next row is reduced
-//                once this one is written
+//                write and while the first row comes in
+//                (softmax_slice.cuh); 0: a row is reduced once it is in
 //   STAGGER      1: odd row slots start once the slot before has its first
 //                row's partials in (split_stagger)
 //   REG_WINDOWS  with STAGES 1: 16-byte windows of its slice each thread
@@ -236,10 +236,9 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	elem_t *const buf0 = reinterpret_cast<elem_t *>(slice_smem);
 	row_slice sl = split_task_slice(y, x, N, ldy, ldx, L, 0, n_main, cap);
 	held_windows held;
-	slice_stage(buf0, held, sl);
-	// the (max, sum) of sl's chunks before `from`, folded in the last write
+	// the (max, sum) of sl's chunks before `from`, folded as they landed
 	float m = NEG_INF_F, s = 0.0f;
-	int from = threadIdx.x;
+	int from = slice_stage_folding(buf0, held, sl, m, s);
 	for (unsigned i = 0; i < tasks; i++) {
 		const int k = (int)(i & 1); // the task's parity, and with STAGES 2 its buffer
 		elem_t *const buf = buf0 + (STAGES == 2 ? k * cap * VEC : 0);

@@ -6,7 +6,9 @@
 #   bash build-dev/selftest.sh [DIR]  autotune selftest --templates DIR
 #                                     (default build-dev/tpl-sel: TEMPLATES)
 #   bash build-dev/bench.sh           autotune bench (configs/bench.yaml) and
-#                                     the example app at 8 x 1M f32
+#                                     the example app at 8 x 1M f32; starts
+#                                     from build-dev/bench-cache.db.xz when
+#                                     tools/bench_cache.sh made one
 #   bash build-dev/ab.sh CONFIG [PARAM]
 #                                     sweep --full-timing of build-dev/tpl-ab
 #                                     over CONFIG; prints the best variant of
@@ -56,6 +58,11 @@ EOS
 cat >build-dev/bench.sh <<'EOS'
 export LD_LIBRARY_PATH=$PWD/build-dev/lib
 export AUTOTUNE_TEMPLATES=$PWD/build-dev/templates
+rm -f /tmp/bench.db /tmp/bench.db-wal /tmp/bench.db-shm
+if [ -f build-dev/bench-cache.db.xz ]; then # tools/bench_cache.sh: compiled kernels, no results
+	python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+		build-dev/bench-cache.db.xz /tmp/bench.db
+fi
 build-dev/autotune bench -c build-dev/configs/bench.yaml --db /tmp/bench.db --csv "$OUT/bench.csv" >"$OUT/bench.log" 2>&1
 echo "bench rc $?"
 tail -4 "$OUT/bench.log"
