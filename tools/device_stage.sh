@@ -11,9 +11,11 @@
 #                                     tools/bench_cache.sh made one
 #   bash build-dev/ab.sh CONFIG [PARAM]
 #                                     sweep --full-timing of build-dev/tpl-ab
-#                                     over CONFIG; prints the best variant of
-#                                     each template (and value of PARAM) per
-#                                     shape
+#                                     over CONFIG into a fresh database (from
+#                                     build-dev/ab-cache.db.xz when
+#                                     tools/bench_cache.sh -o ab made one);
+#                                     prints the best variant of each
+#                                     template (and value of PARAM) per shape
 #
 #   tools/device_stage.sh [TEMPLATES...] [--ab NAME=FILE.cu...]
 #
@@ -55,14 +57,18 @@ cat >build-dev/selftest.sh <<'EOS'
 export LD_LIBRARY_PATH=$PWD/build-dev/lib
 timeout 580 build-dev/autotune selftest --templates "${1:-build-dev/tpl-sel}" | tee "$OUT/selftest.log" | tail -40
 EOS
+cat >build-dev/unpack.sh <<'EOS'
+# unpack.sh NAME DB: a fresh DB, from build-dev/NAME-cache.db.xz when
+# tools/bench_cache.sh made one (compiled kernels, no results)
+rm -f "$2" "$2-wal" "$2-shm"
+[ -f "build-dev/$1-cache.db.xz" ] || exit 0
+python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+	"build-dev/$1-cache.db.xz" "$2"
+EOS
 cat >build-dev/bench.sh <<'EOS'
 export LD_LIBRARY_PATH=$PWD/build-dev/lib
 export AUTOTUNE_TEMPLATES=$PWD/build-dev/templates
-rm -f /tmp/bench.db /tmp/bench.db-wal /tmp/bench.db-shm
-if [ -f build-dev/bench-cache.db.xz ]; then # tools/bench_cache.sh: compiled kernels, no results
-	python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
-		build-dev/bench-cache.db.xz /tmp/bench.db
-fi
+bash build-dev/unpack.sh bench /tmp/bench.db
 build-dev/autotune bench -c build-dev/configs/bench.yaml --db /tmp/bench.db --csv "$OUT/bench.csv" >"$OUT/bench.log" 2>&1
 echo "bench rc $?"
 tail -4 "$OUT/bench.log"
@@ -72,6 +78,7 @@ cat >build-dev/ab.sh <<'EOS'
 # a hung variant costs the watchdog's 5 s, not 20; the database stays there
 # (too large to come back), its summary is printed
 export LD_LIBRARY_PATH=$PWD/build-dev/lib
+bash build-dev/unpack.sh ab /tmp/ab.db
 timeout 500 build-dev/autotune sweep --watchdog 5 --full-timing --templates build-dev/tpl-ab \
 	-c "$1" --db /tmp/ab.db >"$OUT/ab.log" 2>&1
 echo "sweep rc $?; hung variants: $(grep -c hangs "$OUT/ab.log")"
