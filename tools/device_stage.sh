@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Stages a build for the lent GPU machine in build-dev/ (gitignored), which
 # the device tool carries (carry ["build-dev"]); that machine has no libyaml
-# or SQLite, and this build links both statically. Writes three runners,
+# or SQLite, and this build links both statically. Writes three runners
+# (and unpack.sh, which starts their databases from a packed compile cache),
 # each run there from the repository root, writing into $OUT:
 #   bash build-dev/selftest.sh [DIR]  autotune selftest --templates DIR
 #                                     (default build-dev/tpl-sel: TEMPLATES)
