@@ -24,7 +24,22 @@ struct rows_buf {
 	vec_t v[ROWS_PER_GROUP][ITERS];
 };
 
-// Loads this group's rows of the step that starts at row `first`.
+// Where this thread's row r of the step at row `first` starts. FULL (see
+// full_step: every offset below 2^31): in 32-bit math, and already at the
+// lane's first vector; at short rows, which are latency-bound, the prologue
+// before the first load is what the kernel costs.
+template <bool FULL>
+__device__ __forceinline__ long long row_offset(long long first, int r, long long ld)
+{
+	const int row_in_cta = (threadIdx.x / LANES) * ROWS_PER_GROUP + r;
+	if (FULL)
+		return ((int)first + row_in_cta) * (int)ld + (int)(threadIdx.x % LANES) * VEC;
+	return (first + row_in_cta) * ld;
+}
+
+// Loads this group's rows of the step that starts at row `first`. FULL:
+// every vector is whole and every row is below M, so none is checked.
+template <bool FULL>
 __device__ __forceinline__ void load_rows(rows_buf &b, const elem_t *x, long long first,
 					  long long M, long long N, long long ldx, bool vec_ok)
 {
@@ -32,15 +47,21 @@ __device__ __forceinline__ void load_rows(rows_buf &b, const elem_t *x, long lon
 	const long long base = first + (long long)(threadIdx.x / LANES) * ROWS_PER_GROUP;
 #pragma unroll
 	for (int r = 0; r < ROWS_PER_GROUP; r++) {
+		const elem_t *row = x + row_offset<FULL>(first, r, ldx);
 		// Rows past M still take part in the shuffles, with nothing loaded.
 		const long long n = base + r < M ? N : 0;
 #pragma unroll
-		for (int i = 0; i < ITERS; i++)
-			load_vec(b.v[r][i], x + (base + r) * ldx,
-				 ((long long)i * LANES + lane) * VEC, n, vec_ok);
+		for (int i = 0; i < ITERS; i++) {
+			if (FULL)
+				b.v[r][i] = ld_vec(row + i * LANES * VEC);
+			else
+				load_vec(b.v[r][i], row, ((long long)i * LANES + lane) * VEC, n,
+					 vec_ok);
+		}
 	}
 }
 
+template <bool FULL>
 __device__ __forceinline__ void finish_rows(const rows_buf &b, elem_t *y, long long first,
 					    long long M, long long N, long long ldy,
 					    bool vec_ok)
@@ -77,17 +98,35 @@ __device__ __forceinline__ void finish_rows(const rows_buf &b, elem_t *y, long l
 		s[r] = 1.0f / group_sum(s[r], LANES);
 #pragma unroll
 	for (int r = 0; r < ROWS_PER_GROUP; r++) {
-		if (base + r >= M)
+		if (!FULL && base + r >= M)
 			continue;
+		elem_t *row = y + row_offset<FULL>(first, r, ldy);
 #pragma unroll
 		for (int i = 0; i < ITERS; i++) {
 #pragma unroll
 			for (int j = 0; j < VEC; j++)
 				v[r][i][j] *= s[r];
-			store_vec(y + (base + r) * ldy, ((long long)i * LANES + lane) * VEC, N,
-				  vec_ok, v[r][i]);
+			if (FULL) {
+				vec_t out;
+				pack_vec(out, v[r][i]);
+				st_vec(row + i * LANES * VEC, out);
+			} else {
+				store_vec(row, ((long long)i * LANES + lane) * VEC, N, vec_ok,
+					  v[r][i]);
+			}
 		}
 	}
+}
+
+// True when the step at row `first` takes the checked-nothing path: its rows
+// all below M, each exactly LANES * ELEMS_PER_THREAD whole vectors, and
+// every offset in x and y below 2^31.
+__device__ __forceinline__ bool full_step(long long first, long long M, long long N,
+					  long long ldy, long long ldx, bool vec_ok)
+{
+	const long long ld = ldx > ldy ? ldx : ldy;
+	return vec_ok && N == LANES * ELEMS_PER_THREAD && first + ROWS_PER_CTA <= M &&
+	       M * ld <= 0x7fffffffLL;
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS)
@@ -102,22 +141,27 @@ softmax_kernel(elem_t *__restrict__ y, const elem_t *__restrict__ x, long long M
 #pragma unroll
 	for (int s = 0; s < STAGES - 1; s++)
 		if (first + s * step < M)
-			load_rows(buf[s], x, first + s * step, M, N, ldx, vec_ok);
+			load_rows<false>(buf[s], x, first + s * step, M, N, ldx, vec_ok);
 	for (; first < M; first += STAGES * step) {
 #pragma unroll
 		for (int s = 0; s < STAGES; s++) {
 			const long long f = first + s * step;
 			const long long ahead = f + (STAGES - 1) * step;
 			if (ahead < M)
-				load_rows(buf[(s + STAGES - 1) % STAGES], x, ahead, M, N, ldx, vec_ok);
+				load_rows<false>(buf[(s + STAGES - 1) % STAGES], x, ahead, M, N, ldx, vec_ok);
 			if (f < M)
-				finish_rows(buf[s], y, f, M, N, ldy, vec_ok);
+				finish_rows<false>(buf[s], y, f, M, N, ldy, vec_ok);
 		}
 	}
 #else
 	rows_buf buf;
 	const long long first = (long long)blockIdx.x * ROWS_PER_CTA;
-	load_rows(buf, x, first, M, N, ldx, vec_ok);
-	finish_rows(buf, y, first, M, N, ldy, vec_ok);
+	if (full_step(first, M, N, ldy, ldx, vec_ok)) {
+		load_rows<true>(buf, x, first, M, N, ldx, vec_ok);
+		finish_rows<true>(buf, y, first, M, N, ldy, vec_ok);
+	} else {
+		load_rows<false>(buf, x, first, M, N, ldx, vec_ok);
+		finish_rows<false>(buf, y, first, M, N, ldy, vec_ok);
+	}
 #endif
 }

@@ -264,7 +264,7 @@ static int warp_ok(const long long *v, const shape_env *e)
 	long long threads = v[0], lanes = v[1], rows = v[2], vec = v[3], ept = v[4];
 	long long stages = v[5], persistent = v[6];
 	long long eb = e->elem_bytes, N = e->N, groups = threads / lanes;
-	return vec * eb <= 16 && vec * eb >= 8 && ept % vec == 0 &&
+	return vec * eb <= 16 && vec * eb >= 4 && ept % vec == 0 &&
 	       (rows % groups == 0 && rows / groups <= 2) && (persistent || stages == 1) &&
 	       lanes * ept >= N && lanes * (ept - vec) < N && (lanes / 2) * vec < N &&
 	       ept * (rows / groups) * stages * eb <= 256;

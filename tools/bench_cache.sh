@@ -10,6 +10,11 @@
 #   bench (default): configs/bench.yaml, the templates -> build-dev/bench-cache.db.xz
 #   an A/B:          -c build-dev/ab.yaml --templates build-dev/tpl-ab -o ab
 #                    -> build-dev/ab-cache.db.xz
+#   a selftest:      -c SEL.yaml -o sel -> build-dev/sel-cache.db.xz, for
+#                    build-dev/selftest.sh; SEL.yaml sweeps the selftest's row
+#                    lengths (autotune selftest --dry-run lists them) for its
+#                    templates: a kernel's source depends on its params and
+#                    dtype, not on M or N
 #
 # Keeps the cache in build-cache/NAME.db (gitignored; a later run compiles
 # only the kernels whose source changed) and packs its cubins, PTX dropped,

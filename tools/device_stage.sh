@@ -5,7 +5,9 @@
 # (and unpack.sh, which starts their databases from a packed compile cache),
 # each run there from the repository root, writing into $OUT:
 #   bash build-dev/selftest.sh [DIR]  autotune selftest --templates DIR
-#                                     (default build-dev/tpl-sel: TEMPLATES)
+#                                     (default build-dev/tpl-sel: TEMPLATES);
+#                                     its kernels from build-dev/sel-cache.db.xz
+#                                     when tools/bench_cache.sh -o sel made one
 #   bash build-dev/bench.sh           autotune bench (configs/bench.yaml) and
 #                                     the example app at 8 x 1M f32; starts
 #                                     from build-dev/bench-cache.db.xz when
@@ -56,7 +58,9 @@ cp tools/ab_best.py build-dev/
 
 cat >build-dev/selftest.sh <<'EOS'
 export LD_LIBRARY_PATH=$PWD/build-dev/lib
-timeout 580 build-dev/autotune selftest --templates "${1:-build-dev/tpl-sel}" | tee "$OUT/selftest.log" | tail -40
+bash build-dev/unpack.sh sel /tmp/sel.db
+timeout 580 build-dev/autotune selftest --templates "${1:-build-dev/tpl-sel}" --db /tmp/sel.db |
+	tee "$OUT/selftest.log" | tail -40
 EOS
 cat >build-dev/unpack.sh <<'EOS'
 # unpack.sh NAME DB: a fresh DB, from build-dev/NAME-cache.db.xz when

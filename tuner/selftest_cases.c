@@ -22,23 +22,29 @@ const char *st_case_name(st_case c)
 
 /* Rows (M) per row length: enough rows at short N that persistent CTAs
  * loop over several rows (and several steps of prefetch), few at long N;
- * M = 1 and M = 7 at long rows for the templates that serve few rows. */
+ * M = 1 and M = 7 at long rows for the templates that serve few rows.
+ * Odd N, off every vector width, but for N = 512: rows of whole vectors
+ * that fill a softmax_warp variant exactly, the path that checks nothing
+ * per vector (its last CTA, M being odd, the checked one). */
 typedef struct mn { long long M, N; } mn;
 
 static const mn sizes_full[] = {
-	{ 300007, 1 }, { 300007, 7 }, { 120011, 33 }, { 4099, 1001 }, { 1031, 4097 },
-	{ 1, 4097 },   { 521, 12289 }, { 7, 12289 },   { 263, 70001 }, { 7, 262147 },
+	{ 300007, 1 }, { 300007, 7 }, { 120011, 33 }, { 4099, 512 }, { 4099, 1001 },
+	{ 1031, 4097 }, { 1, 4097 }, { 521, 12289 }, { 7, 12289 },   { 263, 70001 },
+	{ 7, 262147 },
 };
 static const mn others_full[] = {
-	{ 4099, 1 }, { 4099, 7 }, { 4099, 33 }, { 1031, 1001 }, { 263, 4097 },
+	{ 4099, 1 }, { 4099, 7 }, { 4099, 33 }, { 1031, 512 }, { 1031, 1001 }, { 263, 4097 },
 	{ 263, 12289 }, { 7, 12289 }, { 133, 70001 }, { 5, 262147 },
 };
 /* The sanitizer runs every launch 10-100x slower: a few rows each. */
 static const mn sanitize[] = {
 	{ 67, 7 }, { 67, 33 }, { 19, 1001 }, { 5, 4097 }, { 3, 12289 }, { 3, 70001 }, { 2, 262147 },
 };
-/* Just above 2^31 elements, at a row length of each regime. */
-static const long long big_n[] = { 1001, 12289, 65537 };
+/* Just above 2^31 elements, at a row length of each regime; 1024 is whole
+ * rows of softmax_warp's widest variants, which must then leave their
+ * 32-bit path. */
+static const long long big_n[] = { 1001, 1024, 12289, 65537 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
