@@ -24,11 +24,21 @@ Test(selftest_cli, usage_errors)
 		{ "--threads", "0", "--threads needs an integer from 1" },
 		{ "--db", NULL, "--db needs a value" },
 		{ "extra", NULL, "unexpected argument \"extra\"" },
+		{ "--case", "bogus", "--case expects sizes, special, strided, in-place or 2^31" },
+		{ "--case", "sizes,", "--case expects sizes, special, strided, in-place or 2^31" },
 	};
 	tr_expect_usage_errors("selftest", cases, sizeof cases / sizeof cases[0]);
 	tr_result r = RUN("selftest", "--small", "--quick");
 	tr_expect_status(&r, 2);
 	tr_expect_in(r.err, "--small and --quick");
+	tr_free(&r);
+	r = RUN("selftest", "--quick", "--case", "2^31");
+	tr_expect_status(&r, 2);
+	tr_expect_in(r.err, "--quick skips the 2^31 case");
+	tr_free(&r);
+	r = RUN("selftest", "--small", "--case", "sizes,special");
+	tr_expect_status(&r, 2);
+	tr_expect_in(r.err, "run only the strided case");
 	tr_free(&r);
 }
 
@@ -85,6 +95,21 @@ Test(selftest_cli, dry_run_lists_every_case_and_counts_the_runs)
 	tr_expect_status(&r, 0);
 	cr_assert_null(strstr(r.out, "2^31      M="), "--quick listed the 2^31 case:\n%s", r.out);
 	tr_expect_in(r.out, " 2^31 0;");
+	tr_free(&r);
+}
+
+Test(selftest_cli, dry_run_of_some_cases_lists_only_those)
+{
+	tr_result r = RUN("selftest", "--dry-run", "--dtype", "f32", "--case", "2^31",
+			  "--case", "strided");
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.out, "f32   2^31      M=8194 N=262147");
+	tr_expect_in(r.out, "f32   strided   M=1031 N=512 ldx=520 ldy=536");
+	cr_assert_null(strstr(r.out, "sizes     M="), "%s", r.out);
+	cr_assert_null(strstr(r.out, "in-place  M="), "%s", r.out);
+	tr_expect_in(r.out, "sizes 0, special 0, strided ");
+	tr_expect_in(r.out, ", in-place 0, 2^31 ");
+	cr_assert_null(strstr(r.out, " 2^31 0;"), "%s", r.out);
 	tr_free(&r);
 }
 

@@ -107,7 +107,7 @@ const cli_command cli_commands[] = {
 	{ "selftest", cmd_selftest, "run every variant at edge cases on the GPU and check them",
 	  "usage: autotune selftest [-c CONFIG] [--templates DIR] [--dtype f32,f16,bf16]\n"
 	  "                         [--device N] [--db FILE] [--threads N]\n"
-	  "                         [--quick | --small] [--sanitize] [--dry-run]\n"
+	  "                         [--quick | --small] [--sanitize] [--case LIST] [--dry-run]\n"
 	  "\n"
 	  "Runs every variant of every template serving the ops of CONFIG (default\n"
 	  "configs/softmax.yaml), in every dtype, on the GPU at edge cases and checks each\n"
@@ -142,6 +142,8 @@ const cli_command cli_commands[] = {
 	  "                      --tool racecheck, and report each tool clean or not clean\n"
 	  "                      with its first errors ($AUTOTUNE_SANITIZER, PATH,\n"
 	  "                      $CUDA_HOME/bin or /usr/local/cuda/bin)\n"
+	  "      --case LIST     only these cases: sizes, special, strided, in-place, 2^31\n"
+	  "                      (comma-separated or repeated)\n"
 	  "      --dry-run       list the shapes and how many variants each runs (no GPU)\n" },
 	{ "templates", cmd_templates, "list the templates and their parameter spaces",
 	  "usage: autotune templates [--templates DIR]\n"

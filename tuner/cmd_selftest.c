@@ -60,7 +60,7 @@ static int on_gpu(const selftest_options *o, int device, const char *db_path, in
 int cmd_selftest(int argc, char **argv)
 {
 	enum { OPT_TEMPLATES = 256, OPT_DTYPE, OPT_DEVICE, OPT_DB, OPT_THREADS, OPT_QUICK,
-	       OPT_SMALL, OPT_SANITIZE, OPT_DRY_RUN };
+	       OPT_SMALL, OPT_SANITIZE, OPT_DRY_RUN, OPT_CASE };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "templates", required_argument, NULL, OPT_TEMPLATES },
@@ -72,6 +72,7 @@ int cmd_selftest(int argc, char **argv)
 		{ "small", no_argument, NULL, OPT_SMALL },
 		{ "sanitize", no_argument, NULL, OPT_SANITIZE },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "case", required_argument, NULL, OPT_CASE },
 		{ NULL, 0, NULL, 0 },
 	};
 	selftest_options o = { .config_path = "configs/softmax.yaml", .mode = ST_MODE_FULL,
@@ -103,6 +104,12 @@ int cmd_selftest(int argc, char **argv)
 		case OPT_SMALL: small = 1; break;
 		case OPT_SANITIZE: sanitize = 1; break;
 		case OPT_DRY_RUN: dry = 1; break;
+		case OPT_CASE:
+			if (st_case_list_parse(optarg, &o.case_mask))
+				return cli_usage_error("selftest", "--case expects sizes, special, "
+						       "strided, in-place or 2^31 (comma-separated), "
+						       "got \"%s\"", optarg);
+			break;
 		case ':': return cli_usage_error("selftest", "%s needs a value", argv[optind - 1]);
 		default: return cli_usage_error("selftest", "unknown option %s", argv[optind - 1]);
 		}
@@ -112,6 +119,12 @@ int cmd_selftest(int argc, char **argv)
 	if (small && quick)
 		return cli_usage_error("selftest", "--small and --quick choose different shapes; "
 				       "give one");
+	if (quick && o.case_mask == 1u << ST_CASE_BIG)
+		return cli_usage_error("selftest", "--quick skips the 2^31 case, the only one "
+				       "--case asks for");
+	if ((small || sanitize) && o.case_mask && !(o.case_mask & (1u << ST_CASE_STRIDED)))
+		return cli_usage_error("selftest", "--small and --sanitize run only the strided "
+				       "case, which --case leaves out");
 	o.mode = small || sanitize ? ST_MODE_SANITIZE : quick ? ST_MODE_QUICK : ST_MODE_FULL;
 	if (dry)
 		return dry_run(&o);

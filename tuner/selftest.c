@@ -131,7 +131,8 @@ static int visit_all(const selftest_options *o, visitor *vis, at_error *err)
 		if (o->dtype_mask && !((o->dtype_mask >> dt) & 1))
 			continue;
 		for (int c = 0; c < ST_CASE_COUNT && rc == 0; c++)
-			rc = visit_case(&p, vis, (at_dtype)dt, (st_case)c, o->mode, err);
+			if (!o->case_mask || ((o->case_mask >> c) & 1))
+				rc = visit_case(&p, vis, (at_dtype)dt, (st_case)c, o->mode, err);
 	}
 	plan_free(&p);
 	return rc;

@@ -51,6 +51,7 @@ typedef struct selftest_options {
 	unsigned dtype_mask;       /* bit 1 << dtype; 0: every dtype */
 	st_mode mode;
 	FILE *progress;            /* a line per shape, or NULL */
+	unsigned case_mask;        /* bit 1 << st_case; 0: every case */
 } selftest_options;
 
 /* Runs every case through the runner and prints the table to out. Returns

@@ -18,6 +18,27 @@ const char *st_case_name(st_case c)
 	return (unsigned)c < ST_CASE_COUNT ? names[c] : "?";
 }
 
+int st_case_list_parse(const char *text, unsigned *mask)
+{
+	unsigned found = 0;
+	const char *p = text;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		int c = 0;
+		while (c < ST_CASE_COUNT && !(strlen(st_case_name((st_case)c)) == len &&
+					      strncmp(p, st_case_name((st_case)c), len) == 0))
+			c++;
+		if (c == ST_CASE_COUNT)
+			return -1;
+		found |= 1u << c;
+		if (p[len] == '\0')
+			break;
+		p += len + 1;
+	}
+	*mask |= found;
+	return 0;
+}
+
 /* ---- shapes ---- */
 
 /* Rows (M) per row length: enough rows at short N that persistent CTAs
@@ -43,8 +64,9 @@ static const mn sanitize[] = {
 };
 /* Just above 2^31 elements, at a row length of each regime; 1024 is whole
  * rows of softmax_warp's widest variants, which must then leave their
- * 32-bit path. */
-static const long long big_n[] = { 1001, 1024, 12289, 65537 };
+ * 32-bit path; 262147 half-precision rows are the first too long for
+ * shared memory, where softmax_split serves many rows. */
+static const long long big_n[] = { 1001, 1024, 12289, 65537, 262147 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 

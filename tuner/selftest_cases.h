@@ -38,6 +38,11 @@ typedef enum st_mode { ST_MODE_FULL, ST_MODE_QUICK, ST_MODE_SANITIZE } st_mode;
 /* "sizes", "special", "strided", "in-place", "2^31". */
 const char *st_case_name(st_case c);
 
+/* Adds the cases named in a comma-separated list ("strided,2^31") to *mask
+ * (bit 1 << st_case). Returns -1 on an unknown or empty name, or an empty
+ * list. */
+int st_case_list_parse(const char *text, unsigned *mask);
+
 typedef struct st_shape {
 	st_case kind;
 	long long M, N;

@@ -199,7 +199,7 @@ void st_report_print(const st_report *r, FILE *out)
 	for (size_t i = 0; i < r->nrows; i++) {
 		const st_row *row = &r->rows[i];
 		if (first_of_pair(r, i) && !tested(r, row->dt, row->template_name))
-			fprintf(out, "\nNot tested: %s %s: no shape of any case reaches it (add one to "
+			fprintf(out, "\nNot tested: %s %s: no shape of the cases run reaches it (add one to "
 				     "tuner/selftest_cases.c)\n", at_dtype_name(row->dt),
 				row->template_name);
 	}
