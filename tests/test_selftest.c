@@ -106,6 +106,8 @@ Test(selftest_cases, big_shapes_pass_2_to_the_31_and_quick_skips_them)
 		cr_assert_geq((s[i].M - 2) * s[i].N, 1LL << 31);
 		/* and not much more: 8.6 GB per f32 buffer at most */
 		cr_assert_leq(s[i].M * s[i].N, (1LL << 31) + 3 * s[i].N);
+		cr_assert_leq(s[i].M * s[i].N * 4, 8600000000LL, "%lld x %lld: over 8.6 GB in f32",
+			      s[i].M, s[i].N);
 	}
 	cr_assert_eq(st_case_shapes(ST_CASE_BIG, ST_MODE_QUICK, s, ST_MAX_SHAPES), 0);
 }
