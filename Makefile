@@ -30,7 +30,6 @@ ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(CPPFLAGS) -MMD -MP
 # SQLite and libyaml are linked statically so that the binary runs on GPU
 # machines that lack them; libcuda is loaded at run time (dlopen).
 STATIC_LIBS := -Wl,-Bstatic -lyaml -lsqlite3 -Wl,-Bdynamic
-NVRTC_LIBS  := -L$(CUDA_HOME)/lib64 -lnvrtc -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,/usr/local/cuda/lib64
 SYS_LIBS    := -ldl -lpthread -lm
 
 ifeq ($(V),1)
@@ -40,6 +39,7 @@ Q := @
 endif
 
 COMMON_SRC  := $(wildcard common/*.c)
+CUDA_SRC    := $(wildcard cuda/*.c)
 GEN_SRC     := $(wildcard gen/*.c)
 DB_SRC      := $(wildcard db/*.c)
 DISPATCH_SRC := $(wildcard dispatch/*.c)
@@ -47,7 +47,7 @@ TUNER_SRC   := $(filter-out tuner/main.c,$(wildcard tuner/*.c))
 REPORT_SRC  := $(wildcard reports/*.c)
 TEST_SRC    := $(wildcard tests/*.c)
 
-LIB_SRC := $(COMMON_SRC) $(GEN_SRC) $(DB_SRC) $(DISPATCH_SRC) $(TUNER_SRC) $(REPORT_SRC)
+LIB_SRC := $(COMMON_SRC) $(CUDA_SRC) $(GEN_SRC) $(DB_SRC) $(DISPATCH_SRC) $(TUNER_SRC) $(REPORT_SRC)
 LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/schema_sql.o \
 	$(BUILD)/obj/builtin_kernels.o
 TEST_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRC))
@@ -116,7 +116,7 @@ regen-builtin: $(BUILD)/autotune
 	  $(BUILD)/autotune gen --template softmax_online --dtype $$d --param vec=$$v $(BUILTIN_PARAMS) \
 	    > dispatch/builtin/softmax_online_$$d.cu || exit 1; done
 
-ATD_SRC := $(DISPATCH_SRC) common/error.c common/dtype.c
+ATD_SRC := $(DISPATCH_SRC) $(CUDA_SRC) common/error.c common/dtype.c common/expr.c
 ATD_PIC_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(ATD_SRC)) $(BUILD)/obj/builtin_kernels.o
 ATD_STATIC := $(BUILD)/lib/$(ATD_LIB).a
 ATD_SHARED := $(BUILD)/lib/$(ATD_LIB).so.$(ATD_VERSION)
@@ -185,11 +185,11 @@ $(BUILD)/examples/softmax_example: examples/softmax_example.c lib
 
 $(BUILD)/autotune: $(BUILD)/obj/tuner/main.o $(LIB_OBJ)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $^ $(STATIC_LIBS) $(NVRTC_LIBS) $(SYS_LIBS)
+	$(Q)$(CC) -o $@ $^ $(STATIC_LIBS) $(SYS_LIBS)
 
 $(BUILD)/tests: $(TEST_OBJ) $(LIB_OBJ)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) -o $@ $^ -lcriterion $(STATIC_LIBS) $(NVRTC_LIBS) $(SYS_LIBS)
+	$(Q)$(CC) -o $@ $^ -lcriterion $(STATIC_LIBS) $(SYS_LIBS)
 
 test: $(BUILD)/tests $(BUILD)/autotune lib
 	$(BUILD)/tests --jobs 2
@@ -204,7 +204,7 @@ browser-test: $(BUILD)/autotune
 # The dispatch library's speed benchmark (needs a GPU): see tools/bench_dispatch.c.
 bench-dispatch: $(BUILD)/bench_dispatch
 $(BUILD)/bench_dispatch: $(BUILD)/obj/tools/bench_dispatch.o $(LIB_OBJ)
-	$(Q)$(CC) -o $@ $^ $(STATIC_LIBS) $(NVRTC_LIBS) $(SYS_LIBS)
+	$(Q)$(CC) -o $@ $^ $(STATIC_LIBS) $(SYS_LIBS)
 
 sweep: $(BUILD)/autotune
 	$(BUILD)/autotune sweep -c configs/softmax.yaml --db autotune.db

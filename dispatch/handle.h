@@ -9,7 +9,7 @@
 
 #include <pthread.h>
 
-#include "dispatch/cuda_driver.h"
+#include "cuda/driver.h"
 #include "dispatch/lookup.h"
 #include "dispatch/tuned_table.h"
 

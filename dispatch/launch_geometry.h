@@ -7,7 +7,7 @@
 #define AT_DISPATCH_LAUNCH_GEOMETRY_H
 
 #include "common/error.h"
-#include "dispatch/cuda_driver.h"
+#include "cuda/driver.h"
 
 typedef struct launch_geometry {
 	int threads;      /* per CTA */

@@ -1,4 +1,4 @@
-/* libFuzzer target: gen/expr.c on arbitrary strings.
+/* libFuzzer target: common/expr.c on arbitrary strings.
  *
  * The input (cut at its first NUL) is evaluated twice, once with everyday
  * variable values and once with extreme ones (0, -1, LLONG_MIN, LLONG_MAX),
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen/expr.h"
+#include "common/expr.h"
 
 /* libFuzzer's entry points. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

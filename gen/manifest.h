@@ -37,7 +37,7 @@
 
 #include "common/dtype.h"
 #include "common/error.h"
-#include "gen/expr.h"
+#include "common/expr.h"
 
 typedef struct tmpl_param {
 	char *name;

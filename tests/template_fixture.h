@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "gen/manifest.h"
-#include "gen/nvrtc_compile.h"
+#include "cuda/nvrtc_compile.h"
 #include "gen/specialize.h"
 #include "tuner/device.h"
 #include "tuner/enumerate.h"

@@ -1,10 +1,10 @@
-/* Tests for gen/expr.c: values, precedence, functions, variables and the
+/* Tests for common/expr.c: values, precedence, functions, variables and the
  * exact error codes, messages and columns that manifest authors will see. */
 #include <criterion/criterion.h>
 #include <limits.h>
 #include <string.h>
 
-#include "gen/expr.h"
+#include "common/expr.h"
 
 static const expr_var test_vars[] = {
 	{ "threads", 256 },

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gen/expr.h"
+#include "common/expr.h"
 #include "gen/manifest.h"
 #include "include/autotune/dispatch.h"
 #include "tuner/config.h"

@@ -1,4 +1,4 @@
-/* Tests for gen/specialize.c and gen/nvrtc_compile.c on the real templates in
+/* Tests for gen/specialize.c and cuda/nvrtc_compile.c on the real templates in
  * templates/ (the tests run from the repository root): parameter defaults and
  * assignment with their exact messages, the params string and its round
  * trip, the generated source (header, #defines, expanded includes), and

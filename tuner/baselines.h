@@ -15,7 +15,7 @@
 
 #include "common/dtype.h"
 #include "common/error.h"
-#include "dispatch/cuda_driver.h"
+#include "cuda/driver.h"
 
 typedef struct baselines baselines;
 

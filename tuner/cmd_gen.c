@@ -6,7 +6,7 @@
 
 #include "common/strbuf.h"
 #include "gen/manifest.h"
-#include "gen/nvrtc_compile.h"
+#include "cuda/nvrtc_compile.h"
 #include "gen/specialize.h"
 #include "tuner/cli.h"
 #include "tuner/device.h"

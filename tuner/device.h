@@ -5,7 +5,7 @@
 
 #include "common/error.h"
 #include "db/tuning_db.h"
-#include "dispatch/cuda_driver.h"
+#include "cuda/driver.h"
 #include "gen/manifest.h"
 
 typedef struct gpu_device {

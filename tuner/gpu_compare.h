@@ -9,7 +9,7 @@
 
 #include "common/dtype.h"
 #include "common/error.h"
-#include "dispatch/cuda_driver.h"
+#include "cuda/driver.h"
 #include "tuner/reference.h"
 
 typedef struct gpu_compare {

@@ -3,7 +3,7 @@
 
 #include <stdio.h>
 
-#include "gen/nvrtc_compile.h"
+#include "cuda/nvrtc_compile.h"
 
 int helper_module_load(const char *src, const char *file, int cc, const char *what,
 		       CUmodule *module, at_error *err)

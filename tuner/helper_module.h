@@ -5,7 +5,7 @@
 #define AT_TUNER_HELPER_MODULE_H
 
 #include "common/error.h"
-#include "dispatch/cuda_driver.h"
+#include "cuda/driver.h"
 
 /* Compiles src (file names it in NVRTC's messages) for sm_<cc> and loads it
  * into *module. `what` names the kernel in errors ("the L2 flush kernel":

@@ -20,8 +20,8 @@
 #include <stdint.h>
 
 #include "db/tuning_db.h"
-#include "dispatch/cuda_driver.h"
-#include "gen/nvrtc_compile.h"
+#include "cuda/driver.h"
+#include "cuda/nvrtc_compile.h"
 
 typedef enum entry_state {
 	ENTRY_QUEUED,    /* waiting for a pool thread */

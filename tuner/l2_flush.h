@@ -20,7 +20,7 @@
 #include <stddef.h>
 
 #include "common/error.h"
-#include "dispatch/cuda_driver.h"
+#include "cuda/driver.h"
 #include "tuner/device.h"
 
 typedef enum flush_mode {

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "common/strbuf.h"
-#include "gen/nvrtc_compile.h"
+#include "cuda/nvrtc_compile.h"
 #include "tuner/baselines.h"
 #include "tuner/gpu_compare.h"
 #include "tuner/table.h"

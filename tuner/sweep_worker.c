@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gen/nvrtc_compile.h"
+#include "cuda/nvrtc_compile.h"
 #include "tuner/baselines.h"
 #include "tuner/gpu_compare.h"
 #include "tuner/tune_shape.h"

@@ -1,7 +1,7 @@
 /* Run-time compilation of a specialised source with NVRTC to a cubin (and
  * its PTX) for one GPU architecture, with the resource usage ptxas reports. */
-#ifndef AT_GEN_NVRTC_COMPILE_H
-#define AT_GEN_NVRTC_COMPILE_H
+#ifndef AT_CUDA_NVRTC_COMPILE_H
+#define AT_CUDA_NVRTC_COMPILE_H
 
 #include <stddef.h>
 
@@ -25,6 +25,10 @@ enum {
 	COMPILE_ERROR = -1, /* NVRTC itself failed: see err */
 };
 
+/* Loads NVRTC (once; later calls return the first outcome): 0, or -1 with a
+ * message saying that NVRTC is not available. nvrtc_compile calls it. */
+int nvrtc_load(at_error *err);
+
 /* The options every kernel is compiled with, for cache keys and messages. */
 const char *nvrtc_options_string(void);
 
@@ -35,7 +39,7 @@ int nvrtc_compile(const char *src, const char *name, int cc, compiled_kernel *ou
 
 void compiled_kernel_free(compiled_kernel *k);
 
-/* "13.0" */
+/* "13.0", or "none" when NVRTC cannot be loaded */
 const char *nvrtc_version_string(void);
 
 /* Parses ptxas' verbose lines in log into k's resource fields. */

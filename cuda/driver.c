@@ -1,5 +1,5 @@
-/* Run-time loading of libcuda: see cuda_driver.h. */
-#include "dispatch/cuda_driver.h"
+/* Run-time loading of libcuda: see driver.h. */
+#include "cuda/driver.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

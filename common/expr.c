@@ -1,7 +1,7 @@
-/* Integer expressions for template manifests (grammar in gen/expr.h): a
+/* Integer expressions for template manifests (grammar in common/expr.h): a
  * recursive-descent parser that evaluates while it parses, so no tree is
  * built and validation is the same walk with evaluation switched off. */
-#include "gen/expr.h"
+#include "common/expr.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -14,8 +14,8 @@
  *   primary := INTEGER | NAME | NAME '(' expr (',' expr)* ')' | '(' expr ')'
  * Functions: min(a,b), max(a,b), ceil_div(a,b), log2(a) (floor), is_pow2(a).
  * Names are [A-Za-z_][A-Za-z0-9_]*. Division or modulo by zero is an error. */
-#ifndef AT_GEN_EXPR_H
-#define AT_GEN_EXPR_H
+#ifndef AT_COMMON_EXPR_H
+#define AT_COMMON_EXPR_H
 
 #include <stddef.h>
 
