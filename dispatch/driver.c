@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/dtype.h"
 #include "dispatch/handle.h"
 
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
@@ -71,7 +72,16 @@ static atd_status read_identity(atd_handle *h, atdi_ctx_info *ci)
 		 (rc = cudrv.cuDeviceGetAttribute(
 			  &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, ci->dev)) != CUDA_SUCCESS ||
 		 (rc = cudrv.cuDeviceGetAttribute(
-			  &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, ci->dev)) != CUDA_SUCCESS)
+			  &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, ci->dev)) != CUDA_SUCCESS ||
+		 (rc = cudrv.cuDeviceGetAttribute(&ci->max_threads,
+						  CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+						  ci->dev)) != CUDA_SUCCESS ||
+		 (rc = cudrv.cuDeviceGetAttribute(&ci->max_smem,
+						  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+						  ci->dev)) != CUDA_SUCCESS ||
+		 (rc = cudrv.cuDeviceGetAttribute(&ci->regs_per_sm,
+						  CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+						  ci->dev)) != CUDA_SUCCESS)
 		what = "cuDeviceGetAttribute";
 	else if ((rc = cudrv.cuDeviceTotalMem(&mem, ci->dev)) != CUDA_SUCCESS)
 		what = "cuDeviceTotalMem";
@@ -116,4 +126,16 @@ atd_status atdi_ctx_info_get(atd_handle *h, CUcontext ctx, const atdi_ctx_info *
 	h->ctxs[h->nctxs++] = ci;
 	*out = ci;
 	return ATD_OK;
+}
+
+atdi_env atdi_ctx_env(const atdi_ctx_info *ci, at_dtype dtype, long long M, long long N)
+{
+	return (atdi_env){ .M = M,
+			   .N = N,
+			   .elem_bytes = (long long)at_dtype_size(dtype),
+			   .sm_count = ci->gpu.sm_count,
+			   .cc = ci->arch,
+			   .max_threads = ci->max_threads,
+			   .max_smem = ci->max_smem,
+			   .regs_per_sm = ci->regs_per_sm };
 }

@@ -58,7 +58,12 @@ void atdi_notes_emit(atd_handle *h, const atdi_notes *notes)
 
 static void handle_free(atd_handle *h)
 {
+	if (h->jit_inited)
+		atdi_jit_free(&h->jit); /* first: its worker may be compiling */
 	atdi_modules_unload(h);
+	for (size_t i = 0; i < h->nstrings; i++)
+		free(h->strings[i]);
+	free(h->strings);
 	for (size_t i = 0; i < h->nctxs; i++)
 		free(h->ctxs[i]);
 	free(h->ctxs);
@@ -118,6 +123,11 @@ ATD_API atd_status atd_open(const char *path, unsigned flags, atd_handle **out)
 	atd_handle *h = handle_new();
 	if (!h)
 		return open_failed(ATD_ERR_NO_MEMORY, "out of memory creating a handle");
+	if (atdi_jit_init(&h->jit, flags) != 0) {
+		handle_free(h);
+		return open_failed(ATD_ERR_NO_MEMORY, "out of memory creating a handle");
+	}
+	h->jit_inited = 1;
 	char msg[ATDI_MSG_CAP];
 	atd_status s = atdi_db_open(path, &h->db, msg, sizeof msg);
 	if (s == ATD_OK) {

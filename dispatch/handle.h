@@ -10,16 +10,20 @@
 #include <pthread.h>
 
 #include "cuda/driver.h"
+#include "dispatch/jit.h"
 #include "dispatch/lookup.h"
+#include "dispatch/plan.h"
 #include "dispatch/tuned_table.h"
 
 #define ATDI_MSG_CAP 1024
+#define ATDI_DERIVED_KEY (-1000LL)
 
 /* The GPU behind a context, read once per context. */
 typedef struct atdi_ctx_info {
 	CUcontext ctx;
 	CUdevice dev;
 	int arch; /* cc_major * 10 + cc_minor, as kernels.arch */
+	int max_threads, max_smem, regs_per_sm; /* for the manifests' rules */
 	char name[256];
 	atd_gpu gpu; /* gpu.name points to name */
 } atdi_ctx_info;
@@ -27,7 +31,8 @@ typedef struct atdi_ctx_info {
 /* A module loaded in a context, or the remembered failure to load one. */
 typedef struct atdi_module {
 	CUcontext ctx;
-	long long key; /* the result id, or -1 - dtype for the built-in */
+	long long key; /* the result id, -1 - dtype for the built-in, or ATDI_DERIVED_KEY */
+	char *jit_key; /* ATDI_DERIVED_KEY: atdi_jit_key of the variant */
 	CUmodule mod;  /* NULL if loading failed */
 	CUfunction fn;
 	atd_status status; /* why it failed */
@@ -47,6 +52,10 @@ struct atd_handle {
 	atdi_module *mods;
 	size_t nmods, mod_cap;
 	atdi_lookup warned; /* shapes (ctx NULL) already warned about */
+	atdi_jit jit;       /* derived variants: compiling and their cache */
+	int jit_inited;
+	char **strings;     /* derived params texts, kept until atd_close */
+	size_t nstrings, string_cap;
 
 	pthread_mutex_t log_lock; /* recursive */
 	atd_log_fn log_fn;
@@ -91,6 +100,19 @@ atd_status atdi_ctx_info_get(atd_handle *h, CUcontext ctx, const atdi_ctx_info *
 atd_status atdi_module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_entry *e,
 			  at_dtype dtype, CUfunction *fn, char *why, size_t cap);
 
+/* The derived variant's function in ci's context (the current one): its
+ * cubin from atdi_jit_get (compiled on first use), loaded once per context
+ * like a tuned module. With slow held; why as for atdi_module_fn. */
+atd_status atdi_module_derived(atd_handle *h, const atdi_ctx_info *ci, const atdi_jit_job *job,
+			       CUfunction *fn, char *why, size_t cap);
+
+/* A copy of text that lives until atd_close, or NULL (no memory). With
+ * slow held. */
+const char *atdi_keep_string(atd_handle *h, const char *text);
+
+/* The shape variables of (M, N, dtype) on ci's GPU. */
+atdi_env atdi_ctx_env(const atdi_ctx_info *ci, at_dtype dtype, long long M, long long N);
+
 /* Unloads every module in its own context and restores the caller's. */
 void atdi_modules_unload(atd_handle *h);
 
@@ -98,6 +120,14 @@ void atdi_modules_unload(atd_handle *h);
  * and caches it. The miss path of atd_softmax. */
 atd_status atdi_resolve(atd_handle *h, CUcontext ctx, at_dtype dtype, long long M, long long N,
 			atdi_resolved *out);
+
+/* Whether r was served while a derived kernel compiled in the background
+ * and the compiler has finished a job since: then the shape is resolved
+ * again. One atomic load on the fast path, only for provisional entries. */
+static inline int atdi_stale(atd_handle *h, const atdi_resolved *r)
+{
+	return r->provisional && r->generation != atdi_jit_generation(&h->jit);
+}
 
 /* The embedded fat binary of the built-in kernel for dtype (NULL if none). */
 const void *atdi_builtin_image(at_dtype dtype);

@@ -20,7 +20,14 @@ typedef struct atdi_resolved {
 	launch_geometry geom;
 	unsigned grid;
 	atd_level level;            /* the level that actually runs */
-	const atdi_entry *entry;    /* NULL for the built-in kernel */
+	const atdi_entry *entry;    /* NULL for the built-in kernel; the winner
+				       derived from for ATD_LEVEL_DERIVED */
+	const char *template_name;  /* ATD_LEVEL_DERIVED: the variant's */
+	const char *params;         /* ATD_LEVEL_DERIVED: kept in the handle */
+	/* Served while a derived variant compiles in the background: resolve
+	 * again once the compiler's generation is no longer `generation`. */
+	int provisional;
+	unsigned generation;
 } atdi_resolved;
 
 typedef struct atdi_slot {

@@ -101,18 +101,47 @@ static atd_status load_builtin(const atdi_ctx_info *ci, at_dtype dtype, CUmodule
 	return s;
 }
 
-atd_status atdi_module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_entry *e,
-			  at_dtype dtype, CUfunction *fn, char *why, size_t cap)
+static atd_status load_derived(atd_handle *h, const atdi_jit_job *job, CUmodule *mod,
+			       CUfunction *fn, char *why, size_t cap)
 {
-	long long key = module_key(e, dtype);
+	void *image = NULL;
+	size_t size = 0;
+	atd_status s = atdi_jit_get(&h->jit, job, &image, &size, why, cap);
+	if (s == ATD_OK)
+		s = load_image(image, BUILTIN_ENTRY, mod, fn, why, cap);
+	free(image);
+	return s;
+}
+
+/* The module of (ci's context, key, jit_key) if one was tried, else NULL. */
+static const atdi_module *find_module(const atd_handle *h, const atdi_ctx_info *ci,
+				      long long key, const char *jit_key)
+{
 	for (size_t i = 0; i < h->nmods; i++) {
 		const atdi_module *m = &h->mods[i];
-		if (m->ctx == ci->ctx && m->key == key) {
-			if (!m->mod)
-				snprintf(why, cap, "%s", m->reason ? m->reason : "it failed to load");
-			*fn = m->fn;
-			return m->mod ? ATD_OK : m->status;
-		}
+		if (m->ctx == ci->ctx && m->key == key &&
+		    (!jit_key || (m->jit_key && strcmp(m->jit_key, jit_key) == 0)))
+			return m;
+	}
+	return NULL;
+}
+
+/* Loads the module of (key, jit_key) once per context: e's, the built-in
+ * for dtype (e NULL, job NULL), or the derived job's. */
+static atd_status module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_entry *e,
+			    at_dtype dtype, const atdi_jit_job *job, CUfunction *fn, char *why,
+			    size_t cap)
+{
+	char jit_key[1400];
+	long long key = job ? ATDI_DERIVED_KEY : module_key(e, dtype);
+	if (job)
+		atdi_jit_key(job, jit_key, sizeof jit_key);
+	const atdi_module *found = find_module(h, ci, key, job ? jit_key : NULL);
+	if (found) {
+		if (!found->mod)
+			snprintf(why, cap, "%s", found->reason ? found->reason : "it failed to load");
+		*fn = found->fn;
+		return found->mod ? ATD_OK : found->status;
 	}
 	if (h->nmods == h->mod_cap) {
 		size_t n = h->mod_cap ? 2 * h->mod_cap : 8;
@@ -125,16 +154,54 @@ atd_status atdi_module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_ent
 		h->mod_cap = n;
 	}
 	atdi_module m = { .ctx = ci->ctx, .key = key };
-	m.status = e ? load_tuned(h, ci, e, &m.mod, &m.fn, why, cap)
-		     : load_builtin(ci, dtype, &m.mod, &m.fn, why, cap);
+	if (job && !(m.jit_key = strdup(jit_key))) {
+		snprintf(why, cap, "out of memory");
+		return ATD_ERR_NO_MEMORY;
+	}
+	m.status = job ? load_derived(h, job, &m.mod, &m.fn, why, cap)
+		   : e ? load_tuned(h, ci, e, &m.mod, &m.fn, why, cap)
+		       : load_builtin(ci, dtype, &m.mod, &m.fn, why, cap);
 	/* Out of host memory is not the module's fault: try again next time. */
-	if (m.status == ATD_ERR_NO_MEMORY)
+	if (m.status == ATD_ERR_NO_MEMORY) {
+		free(m.jit_key);
 		return m.status;
+	}
 	if (m.status != ATD_OK)
 		m.reason = strdup(why); /* NULL (no memory) gives a generic reason */
 	h->mods[h->nmods++] = m;
 	*fn = m.fn;
 	return m.status;
+}
+
+atd_status atdi_module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_entry *e,
+			  at_dtype dtype, CUfunction *fn, char *why, size_t cap)
+{
+	return module_fn(h, ci, e, dtype, NULL, fn, why, cap);
+}
+
+atd_status atdi_module_derived(atd_handle *h, const atdi_ctx_info *ci, const atdi_jit_job *job,
+			       CUfunction *fn, char *why, size_t cap)
+{
+	return module_fn(h, ci, NULL, job->dtype, job, fn, why, cap);
+}
+
+const char *atdi_keep_string(atd_handle *h, const char *text)
+{
+	for (size_t i = 0; i < h->nstrings; i++)
+		if (strcmp(h->strings[i], text) == 0)
+			return h->strings[i];
+	if (h->nstrings == h->string_cap) {
+		size_t n = h->string_cap ? 2 * h->string_cap : 8;
+		char **v = realloc(h->strings, n * sizeof *v);
+		if (!v)
+			return NULL;
+		h->strings = v;
+		h->string_cap = n;
+	}
+	char *copy = strdup(text);
+	if (copy)
+		h->strings[h->nstrings++] = copy;
+	return copy;
 }
 
 void atdi_modules_unload(atd_handle *h)
@@ -151,6 +218,7 @@ void atdi_modules_unload(atd_handle *h)
 				cudrv.cuModuleUnload(m->mod);
 		}
 		free(m->reason);
+		free(m->jit_key);
 	}
 	if (restore == 1)
 		cudrv.cuCtxSetCurrent(saved);

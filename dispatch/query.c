@@ -8,25 +8,66 @@
 #include "common/dtype.h"
 #include "dispatch/builtin_kernels.h"
 #include "dispatch/handle.h"
+#include "dispatch/template_table.h"
 
 static void fill_choice(const atd_handle *h, const atdi_entry *e, atd_level level,
-			atd_dtype dtype, atd_choice *out)
+			atd_dtype dtype, const char *derived_template, const char *derived_params,
+			atd_choice *out)
 {
 	if (!e) {
 		const builtin_kernel *b = builtin_kernel_for((at_dtype)dtype);
 		*out = (atd_choice){ .level = ATD_LEVEL_BUILTIN, .template_name = b->template_name,
-				     .params = b->params, .gpu_name = "" };
+				     .params = b->params, .gpu_name = "", .from_params = b->params };
 		return;
 	}
+	int derived = level == ATD_LEVEL_DERIVED;
 	*out = (atd_choice){
 		.level = level,
-		.template_name = e->template_name,
-		.params = e->params,
+		.template_name = derived ? derived_template : e->template_name,
+		.params = derived ? derived_params : e->params,
 		.gpu_name = h->table.gpus[e->gpu].name,
 		.tuned_M = e->M,
 		.tuned_N = e->N,
 		.tuned_us = isfinite(e->time_us) ? e->time_us : 0,
+		.from_params = e->params,
 	};
+}
+
+/* The choice from a plan; a derived variant's params are kept in the
+ * handle. Takes slow. */
+static atd_status fill_plan(atd_handle *h, const atdi_plan *plan, atd_dtype dtype,
+			    atd_choice *out)
+{
+	const char *params = NULL;
+	if (plan->level == ATD_LEVEL_DERIVED) {
+		char text[1024];
+		atdi_params_text(plan->rules, plan->values, text, sizeof text);
+		pthread_mutex_lock(&h->slow);
+		params = atdi_keep_string(h, text);
+		pthread_mutex_unlock(&h->slow);
+		if (!params)
+			return atdi_fail(h, ATD_ERR_NO_MEMORY, "out of memory");
+	}
+	fill_choice(h, plan->entry, plan->level, dtype, plan->rules ? plan->rules->name : NULL,
+		    params, out);
+	return ATD_OK;
+}
+
+/* Shared memory a CTA may opt into, by compute capability, for a GPU
+ * described by hand (the driver says it for a present one). */
+static long long nominal_max_smem(int cc)
+{
+	switch (cc) {
+	case 80: case 87: return 163 * 1024;
+	case 86: case 89: return 99 * 1024;
+	case 75: return 64 * 1024;
+	default: return cc >= 90 ? 227 * 1024 : 48 * 1024;
+	}
+}
+
+static const tr_template *rules_if_jit(const atd_handle *h)
+{
+	return h->jit.mode != ATDI_JIT_OFF ? tr_templates : NULL;
 }
 
 static atd_status check_shape(atd_handle *h, const char *fn, atd_dtype dtype, int64_t M,
@@ -54,10 +95,14 @@ ATD_API atd_status atd_query_gpu(atd_handle *h, const atd_gpu *gpu, atd_dtype dt
 	if (!gpu || !gpu->name)
 		return atdi_fail(h, ATD_ERR_INVALID_ARGUMENT, "atd_query_gpu: %s is NULL",
 				 gpu ? "gpu->name" : "gpu");
-	atd_level level;
-	const atdi_entry *e = atdi_select(&h->table, gpu, (at_dtype)dtype, M, N, &level);
-	fill_choice(h, e, level, dtype, out);
-	return ATD_OK;
+	int cc = gpu->cc_major * 10 + gpu->cc_minor;
+	atdi_env env = { .M = M, .N = N, .elem_bytes = (long long)at_dtype_size((at_dtype)dtype),
+			 .sm_count = gpu->sm_count, .cc = cc, .max_threads = 1024,
+			 .max_smem = nominal_max_smem(cc), .regs_per_sm = 65536 };
+	atdi_plan plan;
+	atdi_plan_shape(&h->table, rules_if_jit(h), tr_ntemplates, gpu, &env, (at_dtype)dtype,
+			&plan);
+	return fill_plan(h, &plan, dtype, out);
 }
 
 ATD_API atd_status atd_query(atd_handle *h, atd_dtype dtype, int64_t M, int64_t N,
@@ -76,21 +121,24 @@ ATD_API atd_status atd_query(atd_handle *h, atd_dtype dtype, int64_t M, int64_t 
 	pthread_mutex_lock(&h->lock);
 	int hit = atdi_lookup_find(&h->lookup, &key, &r);
 	pthread_mutex_unlock(&h->lock);
-	if (hit) {
-		fill_choice(h, r.entry, r.level, dtype, out);
+	if (hit && !atdi_stale(h, &r)) {
+		fill_choice(h, r.entry, r.level, dtype, r.template_name, r.params, out);
 		return ATD_OK;
 	}
 	pthread_mutex_lock(&h->slow);
 	const atdi_ctx_info *ci;
 	s = atdi_ctx_info_get(h, ctx, &ci);
 	atd_gpu gpu;
-	if (s == ATD_OK)
+	atdi_env env;
+	if (s == ATD_OK) {
 		gpu = ci->gpu; /* ci lives until atd_close */
+		env = atdi_ctx_env(ci, (at_dtype)dtype, M, N);
+	}
 	pthread_mutex_unlock(&h->slow);
 	if (s != ATD_OK)
 		return s;
-	atd_level level;
-	const atdi_entry *e = atdi_select(&h->table, &gpu, (at_dtype)dtype, M, N, &level);
-	fill_choice(h, e, level, dtype, out);
-	return ATD_OK;
+	atdi_plan plan;
+	atdi_plan_shape(&h->table, rules_if_jit(h), tr_ntemplates, &gpu, &env, (at_dtype)dtype,
+			&plan);
+	return fill_plan(h, &plan, dtype, out);
 }

@@ -4,10 +4,12 @@
  * tuned kernel that cannot be used falls back to the built-in one with a
  * warning; each shape is warned about once per handle. */
 #include <stdio.h>
+#include <string.h>
 
 #include "common/dtype.h"
 #include "dispatch/builtin_kernels.h"
 #include "dispatch/handle.h"
+#include "dispatch/template_table.h"
 
 /* Whether the shape was not yet warned about (and marks it). */
 static int first_warning(atd_handle *h, at_dtype dtype, long long M, long long N)
@@ -36,6 +38,100 @@ static atd_status prepare_launch(const atdi_ctx_info *ci, CUfunction fn,
 	return ATD_OK;
 }
 
+/* The tuned kernel e at level, into out; NO_MEMORY is the only failure
+ * returned as such, any other is warned about (once a shape) and returned
+ * so that the caller falls back. */
+static atd_status use_entry(atd_handle *h, const atdi_ctx_info *ci, const atdi_entry *e,
+			    atd_level level, at_dtype dtype, long long M, long long N,
+			    atdi_resolved *out, atdi_notes *notes)
+{
+	char why[ATDI_MSG_CAP];
+	CUfunction fn;
+	atd_status s = atdi_module_fn(h, ci, e, dtype, &fn, why, sizeof why);
+	if (s == ATD_OK)
+		s = prepare_launch(ci, fn, &e->geom, M, out, why, sizeof why);
+	if (s == ATD_ERR_NO_MEMORY)
+		return atdi_fail(h, s, "%s", why);
+	if (s == ATD_OK) {
+		out->level = level;
+		out->entry = e;
+	} else if (first_warning(h, dtype, M, N)) {
+		atdi_note(notes, ATD_LOG_WARNING,
+			  "cannot use the tuned kernel for %s M=%lld N=%lld (%s %s, result %lld): "
+			  "%s; using the next choice",
+			  at_dtype_name(dtype), M, N, e->template_name, e->params, e->result_id, why);
+	}
+	return s;
+}
+
+/* The derived variant of plan, compiled (or taken from the cache) now. */
+static atd_status use_derived(atd_handle *h, const atdi_ctx_info *ci, const atdi_plan *plan,
+			      const atdi_jit_job *job, long long M, long long N, atdi_resolved *out,
+			      atdi_notes *notes)
+{
+	char why[ATDI_MSG_CAP], params[1024];
+	CUfunction fn;
+	atd_status s = atdi_module_derived(h, ci, job, &fn, why, sizeof why);
+	if (s == ATD_OK)
+		s = prepare_launch(ci, fn, &plan->geom, M, out, why, sizeof why);
+	atdi_params_text(plan->rules, plan->values, params, sizeof params);
+	const char *kept = s == ATD_OK ? atdi_keep_string(h, params) : NULL;
+	if (s == ATD_ERR_NO_MEMORY || (s == ATD_OK && !kept))
+		return atdi_fail(h, ATD_ERR_NO_MEMORY, "out of memory deriving a kernel");
+	if (s == ATD_OK) {
+		out->level = ATD_LEVEL_DERIVED;
+		out->entry = plan->entry;
+		out->template_name = plan->rules->name;
+		out->params = kept;
+	} else if (first_warning(h, job->dtype, M, N)) {
+		atdi_note(notes, ATD_LOG_WARNING,
+			  "cannot derive %s %s for %s M=%lld N=%lld: %s; using the next choice",
+			  plan->rules->name, params, at_dtype_name(job->dtype), M, N, why);
+	}
+	return s;
+}
+
+static atd_status use_builtin(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype,
+			      long long M, long long N, atdi_resolved *out)
+{
+	char why[ATDI_MSG_CAP];
+	CUfunction fn;
+	const builtin_kernel *b = builtin_kernel_for(dtype);
+	atd_status s = atdi_module_fn(h, ci, NULL, dtype, &fn, why, sizeof why);
+	if (s == ATD_OK)
+		s = prepare_launch(ci, fn, &b->geom, M, out, why, sizeof why);
+	if (s != ATD_OK)
+		return atdi_fail(h, s, "%s M=%lld N=%lld: %s", at_dtype_name(dtype), M, N, why);
+	out->level = ATD_LEVEL_BUILTIN;
+	out->entry = NULL;
+	return ATD_OK;
+}
+
+static void note_choice(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, long long M,
+			long long N, const atdi_resolved *r, atdi_notes *notes)
+{
+	const char *dt = at_dtype_name(dtype);
+	const atdi_entry *e = r->entry;
+	if (r->level == ATD_LEVEL_DERIVED) {
+		atdi_note(notes, ATD_LOG_INFO,
+			  "%s M=%lld N=%lld on %s: %s %s (derived from %s, tuned on %s at M=%lld "
+			  "N=%lld)",
+			  dt, M, N, ci->name, r->template_name, r->params, e->params,
+			  h->table.gpus[e->gpu].name, e->M, e->N);
+	} else if (e) {
+		atdi_note(notes, ATD_LOG_INFO,
+			  "%s M=%lld N=%lld on %s: %s %s (%s: tuned on %s at M=%lld N=%lld, %.3f us)%s",
+			  dt, M, N, ci->name, e->template_name, e->params, atd_level_name(r->level),
+			  h->table.gpus[e->gpu].name, e->M, e->N, e->time_us,
+			  r->provisional ? "; a derived kernel is compiling" : "");
+	} else {
+		const builtin_kernel *b = builtin_kernel_for(dtype);
+		atdi_note(notes, ATD_LOG_INFO, "%s M=%lld N=%lld on %s: %s %s (built-in)%s", dt, M, N,
+			  ci->name, b->template_name, b->params,
+			  r->provisional ? "; a derived kernel is compiling" : "");
+	}
+}
+
 static atd_status resolve_locked(atd_handle *h, CUcontext ctx, at_dtype dtype, long long M,
 				 long long N, atdi_resolved *out, atdi_notes *notes)
 {
@@ -43,52 +139,47 @@ static atd_status resolve_locked(atd_handle *h, CUcontext ctx, at_dtype dtype, l
 	atd_status s = atdi_ctx_info_get(h, ctx, &ci);
 	if (s != ATD_OK)
 		return s;
-	const char *dt = at_dtype_name(dtype);
-	atd_level level;
-	const atdi_entry *e = atdi_select(&h->table, &ci->gpu, dtype, M, N, &level);
-	char why[ATDI_MSG_CAP];
-	CUfunction fn;
-	if (e) {
-		s = atdi_module_fn(h, ci, e, dtype, &fn, why, sizeof why);
-		if (s == ATD_OK)
-			s = prepare_launch(ci, fn, &e->geom, M, out, why, sizeof why);
-		if (s == ATD_ERR_NO_MEMORY)
-			return atdi_fail(h, s, "%s", why);
-		if (s == ATD_OK) {
-			out->level = level;
-			out->entry = e;
-		} else if (first_warning(h, dtype, M, N)) {
-			atdi_note(notes, ATD_LOG_WARNING,
-				  "cannot use the tuned kernel for %s M=%lld N=%lld (%s %s, result %lld): "
-				  "%s; using the built-in kernel",
-				  dt, M, N, e->template_name, e->params, e->result_id, why);
+	memset(out, 0, sizeof *out);
+	atdi_env env = atdi_ctx_env(ci, dtype, M, N);
+	int jit = h->jit.mode != ATDI_JIT_OFF;
+	atdi_plan plan;
+	atdi_plan_shape(&h->table, jit ? tr_templates : NULL, tr_ntemplates, &ci->gpu, &env, dtype,
+			&plan);
+	s = ATD_ERR_NO_KERNEL;
+	if (plan.level == ATD_LEVEL_DERIVED) {
+		atdi_jit_job job = { plan.rules, dtype, { 0 }, ci->arch };
+		memcpy(job.values, plan.values, sizeof job.values);
+		int ready = 1;
+		if (h->jit.mode == ATDI_JIT_BACKGROUND) {
+			/* Read before polling: a job finished in between bumps it. */
+			unsigned generation = atdi_jit_generation(&h->jit);
+			int state = atdi_jit_poll(&h->jit, &job);
+			ready = state != 0;
+			out->provisional = state == 0;
+			out->generation = generation;
 		}
-	} else if (first_warning(h, dtype, M, N)) {
-		atdi_note(notes, ATD_LOG_WARNING,
-			  "no tuned kernel for %s M=%lld N=%lld on %s (sm_%d): using the built-in kernel",
-			  dt, M, N, ci->name, ci->arch);
+		if (ready)
+			s = use_derived(h, ci, &plan, &job, M, N, out, notes);
+		if (s == ATD_ERR_NO_MEMORY)
+			return s;
+		if (s != ATD_OK) /* what needs no compiling */
+			atdi_plan_shape(&h->table, NULL, 0, &ci->gpu, &env, dtype, &plan);
 	}
-	if (!e || s != ATD_OK) {
-		const builtin_kernel *b = builtin_kernel_for(dtype);
-		s = atdi_module_fn(h, ci, NULL, dtype, &fn, why, sizeof why);
-		if (s == ATD_OK)
-			s = prepare_launch(ci, fn, &b->geom, M, out, why, sizeof why);
-		if (s != ATD_OK)
-			return atdi_fail(h, s, "%s M=%lld N=%lld: %s", dt, M, N, why);
-		out->level = ATD_LEVEL_BUILTIN;
-		out->entry = NULL;
+	if (s != ATD_OK && plan.entry && plan.level != ATD_LEVEL_DERIVED) {
+		s = use_entry(h, ci, plan.entry, plan.level, dtype, M, N, out, notes);
+		if (s == ATD_ERR_NO_MEMORY)
+			return s;
 	}
-	if (out->entry) {
-		const atdi_entry *r = out->entry;
-		atdi_note(notes, ATD_LOG_INFO,
-			  "%s M=%lld N=%lld on %s: %s %s (%s: tuned on %s at M=%lld N=%lld, %.3f us)",
-			  dt, M, N, ci->name, r->template_name, r->params, atd_level_name(out->level),
-			  h->table.gpus[r->gpu].name, r->M, r->N, r->time_us);
-	} else {
-		const builtin_kernel *b = builtin_kernel_for(dtype);
-		atdi_note(notes, ATD_LOG_INFO, "%s M=%lld N=%lld on %s: %s %s (built-in)", dt, M, N,
-			  ci->name, b->template_name, b->params);
+	if (s != ATD_OK) {
+		if (!plan.entry && first_warning(h, dtype, M, N))
+			atdi_note(notes, ATD_LOG_WARNING,
+				  "no tuned kernel for %s M=%lld N=%lld on %s (sm_%d): using the "
+				  "built-in kernel",
+				  at_dtype_name(dtype), M, N, ci->name, ci->arch);
+		if ((s = use_builtin(h, ci, dtype, M, N, out)) != ATD_OK)
+			return s;
 	}
+	note_choice(h, ci, dtype, M, N, out, notes);
 	pthread_mutex_lock(&h->lock);
 	atdi_key key = { ctx, M, N, (int)dtype };
 	atdi_lookup_put(&h->lookup, &key, out); /* no memory: resolve again next time */
@@ -104,7 +195,7 @@ atd_status atdi_resolve(atd_handle *h, CUcontext ctx, at_dtype dtype, long long 
 	pthread_mutex_lock(&h->slow);
 	/* Another thread may have resolved the shape while this one waited. */
 	pthread_mutex_lock(&h->lock);
-	int found = atdi_lookup_find(&h->lookup, &key, out);
+	int found = atdi_lookup_find(&h->lookup, &key, out) && !atdi_stale(h, out);
 	pthread_mutex_unlock(&h->lock);
 	atd_status s = found ? ATD_OK : resolve_locked(h, ctx, dtype, M, N, out, &notes);
 	pthread_mutex_unlock(&h->slow);

@@ -33,7 +33,9 @@ launch_failed(atd_handle *h, const atdi_resolved *r, atd_dtype dtype, int64_t M,
 	      const char *msg)
 {
 	return atdi_fail(h, ATD_ERR_CUDA, "atd_softmax: launching %s for %s M=%lld N=%lld: %s",
-			 r->entry ? r->entry->template_name : "the built-in kernel",
+			 r->level == ATD_LEVEL_DERIVED ? r->template_name
+			 : r->entry		       ? r->entry->template_name
+						       : "the built-in kernel",
 			 at_dtype_name((at_dtype)dtype), (long long)M, (long long)N, msg);
 }
 
@@ -55,7 +57,8 @@ ATD_API atd_status atd_softmax(atd_handle *h, atd_dtype dtype, void *y, const vo
 	pthread_mutex_lock(&h->lock);
 	int hit = atdi_lookup_find(&h->lookup, &key, &r);
 	pthread_mutex_unlock(&h->lock);
-	if (!hit && (s = atdi_resolve(h, ctx, (at_dtype)dtype, M, N, &r)) != ATD_OK)
+	if ((!hit || atdi_stale(h, &r)) &&
+	    (s = atdi_resolve(h, ctx, (at_dtype)dtype, M, N, &r)) != ATD_OK)
 		return s;
 	at_error err;
 	if (launch_softmax(r.fn, &r.geom, r.grid, (CUdeviceptr)(uintptr_t)y,

@@ -31,6 +31,7 @@ ATD_API const char *atd_level_name(atd_level level)
 	case ATD_LEVEL_NEAREST: return "nearest";
 	case ATD_LEVEL_SAME_ARCH: return "same-arch";
 	case ATD_LEVEL_BUILTIN: return "built-in";
+	case ATD_LEVEL_DERIVED: return "derived";
 	}
 	return "?";
 }

@@ -4,6 +4,8 @@
  * that a template author can fix the file without reading this code. */
 #include "gen/manifest.h"
 
+#include "common/template_rules.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -12,15 +14,14 @@
 #include <string.h>
 #include <yaml.h>
 
-static const char *const shape_var_names[MANIFEST_SHAPE_VARS] = {
-	"M", "N", "elem_bytes", "sm_count", "cc", "max_threads", "max_smem",
-	"regs_per_sm",
-};
+#define shape_var_names tr_shape_var_names
+_Static_assert(MANIFEST_SHAPE_VARS == TR_SHAPE_VARS, "one list of shape variables");
 
 static const char *const top_keys[] = {
 	"template", "op", "source", "summary", "dtypes",
-	"params", "constraints", "launch", NULL,
+	"params", "constraints", "launch", "derive", NULL,
 };
+static const char *const derive_keys[] = { "params", "widen", "prefer", NULL };
 static const char *const param_keys[] = { "name", "values", "default", "doc",
 					   NULL };
 static const char *const constraint_keys[] = { "expr", "why", NULL };
@@ -449,15 +450,14 @@ static int build_names(struct loader *L)
 }
 
 static int load_constraint(const struct loader *L, const yaml_node_t *map,
-			   size_t i)
+			   const char *list, size_t i, tmpl_constraint *c)
 {
 	char where[64], what[96];
-	snprintf(where, sizeof where, "constraints[%zu]", i);
+	snprintf(where, sizeof where, "%s[%zu]", list, i);
 	if (expect_type(L, map, YAML_MAPPING_NODE,
 			"a mapping with expr (and why) for each constraint") ||
 	    check_keys(L, map, constraint_keys, where))
 		return -1;
-	tmpl_constraint *c = &L->m->constraints[i];
 	const yaml_node_t *n = map_require(L, map, "expr", where);
 	snprintf(what, sizeof what, "expr of %s", where);
 	if (!n || take_expr(L, n, what, &c->expr))
@@ -467,9 +467,13 @@ static int load_constraint(const struct loader *L, const yaml_node_t *map,
 	return n ? take_string(L, n, what, 0, &c->why) : 0;
 }
 
-static int load_constraints(const struct loader *L, const yaml_node_t *root)
+/* The optional sequence of {expr, why} under key of map, named list in
+ * messages, into *out. */
+static int load_constraint_list(const struct loader *L, const yaml_node_t *map,
+				const char *key, const char *list, tmpl_constraint **out,
+				size_t *count)
 {
-	const yaml_node_t *seq = map_find(L, root, "constraints");
+	const yaml_node_t *seq = map_find(L, map, key);
 	if (!seq)
 		return 0;
 	if (expect_type(L, seq, YAML_SEQUENCE_NODE, "a sequence of constraints"))
@@ -478,14 +482,70 @@ static int load_constraints(const struct loader *L, const yaml_node_t *root)
 	size_t n = (size_t)(seq->data.sequence.items.top - it);
 	if (n == 0)
 		return 0;
-	L->m->constraints = calloc(n, sizeof *L->m->constraints);
-	if (!L->m->constraints)
+	*out = calloc(n, sizeof **out);
+	if (!*out)
 		return oom(L);
-	L->m->nconstraints = n;
+	*count = n;
 	for (size_t i = 0; i < n; i++)
-		if (load_constraint(L, node_at(L, it[i]), i))
+		if (load_constraint(L, node_at(L, it[i]), list, i, &(*out)[i]))
 			return -1;
 	return 0;
+}
+
+static int load_constraints(const struct loader *L, const yaml_node_t *root)
+{
+	return load_constraint_list(L, root, "constraints", "constraints", &L->m->constraints,
+				    &L->m->nconstraints);
+}
+
+/* A sequence of param names (derive.params, derive.widen) as indices. */
+static int load_param_names(const struct loader *L, const yaml_node_t *map, const char *key,
+			    int **out, size_t *count)
+{
+	const yaml_node_t *seq = map_find(L, map, key);
+	if (!seq)
+		return 0;
+	char what[64];
+	snprintf(what, sizeof what, "a sequence of param names for derive.%s", key);
+	if (expect_type(L, seq, YAML_SEQUENCE_NODE, what))
+		return -1;
+	const yaml_node_item_t *it = seq->data.sequence.items.start;
+	size_t n = (size_t)(seq->data.sequence.items.top - it);
+	if (n == 0)
+		return 0;
+	*out = calloc(n, sizeof **out);
+	if (!*out)
+		return oom(L);
+	*count = n;
+	for (size_t i = 0; i < n; i++) {
+		const yaml_node_t *v = node_at(L, it[i]);
+		char buf[128];
+		int idx = v->type == YAML_SCALAR_NODE
+				  ? manifest_param_index(L->m, (const char *)v->data.scalar.value)
+				  : -1;
+		if (idx < 0)
+			return node_err(L, v, "expected the name of a param in derive.%s, got %s", key,
+					describe(v, buf, sizeof buf));
+		(*out)[i] = idx;
+	}
+	return 0;
+}
+
+/* derive: how a winner tuned at one row length is re-derived for another
+ * (see manifest.h). Optional: a template without it is reused as tuned. */
+static int load_derive(const struct loader *L, const yaml_node_t *root)
+{
+	const yaml_node_t *map = map_find(L, root, "derive");
+	if (!map)
+		return 0;
+	tmpl_derive *d = &L->m->derive;
+	if (expect_type(L, map, YAML_MAPPING_NODE, "a mapping with params, widen and prefer") ||
+	    check_keys(L, map, derive_keys, "derive") ||
+	    !map_require(L, map, "params", "derive") ||
+	    load_param_names(L, map, "params", &d->params, &d->nparams) ||
+	    load_param_names(L, map, "widen", &d->widen, &d->nwiden))
+		return -1;
+	return load_constraint_list(L, map, "prefer", "derive.prefer", &d->prefer, &d->nprefer);
 }
 
 static int load_launch(const struct loader *L, const yaml_node_t *root)
@@ -545,7 +605,7 @@ static int load_document(struct loader *L)
 	    check_keys(L, root, top_keys, "the manifest") ||
 	    load_header(L, root) || load_dtypes(L, root) ||
 	    load_params(L, root) || build_names(L) ||
-	    load_constraints(L, root) || load_launch(L, root))
+	    load_constraints(L, root) || load_launch(L, root) || load_derive(L, root))
 		return -1;
 	/* Last, so that mistakes in the file itself are reported first. */
 	return check_source(L, root);
@@ -669,6 +729,13 @@ void manifest_free(tmpl_manifest *m)
 		free(m->constraints[i].why);
 	}
 	free(m->constraints);
+	free(m->derive.params);
+	free(m->derive.widen);
+	for (size_t i = 0; i < m->derive.nprefer; i++) {
+		free(m->derive.prefer[i].expr);
+		free(m->derive.prefer[i].why);
+	}
+	free(m->derive.prefer);
 	free(m->launch.threads);
 	free(m->launch.rows_per_cta);
 	free(m->launch.smem_bytes);

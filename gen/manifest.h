@@ -26,6 +26,12 @@
  *                                    # above 1 a cluster of that many
  *     cooperative: "1"               # optional, default 0: every resident
  *                                    # CTA, launched cooperatively
+ *   derive:                          # optional: re-deriving a winner tuned at
+ *     params: [vec, elems_per_thread]  # another shape for this one: these
+ *     widen: [threads]               # params are searched (the rest kept), then
+ *     prefer:                        # these too if that finds nothing; among
+ *       - expr: "N % vec == 0"       # the valid ones, the most preferences met
+ *         why: rows stay aligned     # (in order), then the nearest values
  *
  * Variables an expression may use besides the params (see manifest_shape_vars):
  *   M, N, elem_bytes, sm_count, cc (e.g. 90), max_threads, max_smem, regs_per_sm.
@@ -52,6 +58,17 @@ typedef struct tmpl_constraint {
 	char *why; /* may be NULL */
 } tmpl_constraint;
 
+/* How the dispatch library re-derives a winner for an untuned shape (the
+ * rule itself is dispatch/derive.c's): indices into params. */
+typedef struct tmpl_derive {
+	int *params;
+	size_t nparams;
+	int *widen;
+	size_t nwiden;
+	tmpl_constraint *prefer;
+	size_t nprefer;
+} tmpl_derive;
+
 typedef struct tmpl_launch {
 	char *threads;
 	char *rows_per_cta;
@@ -74,6 +91,7 @@ typedef struct tmpl_manifest {
 	tmpl_constraint *constraints;
 	size_t nconstraints;
 	tmpl_launch launch;
+	tmpl_derive derive;
 } tmpl_manifest;
 
 /* The variables describing a shape and a device, in the order listed above. */

@@ -28,6 +28,11 @@ int variant_set(variant *v, const char *assignment, at_error *err);
  * variant_set (split on spaces) gives the same variant. */
 char *variant_params_str(const variant *v);
 
+/* The template's source with its quoted #includes of files beside it
+ * expanded in place, malloc'd: what follows the #defines in every variant's
+ * source. NULL on error. */
+char *template_body(const tmpl_manifest *t, at_error *err);
+
 /* The specialised source, malloc'd: a header naming template and params,
  * one #define per param (upper case) and DTYPE_<DT>, then the template with
  * its quoted #includes of files beside it expanded in place. NULL on error. */

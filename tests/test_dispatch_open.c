@@ -341,7 +341,8 @@ Test(dispatch_open, every_status_has_its_string)
 	cr_assert_str_eq(atd_level_name(ATD_LEVEL_SAME_ARCH), "same-arch");
 	cr_assert_str_eq(atd_level_name(ATD_LEVEL_BUILTIN), "built-in");
 	cr_assert_str_eq(atd_level_name((atd_level)0), "?");
-	cr_assert_str_eq(atd_level_name((atd_level)5), "?");
+	cr_assert_str_eq(atd_level_name(ATD_LEVEL_DERIVED), "derived");
+	cr_assert_str_eq(atd_level_name((atd_level)6), "?");
 }
 
 Test(dispatch_open, the_library_version_is_the_header_version)

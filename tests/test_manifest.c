@@ -225,7 +225,7 @@ Test(manifest, missing_keys)
 Test(manifest, unknown_keys)
 {
 	expect_variant_error("summary:", "summery:",
-			     ":4:1: unknown key \"summery\" in the manifest (expected one of: template, op, source, summary, dtypes, params, constraints, launch)");
+			     ":4:1: unknown key \"summery\" in the manifest (expected one of: template, op, source, summary, dtypes, params, constraints, launch, derive)");
 	expect_variant_error("    doc: threads per CTA\n",
 			     "    docs: threads per CTA\n",
 			     ":10:5: unknown key \"docs\" in params[0] (expected one of: name, values, default, doc)");
@@ -544,4 +544,47 @@ Test(manifest, load_dir_fails_on_bad_one)
 	char want[600];
 	snprintf(want, sizeof want, "%s/c_bad.yaml:3:1:", tmp_folder());
 	cr_expect(strncmp(err.msg, want, strlen(want)) == 0, "%s", err.msg);
+}
+
+Test(manifest, the_derive_rules_load_as_param_indices_and_preferences)
+{
+	char text[4096];
+	snprintf(text, sizeof text, "%sderive:\n  params: [vec]\n  widen: [threads]\n"
+		 "  prefer:\n    - expr: \"N %% vec == 0\"\n      why: aligned rows\n", good_yaml);
+	tmp_write("good.yaml", text);
+	tmp_write("good.cu", "// kernel\n");
+	tmpl_manifest m;
+	at_error err;
+	cr_assert_eq(manifest_load(tmp_path("good.yaml"), &m, &err), 0, "%s", err.msg);
+	cr_assert_eq(m.derive.nparams, 1);
+	cr_assert_eq(m.derive.params[0], 1, "vec is the second param");
+	cr_assert_eq(m.derive.nwiden, 1);
+	cr_assert_eq(m.derive.widen[0], 0);
+	cr_assert_eq(m.derive.nprefer, 1);
+	cr_assert_str_eq(m.derive.prefer[0].expr, "N % vec == 0");
+	cr_assert_str_eq(m.derive.prefer[0].why, "aligned rows");
+	manifest_free(&m);
+}
+
+Test(manifest, derive_rules_name_only_params_and_valid_expressions)
+{
+	char text[4096];
+	snprintf(text, sizeof text, "%sderive:\n  params: [lanes]\n", good_yaml);
+	tmp_write("good.yaml", text);
+	tmp_write("good.cu", "// kernel\n");
+	tmpl_manifest m;
+	at_error err;
+	cr_assert_eq(manifest_load(tmp_path("good.yaml"), &m, &err), -1);
+	cr_assert(strstr(err.msg, ":25:12: expected the name of a param in derive.params, got \"lanes\""),
+		  "%s", err.msg);
+	snprintf(text, sizeof text, "%sderive:\n  params: [vec]\n  prefer:\n    - expr: \"N %% warps\"\n",
+		 good_yaml);
+	tmp_write("good.yaml", text);
+	cr_assert_eq(manifest_load(tmp_path("good.yaml"), &m, &err), -1);
+	cr_assert(strstr(err.msg, ":27:13: expected a valid expression in expr of derive.prefer[0]"),
+		  "%s", err.msg);
+	snprintf(text, sizeof text, "%sderive:\n  widen: [vec]\n", good_yaml);
+	tmp_write("good.yaml", text);
+	cr_assert_eq(manifest_load(tmp_path("good.yaml"), &m, &err), -1);
+	cr_assert(strstr(err.msg, ":25:3: missing required key \"params\" in derive"), "%s", err.msg);
 }

@@ -1,7 +1,7 @@
 /*
 ** libautotune-dispatch: run the softmax kernel that `autotune sweep` found
-** fastest for this GPU and shape, in one call, with no tuning and no
-** run-time compilation.
+** fastest for this GPU and shape, in one call; for a shape nobody tuned, a
+** kernel made for it from the nearest winner.
 **
 **   atd_handle *h;
 **   if (atd_open(NULL, ATD_OPEN_FALLBACK, &h) != ATD_OK) ...;     // autotune.db
@@ -12,19 +12,40 @@
 ** VARIANT SELECTION, for the GPU of the calling thread's current CUDA
 ** context, in this order (atd_query tells which level served a shape):
 **   1. ATD_LEVEL_EXACT      this GPU model, dtype, M and N were tuned;
-**   2. ATD_LEVEL_NEAREST    the tuned shape of this GPU model and dtype that is
-**                           nearest in (log M, log N), among variants valid
-**                           for N (a variant that holds rows in registers
-**                           serves only rows up to its length);
-**   3. ATD_LEVEL_SAME_ARCH  the same, from another GPU model with the same
+**   2. ATD_LEVEL_DERIVED    the nearest tuned shapes of this GPU model and
+**                           dtype in (log M, log N) (then of other models of
+**                           its compute capability), up to 8, are tried in
+**                           turn: the winner's template re-derives the params
+**                           that depend on the shape (vector width, elements
+**                           per thread, ...: the `derive` rules of its
+**                           manifest) for this one. If they come out as tuned,
+**                           the stored kernel runs (ATD_LEVEL_NEAREST or
+**                           ATD_LEVEL_SAME_ARCH); else the derived variant is
+**                           compiled with NVRTC, loaded at run time, on the
+**                           shape's first call (ATD_LEVEL_DERIVED);
+**   3. ATD_LEVEL_NEAREST    without NVRTC (or with ATD_OPEN_NO_JIT): the
+**                           nearest tuned shape among variants valid for N;
+**   4. ATD_LEVEL_SAME_ARCH  the same, from another GPU model with the same
 **                           compute capability (exact shape first);
-**   4. ATD_LEVEL_BUILTIN    a built-in kernel that serves every shape on
+**   5. ATD_LEVEL_BUILTIN    a built-in kernel that serves every shape on
 **                           every GPU (compute capability 7.5 or newer), so a
 **                           call succeeds even with no database.
 ** Tuned kernels are loaded from the cubins stored in the database; the
 ** built-in one ships inside the library (SASS for sm_80 and sm_90, PTX that
 ** the driver compiles for other GPUs). Rows whose pointer or stride is not
 ** aligned for a kernel's vector width take its scalar path: never a fault.
+**
+** DERIVED KERNELS: the library carries its templates' sources and rules.
+** A derived variant's first call in a process compiles it (NVRTC, about
+** 0.1-1 s, once per variant) unless the persistent cache has it: the file
+** $ATD_JIT_CACHE, else $XDG_CACHE_HOME/autotune/jit.db, else
+** ~/.cache/autotune/jit.db (ATD_JIT_CACHE=off: none), shared safely by
+** threads and processes; later processes load it in milliseconds. Modes:
+** by default the first call blocks while it compiles; ATD_OPEN_JIT_BACKGROUND
+** (or ATD_JIT=background) serves the shape at once with what needs no
+** compiling and switches to the derived kernel when a worker thread has
+** built it; ATD_OPEN_NO_JIT (or ATD_JIT=off) never compiles. Without
+** libnvrtc.so the library starts and serves as with ATD_OPEN_NO_JIT.
 **
 ** THREADS: every function is thread-safe. One handle may be shared by any
 ** number of threads, devices and contexts; compiled modules are cached per
@@ -41,7 +62,8 @@
 ** thread). The library never prints and never exits; an optional log
 ** callback receives warnings (e.g. a fallback to the built-in kernel).
 **
-** The library loads libcuda.so.1 at run time; it links SQLite.
+** The library loads libcuda.so.1, and libnvrtc.so.13 when it derives a
+** kernel, at run time; it links SQLite.
 */
 #ifndef AUTOTUNE_DISPATCH_H
 #define AUTOTUNE_DISPATCH_H
@@ -61,9 +83,9 @@ extern "C" {
 
 /* Version of this header; atd_version_number() gives the library's. */
 #define ATD_VERSION_MAJOR 0
-#define ATD_VERSION_MINOR 1
+#define ATD_VERSION_MINOR 2
 #define ATD_VERSION_PATCH 0
-#define ATD_VERSION_STRING "0.1.0"
+#define ATD_VERSION_STRING "0.2.0"
 #define ATD_VERSION_NUMBER (ATD_VERSION_MAJOR * 10000 + ATD_VERSION_MINOR * 100 + ATD_VERSION_PATCH)
 
 ATD_API int atd_version_number(void);
@@ -102,9 +124,10 @@ typedef enum atd_level {
 	ATD_LEVEL_NEAREST = 2,
 	ATD_LEVEL_SAME_ARCH = 3,
 	ATD_LEVEL_BUILTIN = 4,
+	ATD_LEVEL_DERIVED = 5,
 } atd_level;
 
-/* "exact", "nearest", "same-arch", "built-in"; "?" otherwise. */
+/* "exact", "nearest", "same-arch", "built-in", "derived"; "?" otherwise. */
 ATD_API const char *atd_level_name(atd_level level);
 
 typedef struct atd_handle atd_handle;
@@ -114,6 +137,11 @@ typedef struct atd_handle atd_handle;
 				error: the handle serves the built-in kernel and
 				the log callback (if set later, atd_errmsg now)
 				says why */
+#define ATD_OPEN_NO_JIT 2u /* never compile: untuned shapes get the nearest
+			      stored winner that serves them, or the built-in */
+#define ATD_OPEN_JIT_BACKGROUND 4u /* compile derived variants on a worker
+				      thread; until one is ready its shape is
+				      served as with ATD_OPEN_NO_JIT */
 
 /*
 ** Opens a tuning database read-only. path NULL means $AUTOTUNE_DB if set,
@@ -171,6 +199,9 @@ typedef struct atd_choice {
 	const char *gpu_name;      /* GPU model it was tuned on; "" for built-in */
 	int64_t tuned_M, tuned_N;  /* shape it was tuned at; 0 for built-in */
 	double tuned_us;           /* median time at that shape; 0 for built-in */
+	/* ATD_LEVEL_DERIVED: the params of the winner it was derived from
+	 * (tuned at tuned_M x tuned_N on gpu_name); otherwise equal to params. */
+	const char *from_params;
 } atd_choice;
 
 /* The choice for the current context's GPU (needs a GPU and a context). */

@@ -1,0 +1,34 @@
+/* What serves a shape, with run-time derivation: the exact winner; else the
+ * nearest winners (this GPU model first, then others of its compute
+ * capability; nearest in (ln M, ln N), a winner whose rows are of the other
+ * alignment class counting as twice as far) re-derived for the shape by their template's rules
+ * (derive.h), a winner whose params come out unchanged being reused as it
+ * is; else atdi_select's nearest winner valid for N; else the built-in
+ * kernel. Pure: no locks, no GPU. */
+#ifndef AT_DISPATCH_PLAN_H
+#define AT_DISPATCH_PLAN_H
+
+#include "dispatch/derive.h"
+#include "dispatch/tuned_table.h"
+
+/* How many of the nearest winners are tried for a derivation. */
+#define ATDI_DERIVE_CANDIDATES 8
+
+typedef struct atdi_plan {
+	atd_level level;
+	/* The winner that runs (exact, nearest, same-arch) or that the derived
+	 * variant comes from; NULL for the built-in kernel. */
+	const atdi_entry *entry;
+	/* ATD_LEVEL_DERIVED only: */
+	const tr_template *rules;
+	long long values[ATDI_MAX_PARAMS];
+	launch_geometry geom;
+} atdi_plan;
+
+/* The plan for (dtype, env->M, env->N) on gpu. ts (nts templates) are the
+ * rules to derive with; NULL when deriving is off (no NVRTC, or not
+ * wanted), which gives atdi_select's choice. */
+void atdi_plan_shape(const atdi_table *t, const tr_template *ts, int nts, const atd_gpu *gpu,
+		     const atdi_env *env, at_dtype dtype, atdi_plan *out);
+
+#endif

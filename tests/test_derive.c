@@ -1,0 +1,267 @@
+/* Tests of re-deriving a winner for an untuned shape (dispatch/derive.c,
+ * dispatch/plan.c): the search over a manifest's derive params, its
+ * preferences and widening, params texts, and which winner a shape's plan
+ * derives from. A toy template pins the mechanism; the built-in table pins
+ * the rules the real manifests give. No GPU. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "dispatch/derive.h"
+#include "dispatch/plan.h"
+#include "dispatch/template_table.h"
+
+/* A row held as threads x elems, read vec elements at a time. */
+static const long long threads_v[] = { 64, 128, 256 };
+static const long long vec_v[] = { 1, 2, 4 };
+static const long long elems_v[] = { 4, 8, 12, 16 };
+static const tr_param toy_params[] = {
+	{ "threads", threads_v, 3, 128 },
+	{ "vec", vec_v, 3, 4 },
+	{ "elems", elems_v, 4, 8 },
+};
+static const char *const toy_constraints[] = {
+	"elems % vec == 0",
+	"threads * elems >= N",
+	"threads * (elems - vec) < N",
+};
+static const int toy_derive[] = { 1, 2 };
+static const int toy_widen[] = { 0 };
+static const char *const toy_prefer[] = { "N % vec == 0" };
+static const tr_template toy = {
+	"toy", "toy.cu", "", 7u, toy_params, 3, toy_constraints, 3,
+	{ "threads", "1", "0", "0", "threads * elems", "1", "0" },
+	toy_derive, 2, toy_widen, 1, toy_prefer, 1,
+};
+
+static atdi_env env_n(long long N)
+{
+	return (atdi_env){ .M = 4096, .N = N, .elem_bytes = 4, .sm_count = 132, .cc = 90,
+			   .max_threads = 1024, .max_smem = 232448, .regs_per_sm = 65536 };
+}
+
+Test(derive, the_searched_params_follow_the_row_length_and_the_rest_stay)
+{
+	const long long winner[] = { 128, 4, 8 }; /* tuned at N = 1024 */
+	long long out[3];
+	atdi_env env = env_n(1500);
+	cr_assert_eq(atdi_derive(&toy, winner, &env, out), 1);
+	cr_assert_eq(out[0], 128, "threads is not searched while derive finds a variant");
+	cr_assert_eq(out[1], 4, "1500 %% 4 == 0: the winner's vector width stays");
+	cr_assert_eq(out[2], 12, "128 x 12 >= 1500 > 128 x 8");
+}
+
+Test(derive, an_earlier_preference_outweighs_nearness_to_the_winner)
+{
+	const long long winner[] = { 128, 4, 8 };
+	long long out[3];
+	atdi_env env = env_n(1502); /* 1502 % 4 != 0, 1502 % 2 == 0 */
+	cr_assert_eq(atdi_derive(&toy, winner, &env, out), 1);
+	cr_assert_eq(out[1], 2, "the widest vector that keeps rows aligned");
+	cr_assert_eq(out[2], 12);
+}
+
+Test(derive, a_variant_that_meets_no_preference_is_still_taken)
+{
+	const long long winner[] = { 128, 4, 8 };
+	long long out[3];
+	atdi_env env = env_n(1001); /* odd: only vec = 1 divides it */
+	cr_assert_eq(atdi_derive(&toy, winner, &env, out), 1);
+	cr_assert_eq(out[1], 1, "vec = 1 meets N %% vec == 0");
+	cr_assert_eq(out[2], 8);
+	env = env_n(1025); /* vec 1 and 2 cannot hold it without a spare vector */
+	cr_assert_eq(atdi_derive(&toy, winner, &env, out), 1);
+	cr_assert_eq(out[1], 4, "unaligned, the only valid width");
+	cr_assert_eq(out[2], 12, "128 x 12 >= 1025 > 128 x 8");
+}
+
+Test(derive, the_widen_params_are_searched_only_when_derive_alone_fails)
+{
+	const long long winner[] = { 128, 4, 8 };
+	long long out[3];
+	atdi_env env = env_n(4000); /* above 128 x 16 */
+	cr_assert_eq(atdi_derive(&toy, winner, &env, out), 1);
+	cr_assert_eq(out[0], 256, "threads widened to hold the row");
+	cr_assert_eq(out[2], 16);
+	env = env_n(5000); /* above 256 x 16: nothing holds it */
+	cr_assert_eq(atdi_derive(&toy, winner, &env, out), 0);
+}
+
+Test(derive, params_texts_round_trip_and_missing_params_take_their_default)
+{
+	long long v[3];
+	cr_assert_eq(atdi_params_parse(&toy, "threads=256 vec=2 elems=12", v), 0);
+	cr_assert_eq(v[0], 256);
+	cr_assert_eq(v[1], 2);
+	cr_assert_eq(v[2], 12);
+	char text[128];
+	atdi_params_text(&toy, v, text, sizeof text);
+	cr_assert_str_eq(text, "threads=256 vec=2 elems=12");
+	cr_assert_eq(atdi_params_parse(&toy, "threads=64", v), 0);
+	cr_assert_eq(v[1], 4, "vec's default");
+	cr_assert_eq(v[2], 8, "elems' default");
+	cr_assert_eq(atdi_params_parse(&toy, "threads=64 lanes=4", v), -1, "an unknown param");
+	cr_assert_eq(atdi_params_parse(&toy, "threads=x", v), -1);
+	cr_assert_eq(atdi_params_parse(&toy, "", v), -1);
+}
+
+Test(derive, the_launch_geometry_comes_from_the_launch_expressions)
+{
+	const long long v[] = { 256, 2, 12 };
+	atdi_env env = env_n(3000);
+	launch_geometry g;
+	cr_assert_eq(atdi_rules_geometry(&toy, v, &env, &g), 0);
+	cr_assert_eq(g.threads, 256);
+	cr_assert_eq(g.rows_per_cta, 1);
+	cr_assert_eq(g.max_n, 3072);
+	cr_assert_eq(g.ctas_per_row, 1);
+	cr_assert_eq(g.cooperative, 0);
+}
+
+/* The real manifests, as built into the library. */
+static const tr_template *real(const char *name)
+{
+	const tr_template *t = atdi_rules_find(tr_templates, tr_ntemplates, name);
+	cr_assert_not_null(t, "%s is built in", name);
+	return t;
+}
+
+Test(derive, softmax_block_rederives_a_4096_winner_for_rows_of_3000_and_16384)
+{
+	const tr_template *t = real("softmax_block");
+	long long w[ATDI_MAX_PARAMS], out[ATDI_MAX_PARAMS];
+	cr_assert_eq(atdi_params_parse(t, "threads=128 vec=4 elems_per_thread=32 stages=1 "
+					  "persistent=0 cache_hint=0 packed=0", w), 0);
+	atdi_env env = env_n(3000);
+	cr_assert_eq(atdi_derive(t, w, &env, out), 1);
+	char text[256];
+	atdi_params_text(t, out, text, sizeof text);
+	cr_assert_str_eq(text, "threads=128 vec=4 elems_per_thread=24 stages=1 persistent=0 "
+			       "cache_hint=0 packed=0");
+	env = env_n(16384); /* 128 threads cannot hold it in 64 elements: widened */
+	cr_assert_eq(atdi_derive(t, w, &env, out), 1);
+	cr_assert(out[0] * out[2] >= 16384);
+	cr_assert_eq(atdi_rules_valid(t, out, &env), 1);
+}
+
+Test(derive, softmax_warp_rederives_for_short_rows_keeping_its_row_group)
+{
+	const tr_template *t = real("softmax_warp");
+	long long w[ATDI_MAX_PARAMS], out[ATDI_MAX_PARAMS];
+	cr_assert_eq(atdi_params_parse(t, "threads=64 lanes=32 rows_per_cta=2 vec=4 "
+					  "elems_per_thread=16 stages=1 persistent=0 cache_hint=0", w), 0);
+	atdi_env env = env_n(500);
+	cr_assert_eq(atdi_derive(t, w, &env, out), 1);
+	char text[256];
+	atdi_params_text(t, out, text, sizeof text);
+	cr_assert_str_eq(text, "threads=64 lanes=32 rows_per_cta=2 vec=4 elems_per_thread=16 "
+			       "stages=1 persistent=0 cache_hint=0");
+	env = env_n(15); /* more than half the lanes would be idle at 32: widened */
+	cr_assert_eq(atdi_derive(t, w, &env, out), 1);
+	cr_assert_eq(atdi_rules_valid(t, out, &env), 1);
+	cr_assert_lt(out[1], 32, "fewer lanes a row");
+}
+
+/* A table of one GPU and the given winners. */
+static atdi_gpu_row h100 = { 1, "NVIDIA H100 80GB HBM3", 9, 0, 132, 85017493504LL };
+static const atd_gpu h100_q = { "NVIDIA H100 80GB HBM3", 9, 0, 132, 85017493504LL };
+
+static atdi_entry block_entry(long long id, long long N, const char *params, long long max_n)
+{
+	atdi_entry e = { 0 };
+	e.result_id = id;
+	e.dtype = AT_F32;
+	e.M = 4096;
+	e.N = N;
+	e.time_us = 10;
+	e.template_name = (char *)"softmax_block";
+	e.params = (char *)params;
+	e.geom = (launch_geometry){ .threads = 128, .rows_per_cta = 1, .max_n = max_n };
+	e.arch = 90;
+	return e;
+}
+
+Test(plan, an_exact_winner_is_served_as_tuned)
+{
+	atdi_entry es[] = { block_entry(1, 4096, "threads=128 vec=4 elems_per_thread=32", 4096) };
+	atdi_table t = { &h100, 1, es, 1 };
+	atdi_env env = env_n(4096);
+	atdi_plan p;
+	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
+	cr_assert_eq(p.level, ATD_LEVEL_EXACT);
+	cr_assert_eq(p.entry, &es[0]);
+}
+
+Test(plan, an_untuned_length_is_derived_from_the_nearest_winner)
+{
+	atdi_entry es[] = {
+		block_entry(1, 4096, "threads=128 vec=4 elems_per_thread=32", 4096),
+		block_entry(2, 1024, "threads=128 vec=4 elems_per_thread=8", 1024),
+	};
+	atdi_table t = { &h100, 1, es, 2 };
+	atdi_env env = env_n(3000);
+	atdi_plan p;
+	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
+	cr_assert_eq(p.level, ATD_LEVEL_DERIVED);
+	cr_assert_eq(p.entry, &es[0], "4096 is nearer 3000 than 1024 in log N");
+	cr_assert_eq(p.values[2], 24);
+	cr_assert_eq(p.geom.max_n, 128 * 24);
+	/* Without rules (no NVRTC): the nearest winner that holds the row. */
+	atdi_plan_shape(&t, NULL, 0, &h100_q, &env, AT_F32, &p);
+	cr_assert_eq(p.level, ATD_LEVEL_NEAREST);
+	cr_assert_eq(p.entry, &es[0]);
+}
+
+Test(plan, a_winner_whose_params_come_out_unchanged_is_reused_as_stored)
+{
+	atdi_entry es[] = { block_entry(1, 4096, "threads=128 vec=4 elems_per_thread=32", 4096) };
+	atdi_table t = { &h100, 1, es, 1 };
+	atdi_env env = env_n(4000); /* 128 x 32 holds it, 128 x 28 does not */
+	atdi_plan p;
+	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
+	cr_assert_eq(p.level, ATD_LEVEL_NEAREST);
+	cr_assert_eq(p.entry, &es[0]);
+	cr_assert_null(p.rules);
+}
+
+Test(plan, a_winner_of_a_template_unknown_to_the_library_is_skipped)
+{
+	atdi_entry es[] = {
+		block_entry(1, 3000, "threads=128", 3072),
+		block_entry(2, 1024, "threads=128 vec=4 elems_per_thread=8", 1024),
+	};
+	es[0].template_name = (char *)"softmax_gone";
+	atdi_table t = { &h100, 1, es, 2 };
+	atdi_env env = env_n(2900);
+	atdi_plan p;
+	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
+	cr_assert_eq(p.level, ATD_LEVEL_DERIVED);
+	cr_assert_eq(p.entry, &es[1]);
+}
+
+Test(plan, no_winner_of_the_dtype_means_the_built_in_kernel)
+{
+	atdi_entry es[] = { block_entry(1, 4096, "threads=128 vec=4 elems_per_thread=32", 4096) };
+	atdi_table t = { &h100, 1, es, 1 };
+	atdi_env env = env_n(4096);
+	env.elem_bytes = 2;
+	atdi_plan p;
+	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_BF16, &p);
+	cr_assert_eq(p.level, ATD_LEVEL_BUILTIN);
+	cr_assert_null(p.entry);
+}
+
+Test(plan, rows_of_the_same_alignment_class_are_nearer)
+{
+	atdi_entry es[] = {
+		block_entry(1, 4096, "threads=128 vec=4 elems_per_thread=32", 4096),
+		block_entry(2, 3001, "threads=128 vec=4 elems_per_thread=24", 3072),
+	};
+	atdi_table t = { &h100, 1, es, 2 };
+	atdi_env env = env_n(3600); /* aligned: 4096 wins though 3001 is nearer in log N */
+	atdi_plan p;
+	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
+	cr_assert_eq(p.entry, &es[0]);
+	env = env_n(3599); /* unaligned, like 3001 */
+	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
+	cr_assert_eq(p.entry, &es[1]);
+}
