@@ -160,19 +160,19 @@ static int search(const tr_template *t, const long long *winner, const atdi_env 
 	}
 }
 
-int atdi_derive(const tr_template *t, const long long *winner, const atdi_env *env,
+int atdi_derive(const tr_template *t, const long long *winner, const atdi_env *env, int widen,
 		long long *out)
 {
 	if (t->nparams > ATDI_MAX_PARAMS || t->nderive + t->nwiden > ATDI_MAX_PARAMS)
 		return 0;
 	if (search(t, winner, env, t->derive, t->nderive, out))
 		return 1;
-	if (!t->nwiden)
+	if (!widen || !t->nwiden)
 		return 0;
 	int idx[ATDI_MAX_PARAMS];
 	memcpy(idx, t->derive, (size_t)t->nderive * sizeof *idx);
 	memcpy(idx + t->nderive, t->widen, (size_t)t->nwiden * sizeof *idx);
-	return search(t, winner, env, idx, t->nderive + t->nwiden, out);
+	return search(t, winner, env, idx, t->nderive + t->nwiden, out) ? 2 : 0;
 }
 
 int atdi_rules_geometry(const tr_template *t, const long long *values, const atdi_env *env,

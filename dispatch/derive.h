@@ -35,9 +35,10 @@ void atdi_params_text(const tr_template *t, const long long *values, char *buf, 
  * constraint that cannot be evaluated). */
 int atdi_rules_valid(const tr_template *t, const long long *values, const atdi_env *env);
 
-/* The variant for env derived from the winner's values: 1 with out set, or
- * 0 when no valid variant is within reach of the derive and widen params. */
-int atdi_derive(const tr_template *t, const long long *winner, const atdi_env *env,
+/* The variant for env derived from the winner's values, into out: 1 when
+ * the derive params alone reach one, else (with widen non-zero) 2 when the
+ * widen params had to change too, else 0: none within reach. */
+int atdi_derive(const tr_template *t, const long long *winner, const atdi_env *env, int widen,
 		long long *out);
 
 /* The launch geometry of values at env, from t's launch expressions.

@@ -9,6 +9,7 @@
 
 #include "db/tuning_db.h" /* TDB_PATH_ENV, TDB_DEFAULT_PATH only */
 #include "dispatch/handle.h"
+#include "dispatch/seed_winners.h"
 #include "dispatch/tuned_db.h"
 
 /* Why the calling thread's last atd_open failed: a failed open has no
@@ -142,7 +143,11 @@ ATD_API atd_status atd_open(const char *path, unsigned flags, atd_handle **out)
 		return ATD_OK;
 	}
 	if ((flags & ATD_OPEN_FALLBACK) && s != ATD_ERR_NO_MEMORY) {
-		snprintf(h->errmsg, sizeof h->errmsg, "%.980s; using the built-in kernel only", msg);
+		/* With NVRTC, the seed winners stand in for the database. */
+		int seeded = h->jit.mode != ATDI_JIT_OFF && atdi_seed_table(&h->table) == ATD_OK;
+		snprintf(h->errmsg, sizeof h->errmsg, "%.900s; %s", msg,
+			 seeded ? "deriving kernels from the library's seed winners"
+				: "using the built-in kernel only");
 		h->pending = strdup(h->errmsg); /* lost if out of memory: only a log line */
 		*out = h;
 		return ATD_OK;

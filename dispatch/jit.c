@@ -231,9 +231,10 @@ static void cache_put(const char *path, const char *key, const atdi_jit_job *job
 	sqlite3_close(db);
 }
 
-/* Compiles (or reads from the cache database) job's cubin. */
-static atd_status build(const char *cache_path, const atdi_jit_job *job, void **image,
-			size_t *size, char *why, size_t cap)
+/* Compiles (or reads from the cache database) job's cubin; counts the
+ * compiles in j (under its lock). */
+static atd_status build(atdi_jit *j, const char *cache_path, const atdi_jit_job *job,
+			void **image, size_t *size, char *why, size_t cap)
 {
 	char *src = job_source(job);
 	if (!src) {
@@ -250,6 +251,9 @@ static atd_status build(const char *cache_path, const atdi_jit_job *job, void **
 	at_error err;
 	int rc = nvrtc_compile(src, job->rules->name, job->arch, &k, &err);
 	free(src);
+	pthread_mutex_lock(&j->lock);
+	j->compiles++;
+	pthread_mutex_unlock(&j->lock);
 	if (rc == COMPILE_FAILED) {
 		snprintf(why, cap, "NVRTC did not compile it: %.700s", k.log ? k.log : "");
 		compiled_kernel_free(&k);
@@ -322,7 +326,7 @@ atd_status atdi_jit_get(atdi_jit *j, const atdi_jit_job *job, void **image, size
 	pthread_mutex_unlock(&j->lock);
 	if (im)
 		return s;
-	s = build(j->cache_path, job, image, size, why, cap);
+	s = build(j, j->cache_path, job, image, size, why, cap);
 	pthread_mutex_lock(&j->lock);
 	if (s != ATD_ERR_NO_MEMORY)
 		keep_image(j, key, s == ATD_OK ? *image : NULL, s == ATD_OK ? *size : 0, why);
@@ -346,7 +350,7 @@ static void *worker_main(void *arg)
 		void *image = NULL;
 		size_t size = 0;
 		char why[1024] = "";
-		atd_status s = build(path, &job, &image, &size, why, sizeof why);
+		atd_status s = build(j, path, &job, &image, &size, why, sizeof why);
 		char key[1400];
 		atdi_jit_key(&job, key, sizeof key);
 		pthread_mutex_lock(&j->lock);

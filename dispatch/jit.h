@@ -50,6 +50,7 @@ typedef struct atdi_jit {
 	int worker_started, stopping;
 	pthread_t worker;
 	unsigned generation; /* bumped when the worker finishes a job */
+	unsigned compiles;   /* NVRTC runs (not cache hits), for tests and logs */
 } atdi_jit;
 
 /* Sets mode and cache path from flags and the environment (ATD_JIT,

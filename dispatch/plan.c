@@ -18,6 +18,7 @@ static int rows_aligned(long long N, long long elem_bytes)
 typedef struct ranked {
 	const atdi_entry *e;
 	int other_model; /* 0: this GPU model; 1: another of its compute capability */
+	int seeds;       /* the library's seeds: no code, always derived */
 	double dist;
 } ranked;
 
@@ -48,11 +49,12 @@ static int nearest(const atdi_table *t, const atd_gpu *gpu, at_dtype dtype, cons
 	for (size_t i = 0; i < t->nentries; i++) {
 		const atdi_entry *e = &t->entries[i];
 		const atdi_gpu_row *g = &t->gpus[e->gpu];
-		if (e->dtype != dtype || g->cc_major != gpu->cc_major || g->cc_minor != gpu->cc_minor)
+		if (e->dtype != dtype ||
+		    (!g->seeds && (g->cc_major != gpu->cc_major || g->cc_minor != gpu->cc_minor)))
 			continue;
 		double dm = log((double)e->M / (double)M), dn = log((double)e->N / (double)N);
 		double penalty = rows_aligned(e->N, env->elem_bytes) != aligned ? ALIGN_PENALTY : 0;
-		ranked r = { e, !same_model(g, gpu), dm * dm + dn * dn + penalty };
+		ranked r = { e, !same_model(g, gpu), g->seeds, dm * dm + dn * dn + penalty };
 		int at = n < k ? n++ : k;
 		if (at == k && !better(&r, &top[k - 1]))
 			continue;
@@ -68,18 +70,18 @@ static int nearest(const atdi_table *t, const atd_gpu *gpu, at_dtype dtype, cons
 }
 
 static int try_derive(const tr_template *ts, int nts, const ranked *r, const atdi_env *env,
-		      at_dtype dtype, atdi_plan *out)
+		      at_dtype dtype, int widen, atdi_plan *out)
 {
 	const atdi_entry *e = r->e;
 	const tr_template *rules = atdi_rules_find(ts, nts, e->template_name);
 	long long winner[ATDI_MAX_PARAMS];
 	if (!rules || !(rules->dtype_mask & (1u << dtype)) ||
 	    atdi_params_parse(rules, e->params, winner) != 0 ||
-	    !atdi_derive(rules, winner, env, out->values) ||
+	    !atdi_derive(rules, winner, env, widen, out->values) ||
 	    atdi_rules_geometry(rules, out->values, env, &out->geom) != 0)
 		return 0;
 	out->entry = e;
-	if (memcmp(winner, out->values, (size_t)rules->nparams * sizeof *winner) == 0 &&
+	if (!r->seeds && memcmp(winner, out->values, (size_t)rules->nparams * sizeof *winner) == 0 &&
 	    (e->geom.max_n == 0 || e->geom.max_n >= env->N)) {
 		out->level = r->other_model ? ATD_LEVEL_SAME_ARCH : ATD_LEVEL_NEAREST;
 		out->rules = NULL;
@@ -99,9 +101,12 @@ void atdi_plan_shape(const atdi_table *t, const tr_template *ts, int nts, const 
 	if (ts && (!e || level != ATD_LEVEL_EXACT)) {
 		ranked top[ATDI_DERIVE_CANDIDATES];
 		int n = nearest(t, gpu, dtype, env, top, ATDI_DERIVE_CANDIDATES);
-		for (int i = 0; i < n; i++)
-			if (try_derive(ts, nts, &top[i], env, dtype, out))
-				return;
+		/* A winner whose structure (threads, lanes, cluster...) carries
+		 * over as tuned is trusted before a nearer one that must change it. */
+		for (int widen = 0; widen <= 1; widen++)
+			for (int i = 0; i < n; i++)
+				if (try_derive(ts, nts, &top[i], env, dtype, widen, out))
+					return;
 	}
 	out->level = level;
 	out->entry = e;

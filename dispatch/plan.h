@@ -2,7 +2,7 @@
  * nearest winners (this GPU model first, then others of its compute
  * capability; nearest in (ln M, ln N), a winner whose rows are of the other
  * alignment class counting as twice as far) re-derived for the shape by their template's rules
- * (derive.h), a winner whose params come out unchanged being reused as it
+ * (derive.h): first those whose derive params alone reach the shape, then those that must widen, a winner whose params come out unchanged being reused as it
  * is; else atdi_select's nearest winner valid for N; else the built-in
  * kernel. Pure: no locks, no GPU. */
 #ifndef AT_DISPATCH_PLAN_H

@@ -59,8 +59,8 @@ const atdi_entry *atdi_select(const atdi_table *t, const atd_gpu *gpu, at_dtype 
 		if (e->dtype != dtype || (e->geom.max_n != 0 && e->geom.max_n < N))
 			continue;
 		const atdi_gpu_row *g = &t->gpus[e->gpu];
-		if (g->cc_major != gpu->cc_major || g->cc_minor != gpu->cc_minor)
-			continue;
+		if (g->seeds || g->cc_major != gpu->cc_major || g->cc_minor != gpu->cc_minor)
+			continue; /* seeds have no code to run as they are */
 		int same = same_identity(g, gpu);
 		if (e->M == M && e->N == N)
 			consider(same ? &exact : &arch_exact, e, 0);

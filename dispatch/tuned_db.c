@@ -135,6 +135,7 @@ static atd_status load_gpus(sqlite3 *db, const char *path, atdi_table *t, char *
 		g->cc_minor = sqlite3_column_int(st, 3);
 		g->sm_count = sqlite3_column_int(st, 4);
 		g->mem_bytes = sqlite3_column_int64(st, 5);
+		g->seeds = 0;
 		if (!g->name) {
 			s = ATD_ERR_NO_MEMORY;
 			break;

@@ -19,6 +19,9 @@ typedef struct atdi_gpu_row {
 	int cc_major, cc_minor;
 	int sm_count;
 	long long mem_bytes;
+	/* The library's seed winners (seed_winners.h): no stored code, derived
+	 * for any GPU; never from a database. */
+	int seeds;
 } atdi_gpu_row;
 
 /* A winners row of op softmax with a result and stored code. */

@@ -44,7 +44,7 @@ Test(derive, the_searched_params_follow_the_row_length_and_the_rest_stay)
 	const long long winner[] = { 128, 4, 8 }; /* tuned at N = 1024 */
 	long long out[3];
 	atdi_env env = env_n(1500);
-	cr_assert_eq(atdi_derive(&toy, winner, &env, out), 1);
+	cr_assert_eq(atdi_derive(&toy, winner, &env, 1, out), 1);
 	cr_assert_eq(out[0], 128, "threads is not searched while derive finds a variant");
 	cr_assert_eq(out[1], 4, "1500 %% 4 == 0: the winner's vector width stays");
 	cr_assert_eq(out[2], 12, "128 x 12 >= 1500 > 128 x 8");
@@ -55,7 +55,7 @@ Test(derive, an_earlier_preference_outweighs_nearness_to_the_winner)
 	const long long winner[] = { 128, 4, 8 };
 	long long out[3];
 	atdi_env env = env_n(1502); /* 1502 % 4 != 0, 1502 % 2 == 0 */
-	cr_assert_eq(atdi_derive(&toy, winner, &env, out), 1);
+	cr_assert_eq(atdi_derive(&toy, winner, &env, 1, out), 1);
 	cr_assert_eq(out[1], 2, "the widest vector that keeps rows aligned");
 	cr_assert_eq(out[2], 12);
 }
@@ -65,11 +65,11 @@ Test(derive, a_variant_that_meets_no_preference_is_still_taken)
 	const long long winner[] = { 128, 4, 8 };
 	long long out[3];
 	atdi_env env = env_n(1001); /* odd: only vec = 1 divides it */
-	cr_assert_eq(atdi_derive(&toy, winner, &env, out), 1);
+	cr_assert_eq(atdi_derive(&toy, winner, &env, 1, out), 1);
 	cr_assert_eq(out[1], 1, "vec = 1 meets N %% vec == 0");
 	cr_assert_eq(out[2], 8);
 	env = env_n(1025); /* vec 1 and 2 cannot hold it without a spare vector */
-	cr_assert_eq(atdi_derive(&toy, winner, &env, out), 1);
+	cr_assert_eq(atdi_derive(&toy, winner, &env, 1, out), 1);
 	cr_assert_eq(out[1], 4, "unaligned, the only valid width");
 	cr_assert_eq(out[2], 12, "128 x 12 >= 1025 > 128 x 8");
 }
@@ -79,11 +79,12 @@ Test(derive, the_widen_params_are_searched_only_when_derive_alone_fails)
 	const long long winner[] = { 128, 4, 8 };
 	long long out[3];
 	atdi_env env = env_n(4000); /* above 128 x 16 */
-	cr_assert_eq(atdi_derive(&toy, winner, &env, out), 1);
+	cr_assert_eq(atdi_derive(&toy, winner, &env, 0, out), 0, "not without widening");
+	cr_assert_eq(atdi_derive(&toy, winner, &env, 1, out), 2);
 	cr_assert_eq(out[0], 256, "threads widened to hold the row");
 	cr_assert_eq(out[2], 16);
 	env = env_n(5000); /* above 256 x 16: nothing holds it */
-	cr_assert_eq(atdi_derive(&toy, winner, &env, out), 0);
+	cr_assert_eq(atdi_derive(&toy, winner, &env, 1, out), 0);
 }
 
 Test(derive, params_texts_round_trip_and_missing_params_take_their_default)
@@ -132,13 +133,13 @@ Test(derive, softmax_block_rederives_a_4096_winner_for_rows_of_3000_and_16384)
 	cr_assert_eq(atdi_params_parse(t, "threads=128 vec=4 elems_per_thread=32 stages=1 "
 					  "persistent=0 cache_hint=0 packed=0", w), 0);
 	atdi_env env = env_n(3000);
-	cr_assert_eq(atdi_derive(t, w, &env, out), 1);
+	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
 	char text[256];
 	atdi_params_text(t, out, text, sizeof text);
 	cr_assert_str_eq(text, "threads=128 vec=4 elems_per_thread=24 stages=1 persistent=0 "
 			       "cache_hint=0 packed=0");
 	env = env_n(16384); /* 128 threads cannot hold it in 64 elements: widened */
-	cr_assert_eq(atdi_derive(t, w, &env, out), 1);
+	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 2);
 	cr_assert(out[0] * out[2] >= 16384);
 	cr_assert_eq(atdi_rules_valid(t, out, &env), 1);
 }
@@ -150,19 +151,19 @@ Test(derive, softmax_warp_rederives_for_short_rows_keeping_its_row_group)
 	cr_assert_eq(atdi_params_parse(t, "threads=64 lanes=32 rows_per_cta=2 vec=4 "
 					  "elems_per_thread=16 stages=1 persistent=0 cache_hint=0", w), 0);
 	atdi_env env = env_n(500);
-	cr_assert_eq(atdi_derive(t, w, &env, out), 1);
+	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
 	char text[256];
 	atdi_params_text(t, out, text, sizeof text);
 	cr_assert_str_eq(text, "threads=64 lanes=32 rows_per_cta=2 vec=4 elems_per_thread=16 "
 			       "stages=1 persistent=0 cache_hint=0");
 	env = env_n(15); /* more than half the lanes would be idle at 32: widened */
-	cr_assert_eq(atdi_derive(t, w, &env, out), 1);
+	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 2);
 	cr_assert_eq(atdi_rules_valid(t, out, &env), 1);
 	cr_assert_lt(out[1], 32, "fewer lanes a row");
 }
 
 /* A table of one GPU and the given winners. */
-static atdi_gpu_row h100 = { 1, "NVIDIA H100 80GB HBM3", 9, 0, 132, 85017493504LL };
+static atdi_gpu_row h100 = { 1, "NVIDIA H100 80GB HBM3", 9, 0, 132, 85017493504LL, 0 };
 static const atd_gpu h100_q = { "NVIDIA H100 80GB HBM3", 9, 0, 132, 85017493504LL };
 
 static atdi_entry block_entry(long long id, long long N, const char *params, long long max_n)
@@ -264,4 +265,20 @@ Test(plan, rows_of_the_same_alignment_class_are_nearer)
 	env = env_n(3599); /* unaligned, like 3001 */
 	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
 	cr_assert_eq(p.entry, &es[1]);
+}
+
+Test(plan, a_winner_that_needs_no_widening_is_preferred_to_a_nearer_one_that_does)
+{
+	atdi_entry es[] = {
+		block_entry(1, 4096, "threads=128 vec=4 elems_per_thread=32", 4096),
+		block_entry(2, 1024, "threads=512 vec=4 elems_per_thread=4", 2048),
+	};
+	atdi_table t = { &h100, 1, es, 2 };
+	atdi_env env = env_n(12000); /* 128 x 64 < 12000: the nearer must widen */
+	atdi_plan p;
+	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
+	cr_assert_eq(p.level, ATD_LEVEL_DERIVED);
+	cr_assert_eq(p.entry, &es[1], "512 threads hold 12000 with more elements each");
+	cr_assert_eq(p.values[0], 512);
+	cr_assert_eq(p.values[2], 24);
 }

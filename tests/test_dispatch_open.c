@@ -54,8 +54,8 @@ static atd_level level_of(atd_handle *h, atd_dtype dt, long long M, long long N)
 	return c.level;
 }
 
-/* path fails with want; with ATD_OPEN_FALLBACK it gives a built-in-only
- * handle whose message names the file. */
+/* path fails with want; with ATD_OPEN_FALLBACK (and no run-time
+ * compiling) it gives a built-in-only handle whose message names the file. */
 static void assert_open_fails(const char *path, atd_status want)
 {
 	atd_handle *h = (atd_handle *)&h;
@@ -63,11 +63,27 @@ static void assert_open_fails(const char *path, atd_status want)
 	cr_assert_eq(s, want, "%s: %s (%s)", path, atd_status_string(s), atd_errmsg(NULL));
 	cr_assert_null(h);
 	cr_assert(strstr(atd_errmsg(NULL), path) != NULL, "message: %s", atd_errmsg(NULL));
-	cr_assert_eq(atd_open(path, ATD_OPEN_FALLBACK, &h), ATD_OK);
+	cr_assert_eq(atd_open(path, ATD_OPEN_FALLBACK | ATD_OPEN_NO_JIT, &h), ATD_OK);
 	cr_assert_not_null(h);
 	cr_assert(strstr(atd_errmsg(h), path) != NULL, "message: %s", atd_errmsg(h));
 	cr_assert(strstr(atd_errmsg(h), "built-in") != NULL, "message: %s", atd_errmsg(h));
 	cr_assert_eq(level_of(h, ATD_F32, 4096, 1000), ATD_LEVEL_BUILTIN);
+	atd_close(h);
+}
+
+Test(dispatch_open, with_nvrtc_a_handle_without_a_database_derives_from_the_seed_winners)
+{
+	atd_handle *h;
+	cr_assert_eq(atd_open(tmp_path("absent.db"), ATD_OPEN_FALLBACK, &h), ATD_OK);
+	cr_assert(strstr(atd_errmsg(h), "seed winners") != NULL, "message: %s", atd_errmsg(h));
+	atd_gpu gpu = { "Some other GPU", 9, 0, 100, 1LL << 36 };
+	atd_choice c;
+	cr_assert_eq(atd_query_gpu(h, &gpu, ATD_BF16, 8192, 255, &c), ATD_OK);
+	cr_assert_eq(c.level, ATD_LEVEL_DERIVED, "seeds are never run as stored");
+	cr_assert(strstr(c.gpu_name, "seed winners") != NULL, "%s", c.gpu_name);
+	cr_assert_str_eq(c.template_name, "softmax_warp");
+	cr_assert_eq(c.tuned_M, 4096, "the nearest seed in (ln M, ln N)");
+	cr_assert_eq(c.tuned_N, 256);
 	atd_close(h);
 }
 

@@ -12,6 +12,18 @@
 #                                     the example app at 8 x 1M f32; starts
 #                                     from build-dev/bench-cache.db.xz when
 #                                     tools/bench_cache.sh made one
+#   bash build-dev/sweep.sh           the default sweep (configs/softmax.yaml)
+#                                     cold, then again warm (its compile
+#                                     cache kept, the results dropped); the
+#                                     database without its compile cache to
+#                                     $OUT/default.db and /tmp/default.db
+#   bash build-dev/peers.sh           sweep configs/generalization.yaml (from
+#                                     build-dev/gen-cache.db.xz when
+#                                     tools/bench_cache.sh -c
+#                                     configs/generalization.yaml -o gen made
+#                                     one), then tools/peers.py against
+#                                     /tmp/default.db: $OUT/generalization.csv,
+#                                     and the first call's cost
 #   bash build-dev/ab.sh CONFIG [PARAM]
 #                                     sweep --full-timing of build-dev/tpl-ab
 #                                     over CONFIG into a fresh database (from
@@ -78,6 +90,65 @@ build-dev/autotune bench -c build-dev/configs/bench.yaml --db /tmp/bench.db --cs
 echo "bench rc $?"
 tail -4 "$OUT/bench.log"
 build-dev/examples/softmax_example --db /tmp/bench.db -M 8 -N 1048576 | tail -3
+EOS
+cat >build-dev/sweep.sh <<'EOS'
+# cold: an empty database; warm: the same database with its results and
+# winners dropped, its compile cache kept
+export LD_LIBRARY_PATH=$PWD/build-dev/lib
+rm -f /tmp/default.db*
+s=$(date +%s)
+timeout 560 build-dev/autotune sweep --templates build-dev/templates -c build-dev/configs/softmax.yaml \
+	--db /tmp/default.db >"$OUT/sweep-cold.log" 2>&1
+echo "cold sweep rc $? in $(( $(date +%s) - s )) s"; tail -2 "$OUT/sweep-cold.log"
+python3 - <<'EOP'
+import sqlite3, os
+c = sqlite3.connect("/tmp/default.db")
+c.execute("VACUUM INTO '/tmp/default-warm.db'")
+c.close()
+w = sqlite3.connect("/tmp/default-warm.db")
+w.executescript("DELETE FROM kernels; DELETE FROM winners; DELETE FROM results; DELETE FROM sweeps;")
+w.commit(); w.close()
+EOP
+s=$(date +%s)
+timeout 300 build-dev/autotune sweep --templates build-dev/templates -c build-dev/configs/softmax.yaml \
+	--db /tmp/default-warm.db >"$OUT/sweep-warm.log" 2>&1
+echo "warm sweep rc $? in $(( $(date +%s) - s )) s"; tail -2 "$OUT/sweep-warm.log"
+python3 - <<'EOP'
+import sqlite3, os
+c = sqlite3.connect("/tmp/default.db")
+c.execute("VACUUM INTO '/tmp/default-small.db'")
+c.close()
+c = sqlite3.connect("/tmp/default-small.db")
+c.execute("DELETE FROM compile_cache"); c.commit(); c.execute("VACUUM"); c.close()
+os.system("cp /tmp/default-small.db $OUT/default.db; ls -l /tmp/default.db /tmp/default-small.db")
+EOP
+EOS
+cat >build-dev/peers.sh <<'EOS'
+# peers.sh [SLICE [--first-call]]: SLICE of the generalization shapes (e.g.
+# 0:11; default all); the default database from build-dev/sweep.sh, else
+# from build-dev/default.db (a copy of its $OUT/default.db), swept again for
+# any shape the grid gained
+export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1
+[ -f /tmp/default.db ] || cp build-dev/default.db /tmp/default.db 2>/dev/null ||
+	{ echo "peers.sh: run build-dev/sweep.sh first (no /tmp/default.db)"; exit 1; }
+timeout 300 build-dev/autotune sweep --templates build-dev/templates -c build-dev/configs/softmax.yaml \
+	--db /tmp/default.db >"$OUT/default-resweep.log" 2>&1
+echo "default sweep (resumed) rc $?"; tail -1 "$OUT/default-resweep.log"
+if [ ! -f /tmp/gen.db ]; then
+	bash build-dev/unpack.sh gen /tmp/gen.db
+	timeout 200 build-dev/autotune sweep --templates build-dev/templates \
+		-c build-dev/configs/generalization.yaml --db /tmp/gen.db >"$OUT/gen-sweep.log" 2>&1
+	echo "generalization sweep rc $?"; tail -1 "$OUT/gen-sweep.log"
+fi
+export ATD_JIT_CACHE=/tmp/peers-jit.db
+python3 tools/peers.py --lib build-dev/lib/libautotune-dispatch.so --db /tmp/default.db \
+	--exact-db /tmp/gen.db --shapes "${1:-:}" --csv "$OUT/generalization.csv" 2>&1 |
+	grep -v -e "^Online softmax" -e "^split the reduction" -e "^important use case" \
+		-e "^softmax\.$" -e "warnings.warn" -e "UserWarning" | tee "$OUT/peers.log" | tail -40
+if [ "$2" = --first-call ]; then
+	python3 tools/peers.py --lib build-dev/lib/libautotune-dispatch.so --db /tmp/default.db \
+		--first-call 2>&1 | tee "$OUT/first-call.csv"
+fi
 EOS
 cat >build-dev/ab.sh <<'EOS'
 # a hung variant costs the watchdog's 5 s, not 20; the database stays there

@@ -41,7 +41,10 @@ import sys
 import tempfile
 import time
 
-import torch
+try:
+    import torch
+except ImportError:  # --summary needs no GPU and no PyTorch
+    torch = None
 
 try:
     import triton
@@ -49,7 +52,7 @@ try:
 except ImportError:  # the CSV says "unavailable"
     triton = None
 
-DTYPES = {"f32": (torch.float32, 0), "f16": (torch.float16, 1), "bf16": (torch.bfloat16, 2)}
+DTYPES = {"f32": ("float32", 0), "f16": ("float16", 1), "bf16": ("bfloat16", 2)}
 TOLERANCE = {"f32": 1e-5, "f16": 1e-2, "bf16": 1e-2}
 LEVELS = {1: "exact", 2: "nearest", 3: "same-arch", 4: "built-in", 5: "derived"}
 ATD_OPEN_FALLBACK, ATD_OPEN_NO_JIT, ATD_OPEN_JIT_BACKGROUND = 1, 2, 4
@@ -210,8 +213,13 @@ def measure(args):
     compiled = torch.compile(lambda t: torch.softmax(t, dim=-1), dynamic=False)
     flush = Flusher()
     rows = []
-    for dt, M, N in shapes_of(args.config):
-        tdt = DTYPES[dt][0]
+    shapes = shapes_of(args.config)
+    lo, _, hi = args.shapes.partition(":")
+    shapes = shapes[int(lo or 0): int(hi) if hi else len(shapes)]
+    out = open(args.csv, "a" if args.append else "w", newline="")
+    writer = None
+    for dt, M, N in shapes:
+        tdt = getattr(torch, DTYPES[dt][0])
         torch.manual_seed(M * 131 + N)
         x = (torch.rand(M, N, device="cuda", dtype=torch.float32) * 16 - 8).to(tdt)
         ref = torch.softmax(x.double(), dim=-1)
@@ -259,6 +267,13 @@ def measure(args):
                 rows.append({"dtype": dt, "M": M, "N": N, "flush": mode, "method": name, "status": status,
                              "us": f"{us:.3f}", "gbps": f"{gbps:.1f}", "rel_err": err,
                              "served_by": served.get(name, "")})
+        fresh = [r for r in rows if (r["dtype"], r["M"], r["N"]) == (dt, M, N)]
+        if writer is None:
+            writer = csv.DictWriter(out, fieldnames=list(fresh[0].keys()))
+            if not args.append:
+                writer.writeheader()
+        writer.writerows(fresh)  # row by row: a run cut short keeps what it measured
+        out.flush()
         print(f"{dt} {M}x{N}: " + ", ".join(
             f"{r['method']} {r['gbps']}" for r in rows if r["dtype"] == dt and r["M"] == M and r["N"] == N
             and r["flush"] == "clean"), flush=True)
@@ -266,6 +281,7 @@ def measure(args):
     for h in handles.values():
         if h:
             lib.so.atd_close(h)
+    out.close()
     return rows
 
 
@@ -302,7 +318,7 @@ def first_call(args):
     cache = tempfile.mkdtemp(prefix="atd-jit-")
     print("mode,dtype,M,N,first_call_ms,served_first,served_later,later_call_ms")
     for dt, M, N in shapes_of(args.config)[: args.first_call_shapes]:
-        x = torch.randn(M, N, device="cuda").to(DTYPES[dt][0])
+        x = torch.randn(M, N, device="cuda").to(getattr(torch, DTYPES[dt][0]))
         y = torch.empty_like(x)
         for mode, flags, cache_file in (("block-cold", 0, "cold.db"), ("block-cached", 0, "cold.db"),
                                         ("background", ATD_OPEN_JIT_BACKGROUND, "bg.db")):
@@ -338,21 +354,25 @@ def main():
     ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--no-jit", type=int, default=0, help="1: the library without run-time derivation")
+    ap.add_argument("--shapes", default=":", help="a slice of the config's shapes, e.g. 0:11")
+    ap.add_argument("--append", action="store_true", help="add to --csv (a run in parts)")
+    ap.add_argument("--summary", action="store_true", help="summarize --csv only, no GPU")
     ap.add_argument("--first-call", action="store_true")
     ap.add_argument("--first-call-shapes", type=int, default=6)
     args = ap.parse_args()
-    if not torch.cuda.is_available():
+    if args.summary:
+        with open(args.csv, newline="") as f:
+            summarize(list(csv.DictReader(f)))
+        return
+    if torch is None or not torch.cuda.is_available():
         sys.exit("peers.py: needs a CUDA GPU and PyTorch with CUDA")
     torch.cuda.init()
     if args.first_call:
         first_call(args)
         return
-    rows = measure(args)
-    with open(args.csv, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-        w.writeheader()
-        w.writerows(rows)
-    summarize(rows)
+    measure(args)
+    with open(args.csv, newline="") as f:
+        summarize(list(csv.DictReader(f)))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,172 @@
+/* Tests of run-time compilation of derived variants (dispatch/jit.c) with
+ * the real NVRTC and SQLite, no GPU: a variant compiles once and lands in
+ * the persistent cache, a later handle loads it from there without
+ * compiling, background jobs finish and bump the generation, a source that
+ * does not compile is remembered as failed, and the modes follow the flags
+ * and the environment. */
+#include <criterion/criterion.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dispatch/derive.h"
+#include "dispatch/jit.h"
+#include "dispatch/template_table.h"
+#include "tests/tmp_folder.h"
+
+TestSuite(jit, .init = tmp_setup, .fini = tmp_teardown, .timeout = 120);
+
+static atdi_jit_job block_job(long long elems)
+{
+	const tr_template *t = atdi_rules_find(tr_templates, tr_ntemplates, "softmax_block");
+	cr_assert_not_null(t);
+	atdi_jit_job job = { t, AT_F32, { 0 }, 90 };
+	char params[128];
+	snprintf(params, sizeof params, "threads=128 vec=4 elems_per_thread=%lld", elems);
+	cr_assert_eq(atdi_params_parse(t, params, job.values), 0);
+	return job;
+}
+
+static int cached_rows(const char *path)
+{
+	sqlite3 *db;
+	cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	sqlite3_stmt *st;
+	cr_assert_eq(sqlite3_prepare_v2(db, "SELECT count(*) FROM jit_kernels", -1, &st, NULL),
+		     SQLITE_OK);
+	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+	int n = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return n;
+}
+
+static void fetch(atdi_jit *j, const atdi_jit_job *job)
+{
+	void *image = NULL;
+	size_t size = 0;
+	char why[1024] = "";
+	cr_assert_eq(atdi_jit_get(j, job, &image, &size, why, sizeof why), ATD_OK, "%s", why);
+	cr_assert_gt(size, 4);
+	cr_assert_eq(memcmp(image, "\177ELF", 4), 0, "a cubin is an ELF image");
+	free(image);
+}
+
+Test(jit, a_variant_compiles_once_and_a_later_handle_reads_it_from_the_cache)
+{
+	setenv("ATD_JIT_CACHE", tmp_path("cache/jit.db"), 1);
+	unsetenv("ATD_JIT");
+	atdi_jit a;
+	cr_assert_eq(atdi_jit_init(&a, 0), 0);
+	cr_assert_eq(a.mode, ATDI_JIT_BLOCK);
+	atdi_jit_job job = block_job(24);
+	fetch(&a, &job);
+	cr_assert_eq(a.compiles, 1);
+	fetch(&a, &job); /* from memory */
+	cr_assert_eq(a.compiles, 1);
+	atdi_jit_free(&a);
+	cr_assert_eq(cached_rows(tmp_path("cache/jit.db")), 1);
+
+	atdi_jit b;
+	cr_assert_eq(atdi_jit_init(&b, 0), 0);
+	fetch(&b, &job);
+	cr_assert_eq(b.compiles, 0, "read from the persistent cache");
+	atdi_jit_job other = block_job(28);
+	fetch(&b, &other);
+	cr_assert_eq(b.compiles, 1, "another variant is another kernel");
+	atdi_jit_free(&b);
+	cr_assert_eq(cached_rows(tmp_path("cache/jit.db")), 2);
+	unsetenv("ATD_JIT_CACHE");
+}
+
+Test(jit, background_jobs_finish_and_bump_the_generation)
+{
+	setenv("ATD_JIT_CACHE", "off", 1);
+	atdi_jit j;
+	cr_assert_eq(atdi_jit_init(&j, ATD_OPEN_JIT_BACKGROUND), 0);
+	cr_assert_eq(j.mode, ATDI_JIT_BACKGROUND);
+	cr_assert_null(j.cache_path);
+	atdi_jit_job job = block_job(20);
+	unsigned g0 = atdi_jit_generation(&j);
+	cr_assert_eq(atdi_jit_poll(&j, &job), 0, "queued, not ready");
+	int state = 0;
+	for (int i = 0; i < 6000 && state == 0; i++) {
+		struct timespec ms10 = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ms10, NULL);
+		state = atdi_jit_poll(&j, &job);
+	}
+	cr_assert_eq(state, 1, "compiled in the background");
+	cr_assert_neq(atdi_jit_generation(&j), g0);
+	cr_assert_eq(j.compiles, 1, "polling again queues nothing more");
+	fetch(&j, &job);
+	cr_assert_eq(j.compiles, 1);
+	atdi_jit_free(&j);
+	unsetenv("ATD_JIT_CACHE");
+}
+
+Test(jit, a_source_that_does_not_compile_fails_once_with_the_log)
+{
+	static const long long one[] = { 1 };
+	static const tr_param params[] = { { "threads", one, 1, 1 } };
+	static const tr_template broken = {
+		"broken", "broken.cu", "#error this template is broken\n", 7u, params, 1, 0, 0,
+		{ "threads", "1", "0", "0", "0", "1", "0" }, 0, 0, 0, 0, 0, 0,
+	};
+	setenv("ATD_JIT_CACHE", "off", 1);
+	atdi_jit j;
+	cr_assert_eq(atdi_jit_init(&j, 0), 0);
+	atdi_jit_job job = { &broken, AT_F32, { 1 }, 90 };
+	void *image = NULL;
+	size_t size = 0;
+	char why[1024] = "";
+	cr_assert_eq(atdi_jit_get(&j, &job, &image, &size, why, sizeof why), ATD_ERR_NO_KERNEL);
+	cr_assert(strstr(why, "this template is broken"), "%s", why);
+	why[0] = '\0';
+	cr_assert_eq(atdi_jit_get(&j, &job, &image, &size, why, sizeof why), ATD_ERR_NO_KERNEL);
+	cr_assert(strstr(why, "this template is broken"), "remembered: %s", why);
+	cr_assert_eq(j.compiles, 1);
+	cr_assert_null(image);
+	atdi_jit_free(&j);
+	unsetenv("ATD_JIT_CACHE");
+}
+
+Test(jit, the_environment_overrides_the_open_flags)
+{
+	setenv("ATD_JIT_CACHE", "off", 1);
+	atdi_jit j;
+	setenv("ATD_JIT", "off", 1);
+	cr_assert_eq(atdi_jit_init(&j, ATD_OPEN_JIT_BACKGROUND), 0);
+	cr_assert_eq(j.mode, ATDI_JIT_OFF);
+	atdi_jit_free(&j);
+	setenv("ATD_JIT", "background", 1);
+	cr_assert_eq(atdi_jit_init(&j, 0), 0);
+	cr_assert_eq(j.mode, ATDI_JIT_BACKGROUND);
+	atdi_jit_free(&j);
+	unsetenv("ATD_JIT");
+	cr_assert_eq(atdi_jit_init(&j, ATD_OPEN_NO_JIT), 0);
+	cr_assert_eq(j.mode, ATDI_JIT_OFF);
+	atdi_jit_free(&j);
+	unsetenv("ATD_JIT_CACHE");
+}
+
+Test(jit, the_cache_path_follows_xdg_then_home)
+{
+	char path[4096];
+	unsetenv("ATD_JIT_CACHE");
+	setenv("XDG_CACHE_HOME", "/x/cache", 1);
+	atdi_jit_cache_path(path, sizeof path);
+	cr_assert_str_eq(path, "/x/cache/autotune/jit.db");
+	unsetenv("XDG_CACHE_HOME");
+	setenv("HOME", "/home/u", 1);
+	atdi_jit_cache_path(path, sizeof path);
+	cr_assert_str_eq(path, "/home/u/.cache/autotune/jit.db");
+	setenv("ATD_JIT_CACHE", "/tmp/j.db", 1);
+	atdi_jit_cache_path(path, sizeof path);
+	cr_assert_str_eq(path, "/tmp/j.db");
+	setenv("ATD_JIT_CACHE", "off", 1);
+	atdi_jit_cache_path(path, sizeof path);
+	cr_assert_str_eq(path, "");
+	unsetenv("ATD_JIT_CACHE");
+}
