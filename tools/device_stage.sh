@@ -134,6 +134,10 @@ export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1
 timeout 300 build-dev/autotune sweep --templates build-dev/templates -c build-dev/configs/softmax.yaml \
 	--db /tmp/default.db >"$OUT/default-resweep.log" 2>&1
 echo "default sweep (resumed) rc $?"; tail -1 "$OUT/default-resweep.log"
+rm -f /tmp/default-small.db
+python3 -c 'import sqlite3; sqlite3.connect("/tmp/default.db").execute("VACUUM INTO \"/tmp/default-small.db\"")'
+python3 -c 'import sqlite3; c = sqlite3.connect("/tmp/default-small.db"); c.execute("DELETE FROM compile_cache"); c.commit(); c.execute("VACUUM")'
+cp /tmp/default-small.db "$OUT/default.db"
 if [ ! -f /tmp/gen.db ]; then
 	bash build-dev/unpack.sh gen /tmp/gen.db
 	timeout 200 build-dev/autotune sweep --templates build-dev/templates \
@@ -143,7 +147,7 @@ fi
 export ATD_JIT_CACHE=/tmp/peers-jit.db
 python3 tools/peers.py --lib build-dev/lib/libautotune-dispatch.so --db /tmp/default.db \
 	--exact-db /tmp/gen.db --shapes "${1:-:}" --csv "$OUT/generalization.csv" 2>&1 |
-	grep -v -e "^Online softmax" -e "^split the reduction" -e "^important use case" \
+	grep --line-buffered -v -e "^Online softmax" -e "^split the reduction" -e "^important use case" \
 		-e "^softmax\.$" -e "warnings.warn" -e "UserWarning" | tee "$OUT/peers.log" | tail -40
 if [ "$2" = --first-call ]; then
 	python3 tools/peers.py --lib build-dev/lib/libautotune-dispatch.so --db /tmp/default.db \

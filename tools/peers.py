@@ -57,6 +57,7 @@ TOLERANCE = {"f32": 1e-5, "f16": 1e-2, "bf16": 1e-2}
 LEVELS = {1: "exact", 2: "nearest", 3: "same-arch", 4: "built-in", 5: "derived"}
 ATD_OPEN_FALLBACK, ATD_OPEN_NO_JIT, ATD_OPEN_JIT_BACKGROUND = 1, 2, 4
 FLUSH_BYTES = 256 << 20
+MAX_TRITON_BLOCK = 1 << 17
 
 
 # ---- the library through ctypes ------------------------------------------
@@ -135,6 +136,11 @@ class TutorialSoftmax:
     def __call__(self, x, y):
         n_rows, n_cols = x.shape
         block = triton.next_power_of_2(n_cols)
+        if block > MAX_TRITON_BLOCK:
+            # Not attempted: at 2^20 Triton's compile ran for minutes on the
+            # H100 machine; blocks of 2^15 and more already fail for shared memory
+            raise RuntimeError(f"BLOCK_SIZE {block} > {MAX_TRITON_BLOCK}: not attempted "
+                               "(the kernel holds the whole row; larger blocks run out of resources)")
         stages = 4 if self.smem > 200000 else 2
         key = (block, x.dtype)
         if key not in self.cache:
@@ -243,8 +249,11 @@ def measure(args):
             "compile": lambda: compiled(x),
             "copy": lambda: y.copy_(x),
         }
+        if args.methods:
+            methods = {k: v for k, v in methods.items() if k in args.methods.split(",")}
         served = {k: lib.served_by(h, dt, M, N) for k, h in handles.items() if h}
         for name, fn in methods.items():
+            print(f"  {dt} {M}x{N} {name}: {served.get(name, '')}", file=sys.stderr, flush=True)
             status, err = "ok", ""
             if fn is None:
                 status = "unavailable"
@@ -356,6 +365,7 @@ def main():
     ap.add_argument("--no-jit", type=int, default=0, help="1: the library without run-time derivation")
     ap.add_argument("--shapes", default=":", help="a slice of the config's shapes, e.g. 0:11")
     ap.add_argument("--append", action="store_true", help="add to --csv (a run in parts)")
+    ap.add_argument("--methods", help="only these, comma-separated (e.g. lib,torch)")
     ap.add_argument("--summary", action="store_true", help="summarize --csv only, no GPU")
     ap.add_argument("--first-call", action="store_true")
     ap.add_argument("--first-call-shapes", type=int, default=6)
