@@ -34,8 +34,7 @@ static long long query_ll(sqlite3 *s, const char *sql)
 	return v;
 }
 
-/* The input must be a tuning database of exactly this schema version. */
-static int check_input(const char *path, at_error *err)
+int db_check_input(const char *path, const char *verb, at_error *err)
 {
 	struct stat sb;
 	if (stat(path, &sb) != 0)
@@ -54,10 +53,10 @@ static int check_input(const char *path, at_error *err)
 	if (version != TDB_SCHEMA_VERSION)
 		return at_error_set(err,
 				    "%s: schema version %lld, but this program writes version %d: "
-				    "refusing to merge mismatched versions (open it once for writing "
+				    "refusing to %s mismatched versions (open it once for writing "
 				    "with this autotune, e.g. `autotune sweep --compile-only --db %s`, "
 				    "to migrate it)",
-				    path, version, TDB_SCHEMA_VERSION, path);
+				    path, version, TDB_SCHEMA_VERSION, verb, path);
 	return 0;
 }
 
@@ -146,7 +145,7 @@ static int merge_one(sqlite3 *s, const char *in, merge_stats *stats, at_error *e
 	return status;
 }
 
-static int same_file(const char *a, const char *b)
+int db_same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
 	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
@@ -158,9 +157,9 @@ int db_merge(const char *out, const char *const *inputs, size_t n, merge_stats *
 {
 	memset(stats, 0, sizeof *stats);
 	for (size_t i = 0; i < n; i++) {
-		if (same_file(out, inputs[i]))
+		if (db_same_file(out, inputs[i]))
 			return at_error_set(err, "%s: an input cannot also be the output", inputs[i]);
-		if (check_input(inputs[i], err))
+		if (db_check_input(inputs[i], "merge", err))
 			return -1;
 	}
 	tdb *db;

@@ -20,4 +20,11 @@ typedef struct merge_stats {
 int db_merge(const char *out, const char *const *inputs, size_t n, merge_stats *stats,
 	     at_error *err);
 
+/* 0 if path is a tuning database of exactly this program's schema version,
+ * else -1 with a message (verb: what was refused, e.g. "merge"). */
+int db_check_input(const char *path, const char *verb, at_error *err);
+
+/* Whether a and b name the same existing file. */
+int db_same_file(const char *a, const char *b);
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "db/export.h"
 #include "db/merge.h"
 #include "db/tuning_db.h"
 
@@ -142,4 +143,52 @@ Test(merge, refuses_bad_inputs, .init = tmp_setup, .fini = tmp_teardown)
 	const char *self[] = { tmp_path("self.db") };
 	cr_assert_eq(db_merge(tmp_path("self.db"), self, 1, &st, &err), -1);
 	cr_assert(strstr(err.msg, "cannot also be the output"), "%s", err.msg);
+}
+
+/* ---- `autotune db export` (db/export.c) --------------------------------- */
+
+Test(export, keeps_the_winners_with_their_kernels_and_drops_the_rest, .init = tmp_setup,
+     .fini = tmp_teardown)
+{
+	static const long long ns[] = { 1000, 2000, 4000 };
+	make_db(tmp_path("full.db"), "threads=256", ns, 3, 10);
+	sql_exec(tmp_path("full.db"),
+		 "INSERT INTO compile_cache (key, arch, nvrtc, status, log, registers, smem_bytes, "
+		 "spill_bytes, stack_bytes, compile_ms, created_at) VALUES "
+		 "('k', 90, '13.0', 1, 'log', 0, 0, 0, 0, 1, 'now')");
+	export_stats st;
+	at_error err = { { 0 } };
+	cr_assert_eq(db_export(tmp_path("full.db"), tmp_path("ship.db"), &st, &err), 0, "%s",
+		     err.msg);
+	cr_assert_eq(st.winners, 3);
+	cr_assert_eq(st.kernels, 3);
+	const char *out = tmp_path("ship.db");
+	cr_assert_eq(sql_int(out, "SELECT count(*) FROM results"), 3, "the failed variants left out");
+	cr_assert_eq(sql_int(out, "SELECT count(*) FROM compile_cache"), 0);
+	cr_assert_eq(sql_int(out, "SELECT count(*) FROM sweeps"), 1);
+	cr_assert_eq(sql_int(out, "SELECT count(*) FROM winners w JOIN kernels k ON k.result_id = "
+				   "w.result_id"), 3);
+	cr_assert_eq(sql_int(out, "PRAGMA user_version"), TDB_SCHEMA_VERSION);
+	expect_winner(out, 2000, "threads=256");
+}
+
+Test(export, never_overwrites_and_refuses_what_is_not_a_tuning_database, .init = tmp_setup,
+     .fini = tmp_teardown)
+{
+	static const long long ns[] = { 1000 };
+	make_db(tmp_path("full.db"), "threads=256", ns, 1, 10);
+	tmp_write("there.db", "keep me");
+	export_stats st;
+	at_error err = { { 0 } };
+	cr_assert_eq(db_export(tmp_path("full.db"), tmp_path("there.db"), &st, &err), -1);
+	cr_assert(strstr(err.msg, "exists") != NULL, "%s", err.msg);
+	char *kept = tmp_read(tmp_path("there.db"));
+	cr_assert_str_eq(kept, "keep me");
+	free(kept);
+	tmp_write("text.db", "not sqlite");
+	cr_assert_eq(db_export(tmp_path("text.db"), tmp_path("out.db"), &st, &err), -1);
+	cr_assert(strstr(err.msg, "not a tuning database") != NULL, "%s", err.msg);
+	cr_assert_neq(access(tmp_path("out.db"), F_OK), 0, "nothing written");
+	cr_assert_eq(db_export(tmp_path("absent.db"), tmp_path("out.db"), &st, &err), -1);
+	cr_assert(strstr(err.msg, "no such database") != NULL, "%s", err.msg);
 }

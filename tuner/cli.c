@@ -76,13 +76,18 @@ const cli_command cli_commands[] = {
 	  "      --db FILE       the tuning database\n"
 	  "  -o, --output FILE   the page to write (default report.html; - for stdout)\n"
 	  "      --heatmap MxN   the heat maps' shape (default: the largest per dtype)\n" },
-	{ "db", cmd_db, "merge tuning databases (sharded sweeps)",
+	{ "db", cmd_db, "merge tuning databases, or export the part an application ships",
 	  "usage: autotune db merge OUT IN...\n"
+	  "       autotune db export IN OUT\n"
 	  "\n"
-	  "Copies every GPU, sweep, result and stored kernel of the IN databases into\n"
-	  "OUT (created if missing) and recomputes the winner of every shape over all\n"
-	  "results. A sweep already in OUT is skipped, so merging twice changes\n"
-	  "nothing. Inputs of another schema version are refused.\n" },
+	  "merge copies every GPU, sweep, result and stored kernel of the IN databases\n"
+	  "into OUT (created if missing) and recomputes the winner of every shape over\n"
+	  "all results. A sweep already in OUT is skipped, so merging twice changes\n"
+	  "nothing. Inputs of another schema version are refused.\n"
+	  "\n"
+	  "export writes a new OUT with what libautotune-dispatch reads: the GPUs, the\n"
+	  "winners, their results and stored kernels, and their sweeps; not the compile\n"
+	  "cache, the other variants or the baselines. That is the file to ship.\n" },
 	{ "bench", cmd_bench, "tune the benchmark shapes and report them against the goals",
 	  "usage: autotune bench [-c CONFIG] [--db FILE] [--csv FILE] [--dtype f32,f16,bf16]\n"
 	  "                      [--device N] [--templates DIR] [--threads N] [--report-only]\n"

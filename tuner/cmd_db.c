@@ -1,16 +1,37 @@
-/* `autotune db merge OUT IN...`: see db/merge.h. */
+/* `autotune db merge OUT IN...` (db/merge.h) and `autotune db export IN
+ * OUT` (db/export.h). */
 #include <stdio.h>
 #include <string.h>
 
+#include "db/export.h"
 #include "db/merge.h"
 #include "tuner/cli.h"
+
+static int db_export_cmd(int argc, char **argv)
+{
+	if (argc != 4)
+		return cli_usage_error("db", "export needs IN and OUT");
+	for (int i = 2; i < argc; i++)
+		if (argv[i][0] == '-')
+			return cli_usage_error("db", "unknown option %s", argv[i]);
+	export_stats st;
+	at_error err = { { 0 } };
+	if (db_export(argv[2], argv[3], &st, &err))
+		return cli_fail(err.msg);
+	printf("exported %s to %s: %lld winners, %lld kernels; %.1f MB (from %.1f MB)\n", argv[2],
+	       argv[3], st.winners, st.kernels, st.bytes_out / 1e6, st.bytes_in / 1e6);
+	return 0;
+}
 
 int cmd_db(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_usage_error("db", "expected a subcommand: merge");
+		return cli_usage_error("db", "expected a subcommand: merge or export");
+	if (strcmp(argv[1], "export") == 0)
+		return db_export_cmd(argc, argv);
 	if (strcmp(argv[1], "merge") != 0)
-		return cli_usage_error("db", "unknown subcommand \"%s\" (expected merge)", argv[1]);
+		return cli_usage_error("db", "unknown subcommand \"%s\" (expected merge or export)",
+				       argv[1]);
 	if (argc < 4)
 		return cli_usage_error("db", "merge needs OUT and at least one IN");
 	for (int i = 2; i < argc; i++)

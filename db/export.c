@@ -1,0 +1,80 @@
+/* The shippable database: see export.h. One transaction into a fresh file,
+ * then VACUUM, so the file holds no free pages. */
+#include "db/export.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "db/merge.h"
+#include "db/tuning_db.h"
+
+static const char export_sql[] =
+	"BEGIN;"
+	"INSERT INTO gpus SELECT * FROM src.gpus;"
+	"INSERT INTO sweeps SELECT * FROM src.sweeps WHERE id IN"
+	"  (SELECT w.sweep_id FROM src.winners w WHERE w.result_id IS NOT NULL"
+	"   UNION SELECT r.sweep_id FROM src.results r JOIN src.winners w ON w.result_id = r.id);"
+	"INSERT INTO results SELECT * FROM src.results WHERE id IN"
+	"  (SELECT result_id FROM src.winners WHERE result_id IS NOT NULL);"
+	"INSERT INTO winners SELECT * FROM src.winners WHERE result_id IS NOT NULL;"
+	"INSERT INTO kernels SELECT * FROM src.kernels WHERE result_id IN"
+	"  (SELECT result_id FROM main.winners);"
+	"COMMIT;";
+
+static long long file_size(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+static long long count(sqlite3 *s, const char *sql)
+{
+	sqlite3_stmt *st;
+	long long v = -1;
+	if (sqlite3_prepare_v2(s, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+int db_export(const char *in, const char *out, export_stats *stats, at_error *err)
+{
+	memset(stats, 0, sizeof *stats);
+	if (access(out, F_OK) == 0)
+		return at_error_set(err, "%s: exists; export writes a new file (remove it first)", out);
+	if (db_check_input(in, "export", err))
+		return -1;
+	tdb *db;
+	if (tdb_open(out, &db, err))
+		return -1;
+	sqlite3 *s = tdb_handle(db);
+	int rc = 0;
+	sqlite3_stmt *st = NULL;
+	char *msg = NULL;
+	if (sqlite3_prepare_v2(s, "ATTACH ?1 AS src", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 1, in, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_step(st) != SQLITE_DONE)
+		rc = at_error_set(err, "%s: cannot attach: %s", in, sqlite3_errmsg(s));
+	sqlite3_finalize(st);
+	if (rc == 0 && sqlite3_exec(s, export_sql, NULL, NULL, &msg) != SQLITE_OK) {
+		rc = at_error_set(err, "exporting %s: %s", in, msg ? msg : sqlite3_errmsg(s));
+		sqlite3_exec(s, "ROLLBACK", NULL, NULL, NULL);
+	}
+	sqlite3_free(msg);
+	if (rc == 0) {
+		stats->winners = count(s, "SELECT count(*) FROM winners");
+		stats->kernels = count(s, "SELECT count(*) FROM kernels");
+		sqlite3_exec(s, "DETACH src; PRAGMA journal_mode=DELETE; VACUUM", NULL, NULL, NULL);
+	}
+	tdb_close(db);
+	if (rc != 0) {
+		remove(out);
+		return rc;
+	}
+	stats->bytes_in = file_size(in);
+	stats->bytes_out = file_size(out);
+	return 0;
+}
