@@ -30,16 +30,6 @@ static long long file_size(const char *path)
 	return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
 }
 
-static long long count(sqlite3 *s, const char *sql)
-{
-	sqlite3_stmt *st;
-	long long v = -1;
-	if (sqlite3_prepare_v2(s, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
-}
-
 int db_export(const char *in, const char *out, export_stats *stats, at_error *err)
 {
 	memset(stats, 0, sizeof *stats);
@@ -65,8 +55,8 @@ int db_export(const char *in, const char *out, export_stats *stats, at_error *er
 	}
 	sqlite3_free(msg);
 	if (rc == 0) {
-		stats->winners = count(s, "SELECT count(*) FROM winners");
-		stats->kernels = count(s, "SELECT count(*) FROM kernels");
+		stats->winners = db_query_ll(s, "SELECT count(*) FROM winners");
+		stats->kernels = db_query_ll(s, "SELECT count(*) FROM kernels");
 		sqlite3_exec(s, "DETACH src; PRAGMA journal_mode=DELETE; VACUUM", NULL, NULL, NULL);
 	}
 	tdb_close(db);

@@ -24,7 +24,7 @@ static int exec(sqlite3 *s, const char *sql, at_error *err, const char *what)
 	return 0;
 }
 
-static long long query_ll(sqlite3 *s, const char *sql)
+long long db_query_ll(sqlite3 *s, const char *sql)
 {
 	sqlite3_stmt *st;
 	long long v = -1;
@@ -45,8 +45,8 @@ int db_check_input(const char *path, const char *verb, at_error *err)
 		sqlite3_close(s);
 		return -1;
 	}
-	long long version = query_ll(s, "PRAGMA user_version");
-	long long tables = query_ll(s, "SELECT count(*) FROM sqlite_master WHERE name = 'results'");
+	long long version = db_query_ll(s, "PRAGMA user_version");
+	long long tables = db_query_ll(s, "SELECT count(*) FROM sqlite_master WHERE name = 'results'");
 	sqlite3_close(s);
 	if (version < 0 || tables != 1)
 		return at_error_set(err, "%s: not a tuning database", path);
@@ -127,19 +127,19 @@ static int merge_one(sqlite3 *s, const char *in, merge_stats *stats, at_error *e
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return sql_error(s, err, in);
-	long long sweeps_before = query_ll(s, "SELECT count(*) FROM main.sweeps");
-	long long results_before = query_ll(s, "SELECT count(*) FROM main.results");
-	long long src_sweeps = query_ll(s, "SELECT count(*) FROM src.sweeps");
+	long long sweeps_before = db_query_ll(s, "SELECT count(*) FROM main.sweeps");
+	long long results_before = db_query_ll(s, "SELECT count(*) FROM main.results");
+	long long src_sweeps = db_query_ll(s, "SELECT count(*) FROM src.sweeps");
 	int status = 0;
 	if (exec(s, "BEGIN IMMEDIATE", err, in) || exec(s, copy_sql, err, in) ||
 	    exec(s, winners_sql, err, in) || exec(s, "COMMIT", err, in)) {
 		sqlite3_exec(s, "ROLLBACK", NULL, NULL, NULL);
 		status = -1;
 	} else {
-		long long added = query_ll(s, "SELECT count(*) FROM main.sweeps") - sweeps_before;
+		long long added = db_query_ll(s, "SELECT count(*) FROM main.sweeps") - sweeps_before;
 		stats->sweeps += added;
 		stats->sweeps_skipped += src_sweeps - added;
-		stats->results += query_ll(s, "SELECT count(*) FROM main.results") - results_before;
+		stats->results += db_query_ll(s, "SELECT count(*) FROM main.results") - results_before;
 	}
 	sqlite3_exec(s, "DETACH DATABASE src", NULL, NULL, NULL);
 	return status;
@@ -170,7 +170,7 @@ int db_merge(const char *out, const char *const *inputs, size_t n, merge_stats *
 	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = merge_one(s, inputs[i], stats, err);
 	if (rc == 0)
-		stats->shapes = query_ll(s, "SELECT count(*) FROM winners");
+		stats->shapes = db_query_ll(s, "SELECT count(*) FROM winners");
 	tdb_close(db);
 	return rc;
 }

@@ -24,6 +24,10 @@ int db_merge(const char *out, const char *const *inputs, size_t n, merge_stats *
  * else -1 with a message (verb: what was refused, e.g. "merge"). */
 int db_check_input(const char *path, const char *verb, at_error *err);
 
+struct sqlite3;
+/* The first column of the first row of sql, or -1. */
+long long db_query_ll(struct sqlite3 *s, const char *sql);
+
 /* Whether a and b name the same existing file. */
 int db_same_file(const char *a, const char *b);
 
