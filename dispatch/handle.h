@@ -113,6 +113,21 @@ const char *atdi_keep_string(atd_handle *h, const char *text);
 /* The shape variables of (M, N, dtype) on ci's GPU. */
 atdi_env atdi_ctx_env(const atdi_ctx_info *ci, at_dtype dtype, long long M, long long N);
 
+/* Online tuning (dispatch/tune.c): the fastest of the candidates the
+ * nearest winners give for (dtype, M, N), timed on scratch buffers, into
+ * *best and *best_us; *tried says how many ran. ATD_OK, or
+ * ATD_ERR_NO_KERNEL with why (no candidate, no memory for scratch). With
+ * slow held, ci's context current. */
+atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, long long M,
+		     long long N, atdi_plan *best, double *best_us, int *tried, char *why,
+		     size_t cap);
+
+/* The variant tuned online for the shape by an earlier process (the cache
+ * database), as a plan with *us its time: 1, or 0 when there is none that
+ * still applies (its template gone, its params no longer valid). */
+int atdi_tuned_earlier(atd_handle *h, const atdi_ctx_info *ci, const atdi_env *env,
+		       at_dtype dtype, atdi_plan *plan, double *us);
+
 /* Unloads every module in its own context and restores the caller's. */
 void atdi_modules_unload(atd_handle *h);
 

@@ -23,7 +23,12 @@ static const char cache_schema[] =
 	" key TEXT PRIMARY KEY,"   /* digest of source, architecture, NVRTC version and options */
 	" template TEXT NOT NULL, dtype TEXT NOT NULL, params TEXT NOT NULL,"
 	" arch INTEGER NOT NULL, nvrtc TEXT NOT NULL, cubin BLOB NOT NULL,"
-	" compile_ms REAL NOT NULL, created_at TEXT NOT NULL)";
+	" compile_ms REAL NOT NULL, created_at TEXT NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS tuned ("  /* online tuning's winners */
+	" gpu TEXT NOT NULL, sm_count INTEGER NOT NULL, dtype TEXT NOT NULL,"
+	" m INTEGER NOT NULL, n INTEGER NOT NULL, template TEXT NOT NULL, params TEXT NOT NULL,"
+	" time_us REAL NOT NULL, candidates INTEGER NOT NULL, created_at TEXT NOT NULL,"
+	" PRIMARY KEY (gpu, sm_count, dtype, m, n))";
 
 static int env_is(const char *name, const char *value)
 {
@@ -51,6 +56,9 @@ int atdi_jit_init(atdi_jit *j, unsigned open_flags)
 	j->mode = (open_flags & ATD_OPEN_NO_JIT)	   ? ATDI_JIT_OFF
 		  : (open_flags & ATD_OPEN_JIT_BACKGROUND) ? ATDI_JIT_BACKGROUND
 							   : ATDI_JIT_BLOCK;
+	j->tune = (open_flags & ATD_OPEN_TUNE) || env_is("ATD_TUNE", "1");
+	const char *budget = getenv("ATD_TUNE_BUDGET_MS");
+	j->tune_budget_ms = budget && atof(budget) > 0 ? atof(budget) : 500;
 	if (env_is("ATD_JIT", "off") || env_is("ATD_JIT", "0"))
 		j->mode = ATDI_JIT_OFF;
 	else if (env_is("ATD_JIT", "block"))
@@ -404,4 +412,58 @@ int atdi_jit_poll(atdi_jit *j, const atdi_jit_job *job)
 unsigned atdi_jit_generation(atdi_jit *j)
 {
 	return __atomic_load_n(&j->generation, __ATOMIC_ACQUIRE);
+}
+
+int atdi_jit_tuned_get(const atdi_jit *j, const atd_gpu *gpu, at_dtype dtype, long long M,
+		       long long N, atdi_tuned *out)
+{
+	sqlite3 *db = cache_open(j->cache_path, 0);
+	sqlite3_stmt *st = NULL;
+	int found = 0;
+	if (db && sqlite3_prepare_v2(db,
+				     "SELECT template, params, time_us FROM tuned WHERE gpu = ?1 AND "
+				     "sm_count = ?2 AND dtype = ?3 AND m = ?4 AND n = ?5",
+				     -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, gpu->name, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 2, gpu->sm_count);
+		sqlite3_bind_text(st, 3, at_dtype_name(dtype), -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, M);
+		sqlite3_bind_int64(st, 5, N);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			snprintf(out->template_name, sizeof out->template_name, "%s",
+				 (const char *)sqlite3_column_text(st, 0));
+			snprintf(out->params, sizeof out->params, "%s",
+				 (const char *)sqlite3_column_text(st, 1));
+			out->time_us = sqlite3_column_double(st, 2);
+			found = 1;
+		}
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return found;
+}
+
+void atdi_jit_tuned_put(const atdi_jit *j, const atd_gpu *gpu, at_dtype dtype, long long M,
+			long long N, const atdi_tuned *t, int candidates)
+{
+	sqlite3 *db = cache_open(j->cache_path, 1);
+	sqlite3_stmt *st = NULL;
+	if (db && sqlite3_prepare_v2(db,
+				     "INSERT OR REPLACE INTO tuned (gpu, sm_count, dtype, m, n, template, "
+				     "params, time_us, candidates, created_at) VALUES (?1, ?2, ?3, ?4, ?5, "
+				     "?6, ?7, ?8, ?9, strftime('%Y-%m-%dT%H:%M:%SZ','now'))",
+				     -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, gpu->name, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 2, gpu->sm_count);
+		sqlite3_bind_text(st, 3, at_dtype_name(dtype), -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, M);
+		sqlite3_bind_int64(st, 5, N);
+		sqlite3_bind_text(st, 6, t->template_name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 7, t->params, -1, SQLITE_STATIC);
+		sqlite3_bind_double(st, 8, t->time_us);
+		sqlite3_bind_int(st, 9, candidates);
+		sqlite3_step(st);
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
 }

@@ -39,6 +39,8 @@ typedef struct atdi_jit_image {
 
 typedef struct atdi_jit {
 	atdi_jit_mode mode;
+	int tune;          /* online tuning of untuned shapes (ATD_OPEN_TUNE, ATD_TUNE=1) */
+	double tune_budget_ms; /* GPU time a shape's tuning may spend timing */
 	char off_reason[512]; /* why mode is off although asked for ("" otherwise) */
 	char *cache_path;     /* NULL: no persistent cache */
 	pthread_mutex_t lock; /* guards everything below */
@@ -76,6 +78,22 @@ int atdi_jit_poll(atdi_jit *j, const atdi_jit_job *job);
 
 /* The generation counter, read without the lock's cost on the fast path. */
 unsigned atdi_jit_generation(atdi_jit *j);
+
+/* A shape tuned online, as kept in the cache database. */
+typedef struct atdi_tuned {
+	char template_name[64];
+	char params[512];
+	double time_us;
+} atdi_tuned;
+
+/* The online-tuned variant of (gpu, dtype, M, N) from the cache database:
+ * 1 with *out set, 0 when none. */
+int atdi_jit_tuned_get(const atdi_jit *j, const atd_gpu *gpu, at_dtype dtype, long long M,
+		       long long N, atdi_tuned *out);
+
+/* Keeps an online-tuned variant (replacing an earlier one). Best effort. */
+void atdi_jit_tuned_put(const atdi_jit *j, const atd_gpu *gpu, at_dtype dtype, long long M,
+			long long N, const atdi_tuned *t, int candidates);
 
 /* The default persistent cache path into buf (for messages and `autotune
  * show`): "" when none can be had. */

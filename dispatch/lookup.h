@@ -22,8 +22,9 @@ typedef struct atdi_resolved {
 	atd_level level;            /* the level that actually runs */
 	const atdi_entry *entry;    /* NULL for the built-in kernel; the winner
 				       derived from for ATD_LEVEL_DERIVED */
-	const char *template_name;  /* ATD_LEVEL_DERIVED: the variant's */
-	const char *params;         /* ATD_LEVEL_DERIVED: kept in the handle */
+	const char *template_name;  /* ATD_LEVEL_DERIVED, _TUNED: the variant's */
+	const char *params;         /* ATD_LEVEL_DERIVED, _TUNED: kept in the handle */
+	double tuned_us;            /* ATD_LEVEL_TUNED: its median when tuned online */
 	/* Served while a derived variant compiles in the background: resolve
 	 * again once the compiler's generation is no longer `generation`. */
 	int provisional;

@@ -12,7 +12,7 @@
 
 static int rows_aligned(long long N, long long elem_bytes)
 {
-	return N * elem_bytes % 16 == 0;
+	return elem_bytes > 0 && elem_bytes <= 16 && N % (16 / elem_bytes) == 0;
 }
 
 typedef struct ranked {
@@ -81,15 +81,40 @@ static int try_derive(const tr_template *ts, int nts, const ranked *r, const atd
 	    atdi_rules_geometry(rules, out->values, env, &out->geom) != 0)
 		return 0;
 	out->entry = e;
+	out->rules = rules;
 	if (!r->seeds && memcmp(winner, out->values, (size_t)rules->nparams * sizeof *winner) == 0 &&
-	    (e->geom.max_n == 0 || e->geom.max_n >= env->N)) {
+	    (e->geom.max_n == 0 || e->geom.max_n >= env->N))
 		out->level = r->other_model ? ATD_LEVEL_SAME_ARCH : ATD_LEVEL_NEAREST;
-		out->rules = NULL;
-	} else {
+	else
 		out->level = ATD_LEVEL_DERIVED;
-		out->rules = rules;
-	}
 	return 1;
+}
+
+/* Whether a and b run the same code. */
+static int same_variant(const atdi_plan *a, const atdi_plan *b)
+{
+	return a->rules == b->rules &&
+	       memcmp(a->values, b->values, (size_t)a->rules->nparams * sizeof a->values[0]) == 0;
+}
+
+int atdi_plan_candidates(const atdi_table *t, const tr_template *ts, int nts, const atd_gpu *gpu,
+			 const atdi_env *env, at_dtype dtype, atdi_plan *out, int max)
+{
+	ranked top[ATDI_DERIVE_CANDIDATES];
+	int n = nearest(t, gpu, dtype, env, top, ATDI_DERIVE_CANDIDATES), k = 0;
+	for (int widen = 0; widen <= 1; widen++)
+		for (int i = 0; i < n && k < max; i++) {
+			atdi_plan p;
+			memset(&p, 0, sizeof p);
+			if (!try_derive(ts, nts, &top[i], env, dtype, widen, &p))
+				continue;
+			int dup = 0;
+			for (int j = 0; j < k && !dup; j++)
+				dup = same_variant(&out[j], &p);
+			if (!dup)
+				out[k++] = p;
+		}
+	return k;
 }
 
 void atdi_plan_shape(const atdi_table *t, const tr_template *ts, int nts, const atd_gpu *gpu,

@@ -19,7 +19,9 @@ typedef struct atdi_plan {
 	/* The winner that runs (exact, nearest, same-arch) or that the derived
 	 * variant comes from; NULL for the built-in kernel. */
 	const atdi_entry *entry;
-	/* ATD_LEVEL_DERIVED only: */
+	/* Set whenever the variant came through its template's rules (always
+	 * for ATD_LEVEL_DERIVED; for a winner reused as stored too, when
+	 * deriving is on): */
 	const tr_template *rules;
 	long long values[ATDI_MAX_PARAMS];
 	launch_geometry geom;
@@ -30,5 +32,11 @@ typedef struct atdi_plan {
  * wanted), which gives atdi_select's choice. */
 void atdi_plan_shape(const atdi_table *t, const tr_template *ts, int nts, const atd_gpu *gpu,
 		     const atdi_env *env, at_dtype dtype, atdi_plan *out);
+
+/* Online tuning's candidates: the distinct variants that the nearest
+ * winners give for env (derived or reused as stored), in atdi_plan_shape's
+ * order, at most max. Returns how many. */
+int atdi_plan_candidates(const atdi_table *t, const tr_template *ts, int nts, const atd_gpu *gpu,
+			 const atdi_env *env, at_dtype dtype, atdi_plan *out, int max);
 
 #endif

@@ -14,6 +14,12 @@ static void fill_choice(const atd_handle *h, const atdi_entry *e, atd_level leve
 			atd_dtype dtype, const char *derived_template, const char *derived_params,
 			atd_choice *out)
 {
+	if (level == ATD_LEVEL_TUNED) {
+		*out = (atd_choice){ .level = level, .template_name = derived_template,
+				     .params = derived_params, .gpu_name = "this GPU, tuned online",
+				     .from_params = derived_params };
+		return;
+	}
 	if (!e) {
 		const builtin_kernel *b = builtin_kernel_for((at_dtype)dtype);
 		*out = (atd_choice){ .level = ATD_LEVEL_BUILTIN, .template_name = b->template_name,
@@ -39,7 +45,7 @@ static atd_status fill_plan(atd_handle *h, const atdi_plan *plan, atd_dtype dtyp
 			    atd_choice *out)
 {
 	const char *params = NULL;
-	if (plan->level == ATD_LEVEL_DERIVED) {
+	if (plan->level == ATD_LEVEL_DERIVED || plan->level == ATD_LEVEL_TUNED) {
 		char text[1024];
 		atdi_params_text(plan->rules, plan->values, text, sizeof text);
 		pthread_mutex_lock(&h->slow);
@@ -63,6 +69,13 @@ static long long nominal_max_smem(int cc)
 	case 75: return 64 * 1024;
 	default: return cc >= 90 ? 227 * 1024 : 48 * 1024;
 	}
+}
+
+static void tuned_shape(atd_choice *out, int64_t M, int64_t N, double us)
+{
+	out->tuned_M = M;
+	out->tuned_N = N;
+	out->tuned_us = us;
 }
 
 static const tr_template *rules_if_jit(const atd_handle *h)
@@ -123,6 +136,8 @@ ATD_API atd_status atd_query(atd_handle *h, atd_dtype dtype, int64_t M, int64_t 
 	pthread_mutex_unlock(&h->lock);
 	if (hit && !atdi_stale(h, &r)) {
 		fill_choice(h, r.entry, r.level, dtype, r.template_name, r.params, out);
+		if (r.level == ATD_LEVEL_TUNED)
+			tuned_shape(out, M, N, r.tuned_us);
 		return ATD_OK;
 	}
 	pthread_mutex_lock(&h->slow);
@@ -134,10 +149,19 @@ ATD_API atd_status atd_query(atd_handle *h, atd_dtype dtype, int64_t M, int64_t 
 		gpu = ci->gpu; /* ci lives until atd_close */
 		env = atdi_ctx_env(ci, (at_dtype)dtype, M, N);
 	}
+	atdi_plan plan;
+	double us = 0;
+	int tuned = s == ATD_OK && h->jit.mode != ATDI_JIT_OFF &&
+		    atdi_tuned_earlier(h, ci, &env, (at_dtype)dtype, &plan, &us);
 	pthread_mutex_unlock(&h->slow);
 	if (s != ATD_OK)
 		return s;
-	atdi_plan plan;
+	if (tuned) {
+		plan.level = ATD_LEVEL_TUNED;
+		if ((s = fill_plan(h, &plan, dtype, out)) == ATD_OK)
+			tuned_shape(out, M, N, us);
+		return s;
+	}
 	atdi_plan_shape(&h->table, rules_if_jit(h), tr_ntemplates, &gpu, &env, (at_dtype)dtype,
 			&plan);
 	return fill_plan(h, &plan, dtype, out);

@@ -64,10 +64,11 @@ static atd_status use_entry(atd_handle *h, const atdi_ctx_info *ci, const atdi_e
 	return s;
 }
 
-/* The derived variant of plan, compiled (or taken from the cache) now. */
-static atd_status use_derived(atd_handle *h, const atdi_ctx_info *ci, const atdi_plan *plan,
-			      const atdi_jit_job *job, long long M, long long N, atdi_resolved *out,
-			      atdi_notes *notes)
+/* The variant of plan through its rules (derived, or tuned online at
+ * level), compiled (or taken from the cache) now. */
+static atd_status use_rules(atd_handle *h, const atdi_ctx_info *ci, const atdi_plan *plan,
+			    atd_level level, const atdi_jit_job *job, long long M, long long N,
+			    atdi_resolved *out, atdi_notes *notes)
 {
 	char why[ATDI_MSG_CAP], params[1024];
 	CUfunction fn;
@@ -79,7 +80,7 @@ static atd_status use_derived(atd_handle *h, const atdi_ctx_info *ci, const atdi
 	if (s == ATD_ERR_NO_MEMORY || (s == ATD_OK && !kept))
 		return atdi_fail(h, ATD_ERR_NO_MEMORY, "out of memory deriving a kernel");
 	if (s == ATD_OK) {
-		out->level = ATD_LEVEL_DERIVED;
+		out->level = level;
 		out->entry = plan->entry;
 		out->template_name = plan->rules->name;
 		out->params = kept;
@@ -112,7 +113,10 @@ static void note_choice(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, 
 {
 	const char *dt = at_dtype_name(dtype);
 	const atdi_entry *e = r->entry;
-	if (r->level == ATD_LEVEL_DERIVED) {
+	if (r->level == ATD_LEVEL_TUNED) {
+		atdi_note(notes, ATD_LOG_INFO, "%s M=%lld N=%lld on %s: %s %s (tuned online, %.3f us)",
+			  dt, M, N, ci->name, r->template_name, r->params, r->tuned_us);
+	} else if (r->level == ATD_LEVEL_DERIVED) {
 		atdi_note(notes, ATD_LOG_INFO,
 			  "%s M=%lld N=%lld on %s: %s %s (derived from %s, tuned on %s at M=%lld "
 			  "N=%lld)",
@@ -132,6 +136,55 @@ static void note_choice(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, 
 	}
 }
 
+int atdi_tuned_earlier(atd_handle *h, const atdi_ctx_info *ci, const atdi_env *env,
+		       at_dtype dtype, atdi_plan *plan, double *us)
+{
+	atdi_tuned t;
+	if (!atdi_jit_tuned_get(&h->jit, &ci->gpu, dtype, env->M, env->N, &t))
+		return 0;
+	memset(plan, 0, sizeof *plan);
+	plan->rules = atdi_rules_find(tr_templates, tr_ntemplates, t.template_name);
+	*us = t.time_us;
+	return plan->rules && atdi_params_parse(plan->rules, t.params, plan->values) == 0 &&
+	       atdi_rules_valid(plan->rules, plan->values, env) &&
+	       atdi_rules_geometry(plan->rules, plan->values, env, &plan->geom) == 0;
+}
+
+/* The online-tuned variant: from an earlier process, or tuned now when the
+ * handle tunes. ATD_OK with out filled, or another status to go on. */
+static atd_status use_tuned(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, long long M,
+			    long long N, atdi_resolved *out, atdi_notes *notes)
+{
+	atdi_env env = atdi_ctx_env(ci, dtype, M, N);
+	atdi_plan plan;
+	double us = 0;
+	int tried = 0;
+	char why[ATDI_MSG_CAP] = "";
+	if (!atdi_tuned_earlier(h, ci, &env, dtype, &plan, &us)) {
+		if (!h->jit.tune)
+			return ATD_ERR_NO_KERNEL;
+		atd_status s = atdi_tune(h, ci, dtype, M, N, &plan, &us, &tried, why, sizeof why);
+		if (s != ATD_OK) {
+			if (first_warning(h, dtype, M, N))
+				atdi_note(notes, ATD_LOG_WARNING,
+					  "could not tune %s M=%lld N=%lld online: %s",
+					  at_dtype_name(dtype), M, N, why);
+			return s;
+		}
+		atdi_tuned t = { "", "", us };
+		snprintf(t.template_name, sizeof t.template_name, "%s", plan.rules->name);
+		atdi_params_text(plan.rules, plan.values, t.params, sizeof t.params);
+		atdi_jit_tuned_put(&h->jit, &ci->gpu, dtype, M, N, &t, tried);
+	}
+	atdi_jit_job job = { plan.rules, dtype, { 0 }, ci->arch };
+	memcpy(job.values, plan.values, sizeof job.values);
+	plan.entry = NULL;
+	atd_status s = use_rules(h, ci, &plan, ATD_LEVEL_TUNED, &job, M, N, out, notes);
+	if (s == ATD_OK)
+		out->tuned_us = us;
+	return s;
+}
+
 static atd_status resolve_locked(atd_handle *h, CUcontext ctx, at_dtype dtype, long long M,
 				 long long N, atdi_resolved *out, atdi_notes *notes)
 {
@@ -146,7 +199,12 @@ static atd_status resolve_locked(atd_handle *h, CUcontext ctx, at_dtype dtype, l
 	atdi_plan_shape(&h->table, jit ? tr_templates : NULL, tr_ntemplates, &ci->gpu, &env, dtype,
 			&plan);
 	s = ATD_ERR_NO_KERNEL;
-	if (plan.level == ATD_LEVEL_DERIVED) {
+	if (jit && plan.level != ATD_LEVEL_EXACT) {
+		s = use_tuned(h, ci, dtype, M, N, out, notes);
+		if (s == ATD_ERR_NO_MEMORY)
+			return s;
+	}
+	if (s != ATD_OK && plan.level == ATD_LEVEL_DERIVED) {
 		atdi_jit_job job = { plan.rules, dtype, { 0 }, ci->arch };
 		memcpy(job.values, plan.values, sizeof job.values);
 		int ready = 1;
@@ -159,7 +217,7 @@ static atd_status resolve_locked(atd_handle *h, CUcontext ctx, at_dtype dtype, l
 			out->generation = generation;
 		}
 		if (ready)
-			s = use_derived(h, ci, &plan, &job, M, N, out, notes);
+			s = use_rules(h, ci, &plan, ATD_LEVEL_DERIVED, &job, M, N, out, notes);
 		if (s == ATD_ERR_NO_MEMORY)
 			return s;
 		if (s != ATD_OK) /* what needs no compiling */

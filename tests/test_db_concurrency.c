@@ -195,7 +195,9 @@ Test(db_concurrency, the_dispatch_library_reads_a_consistent_state_during_a_swee
 	while (running) {
 		running = waitpid(w, NULL, WNOHANG) == 0;
 		atd_handle *h;
-		cr_assert_eq(atd_open(path, 0, &h), ATD_OK, "open %d: %s", opens, atd_errmsg(NULL));
+		/* No deriving: 300 derivations a pass would leave the writer alone. */
+		cr_assert_eq(atd_open(path, ATD_OPEN_NO_JIT, &h), ATD_OK, "open %d: %s", opens,
+			     atd_errmsg(NULL));
 		for (long long n = 1; n <= 300; n++) {
 			int now = exact_now(h, n);
 			cr_assert(now || !seen[n], "shape %lld was tuned, then not", n);

@@ -219,9 +219,8 @@ Test(plan, a_winner_whose_params_come_out_unchanged_is_reused_as_stored)
 	atdi_env env = env_n(4000); /* 128 x 32 holds it, 128 x 28 does not */
 	atdi_plan p;
 	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
-	cr_assert_eq(p.level, ATD_LEVEL_NEAREST);
+	cr_assert_eq(p.level, ATD_LEVEL_NEAREST, "its stored kernel runs");
 	cr_assert_eq(p.entry, &es[0]);
-	cr_assert_null(p.rules);
 }
 
 Test(plan, a_winner_of_a_template_unknown_to_the_library_is_skipped)
@@ -281,4 +280,25 @@ Test(plan, a_winner_that_needs_no_widening_is_preferred_to_a_nearer_one_that_doe
 	cr_assert_eq(p.entry, &es[1], "512 threads hold 12000 with more elements each");
 	cr_assert_eq(p.values[0], 512);
 	cr_assert_eq(p.values[2], 24);
+}
+
+Test(plan, online_tuning_gets_the_distinct_variants_of_the_nearest_winners)
+{
+	atdi_entry es[] = {
+		block_entry(1, 4096, "threads=128 vec=4 elems_per_thread=32", 4096),
+		block_entry(2, 2048, "threads=128 vec=4 elems_per_thread=16", 2048),
+		block_entry(3, 8192, "threads=256 vec=4 elems_per_thread=32", 8192),
+	};
+	atdi_table t = { &h100, 1, es, 3 };
+	atdi_env env = env_n(3000);
+	atdi_plan c[6];
+	int n = atdi_plan_candidates(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, c, 6);
+	cr_assert_eq(n, 2, "4096's and 2048's winners give the same 128 x 24 variant");
+	cr_assert_eq(c[0].entry, &es[0]);
+	cr_assert_eq(c[0].values[2], 24);
+	cr_assert_eq(c[1].entry, &es[2]);
+	cr_assert_eq(c[1].values[0], 256);
+	cr_assert_eq(c[1].values[2], 12);
+	cr_assert_eq(atdi_plan_candidates(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, c,
+					  1), 1, "at most max");
 }

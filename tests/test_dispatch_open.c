@@ -358,7 +358,8 @@ Test(dispatch_open, every_status_has_its_string)
 	cr_assert_str_eq(atd_level_name(ATD_LEVEL_BUILTIN), "built-in");
 	cr_assert_str_eq(atd_level_name((atd_level)0), "?");
 	cr_assert_str_eq(atd_level_name(ATD_LEVEL_DERIVED), "derived");
-	cr_assert_str_eq(atd_level_name((atd_level)6), "?");
+	cr_assert_str_eq(atd_level_name(ATD_LEVEL_TUNED), "tuned online");
+	cr_assert_str_eq(atd_level_name((atd_level)7), "?");
 }
 
 Test(dispatch_open, the_library_version_is_the_header_version)

@@ -170,3 +170,42 @@ Test(jit, the_cache_path_follows_xdg_then_home)
 	cr_assert_str_eq(path, "");
 	unsetenv("ATD_JIT_CACHE");
 }
+
+Test(jit, a_shape_tuned_online_is_kept_for_later_processes_by_gpu_model_and_shape)
+{
+	setenv("ATD_JIT_CACHE", tmp_path("jit.db"), 1);
+	setenv("ATD_TUNE", "1", 1);
+	atdi_jit j;
+	cr_assert_eq(atdi_jit_init(&j, 0), 0);
+	cr_assert_eq(j.tune, 1, "ATD_TUNE=1");
+	cr_assert_eq(j.tune_budget_ms, 500, "the default budget");
+	atd_gpu h100 = { "NVIDIA H100 80GB HBM3", 9, 0, 132, 80LL << 30 };
+	atdi_tuned t = { "softmax_block", "threads=64 vec=4 elems_per_thread=24", 11.5 }, got;
+	cr_assert_eq(atdi_jit_tuned_get(&j, &h100, AT_BF16, 4096, 1500, &got), 0, "nothing yet");
+	atdi_jit_tuned_put(&j, &h100, AT_BF16, 4096, 1500, &t, 5);
+	atdi_jit_free(&j);
+	unsetenv("ATD_TUNE");
+	cr_assert_eq(atdi_jit_init(&j, 0), 0);
+	cr_assert_eq(j.tune, 0);
+	cr_assert_eq(atdi_jit_tuned_get(&j, &h100, AT_BF16, 4096, 1500, &got), 1);
+	cr_assert_str_eq(got.template_name, "softmax_block");
+	cr_assert_str_eq(got.params, "threads=64 vec=4 elems_per_thread=24");
+	cr_assert_float_eq(got.time_us, 11.5, 1e-9);
+	cr_assert_eq(atdi_jit_tuned_get(&j, &h100, AT_F16, 4096, 1500, &got), 0, "another dtype");
+	cr_assert_eq(atdi_jit_tuned_get(&j, &h100, AT_BF16, 4096, 1501, &got), 0, "another N");
+	atd_gpu other = h100;
+	other.sm_count = 114;
+	cr_assert_eq(atdi_jit_tuned_get(&j, &other, AT_BF16, 4096, 1500, &got), 0, "another model");
+	t.time_us = 10.0;
+	atdi_jit_tuned_put(&j, &h100, AT_BF16, 4096, 1500, &t, 5);
+	cr_assert_eq(atdi_jit_tuned_get(&j, &h100, AT_BF16, 4096, 1500, &got), 1);
+	cr_assert_float_eq(got.time_us, 10.0, 1e-9, "replaced");
+	atdi_jit_free(&j);
+	setenv("ATD_TUNE_BUDGET_MS", "50", 1);
+	cr_assert_eq(atdi_jit_init(&j, ATD_OPEN_TUNE), 0);
+	cr_assert_eq(j.tune, 1, "the flag");
+	cr_assert_float_eq(j.tune_budget_ms, 50, 1e-9);
+	atdi_jit_free(&j);
+	unsetenv("ATD_TUNE_BUDGET_MS");
+	unsetenv("ATD_JIT_CACHE");
+}

@@ -16,6 +16,9 @@ Methods:
   lib_nodb   the library with no database (the built-in kernels)
   lib_exact  the library with the shape's own exact-tuned winner
              (--exact-db, a sweep of the same config)
+  lib_tuned  the library with the default database and online tuning
+             (ATD_OPEN_TUNE, a cache of its own): its first call, in the
+             check, times the nearest winners' variants
   torch      torch.softmax
   triton     the Triton tutorial's fused softmax (the seeds' persistent
              kernel, fp32 math)
@@ -54,8 +57,8 @@ except ImportError:  # the CSV says "unavailable"
 
 DTYPES = {"f32": ("float32", 0), "f16": ("float16", 1), "bf16": ("bfloat16", 2)}
 TOLERANCE = {"f32": 1e-5, "f16": 1e-2, "bf16": 1e-2}
-LEVELS = {1: "exact", 2: "nearest", 3: "same-arch", 4: "built-in", 5: "derived"}
-ATD_OPEN_FALLBACK, ATD_OPEN_NO_JIT, ATD_OPEN_JIT_BACKGROUND = 1, 2, 4
+LEVELS = {1: "exact", 2: "nearest", 3: "same-arch", 4: "built-in", 5: "derived", 6: "tuned online"}
+ATD_OPEN_FALLBACK, ATD_OPEN_NO_JIT, ATD_OPEN_JIT_BACKGROUND, ATD_OPEN_TUNE = 1, 2, 4, 8
 FLUSH_BYTES = 256 << 20
 MAX_TRITON_BLOCK = 1 << 17
 
@@ -214,6 +217,13 @@ def measure(args):
     handles = {"lib": lib.open(args.db, ATD_OPEN_FALLBACK | ATD_OPEN_NO_JIT * args.no_jit),
                "lib_nodb": lib.open("/nonexistent/no.db"),
                "lib_exact": lib.open(args.exact_db) if args.exact_db else None}
+    saved = os.environ.get("ATD_JIT_CACHE")
+    os.environ["ATD_JIT_CACHE"] = os.path.join(tempfile.mkdtemp(prefix="atd-tune-"), "jit.db")
+    handles["lib_tuned"] = lib.open(args.db, ATD_OPEN_FALLBACK | ATD_OPEN_TUNE)
+    if saved is None:
+        del os.environ["ATD_JIT_CACHE"]
+    else:
+        os.environ["ATD_JIT_CACHE"] = saved
     tutorial = TutorialSoftmax() if triton is not None else None
     torch._dynamo.config.cache_size_limit = 1024
     compiled = torch.compile(lambda t: torch.softmax(t, dim=-1), dynamic=False)
@@ -244,6 +254,7 @@ def measure(args):
             "lib": lambda: run_lib("lib"),
             "lib_nodb": lambda: run_lib("lib_nodb"),
             "lib_exact": (lambda: run_lib("lib_exact")) if handles["lib_exact"] else None,
+            "lib_tuned": lambda: run_lib("lib_tuned"),
             "torch": lambda: torch.softmax(x, dim=-1),
             "triton": run_triton if tutorial else None,
             "compile": lambda: compiled(x),
@@ -262,6 +273,8 @@ def measure(args):
                     y.fill_(float("nan"))
                     result = fn()
                     torch.cuda.synchronize()
+                    if name == "lib_tuned":  # what the tuning chose
+                        served[name] = lib.served_by(handles[name], dt, M, N)
                     if name != "copy":
                         e = rel_err(result, ref)
                         err = f"{e:.2e}"
@@ -299,25 +312,32 @@ def summarize(rows):
     by = {}
     for r in rows:
         by.setdefault(key(r), {})[r["method"]] = r
-    ratios_exact, worst = [], []
-    print("\n%-22s %-5s %9s %9s %9s %9s  %s" % ("shape", "flush", "lib", "exact", "best peer", "nodb", "lib/peer lib/exact nodb/torch"))
+    ratios_exact, ratios_tuned = [], []
+    print("\n%-22s %-5s %9s %9s %9s %9s %9s  %s" % ("shape", "flush", "lib", "exact", "best peer", "nodb",
+                                                "tuned", "lib/peer lib/exact nodb/torch tuned/exact"))
     for k, m in by.items():
         def us(name):
             r = m.get(name)
             return float(r["us"]) if r and r["status"] == "ok" else math.nan
         peers = {p: us(p) for p in ("torch", "triton", "compile") if not math.isnan(us(p))}
         best = min(peers, key=peers.get) if peers else None
-        lib, exact, nodb = us("lib"), us("lib_exact"), us("lib_nodb")
+        lib, exact, nodb, tuned = us("lib"), us("lib_exact"), us("lib_nodb"), us("lib_tuned")
         rp = peers[best] / lib if best else math.nan
         re_ = exact / lib if not math.isnan(exact) else math.nan
         rn = us("torch") / nodb
         if not math.isnan(re_):
             ratios_exact.append(re_)
-        print("%-22s %-5s %9.1f %9.1f %9.1f %9.1f  %.3f (%s) %.3f %.3f" % (
-            f"{k[0]} {k[1]}x{k[2]}", k[3], lib, exact, peers.get(best, math.nan), nodb, rp, best, re_, rn))
+        if not math.isnan(tuned) and not math.isnan(exact):
+            ratios_tuned.append(exact / tuned)
+        print("%-22s %-5s %9.1f %9.1f %9.1f %9.1f %9.1f  %.3f (%s) %.3f %.3f %.3f" % (
+            f"{k[0]} {k[1]}x{k[2]}", k[3], lib, exact, peers.get(best, math.nan), nodb, tuned, rp, best,
+            re_, rn, exact / tuned))
     if ratios_exact:
         g = math.exp(sum(math.log(r) for r in ratios_exact) / len(ratios_exact))
         print(f"\nlibrary / exact-tuned (time ratio exact/lib): geomean {g:.3f}, min {min(ratios_exact):.3f}")
+    if ratios_tuned:
+        g = math.exp(sum(math.log(r) for r in ratios_tuned) / len(ratios_tuned))
+        print(f"online-tuned / exact-tuned (exact/tuned): geomean {g:.3f}, min {min(ratios_tuned):.3f}")
 
 
 def first_call(args):
@@ -330,7 +350,9 @@ def first_call(args):
         x = torch.randn(M, N, device="cuda").to(getattr(torch, DTYPES[dt][0]))
         y = torch.empty_like(x)
         for mode, flags, cache_file in (("block-cold", 0, "cold.db"), ("block-cached", 0, "cold.db"),
-                                        ("background", ATD_OPEN_JIT_BACKGROUND, "bg.db")):
+                                        ("background", ATD_OPEN_JIT_BACKGROUND, "bg.db"),
+                                        ("tune", ATD_OPEN_TUNE, "tune.db"),
+                                        ("tuned-cached", 0, "tune.db")):
             os.environ["ATD_JIT_CACHE"] = os.path.join(cache, f"{dt}-{M}-{N}-{cache_file}")
             h = lib.open(args.db, ATD_OPEN_FALLBACK | flags)
             torch.cuda.synchronize()

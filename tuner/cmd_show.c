@@ -127,6 +127,9 @@ static void print_choice(const show_options *o, const char *gpu_line, const atd_
 	if (c->level == ATD_LEVEL_BUILTIN) {
 		printf("tuned on    - (the built-in kernel serves every shape)\n");
 		printf("tuned time  -\n");
+	} else if (c->level == ATD_LEVEL_TUNED) {
+		printf("tuned on    this GPU, online, at this shape: %.3f us (the library's cache)\n",
+		       c->tuned_us);
 	} else if (c->level == ATD_LEVEL_DERIVED) {
 		printf("derived from %s %s\n", c->template_name, c->from_params);
 		printf("tuned on    %s at M=%lld N=%lld (%.3f us); compiled with NVRTC on first use\n",

@@ -125,9 +125,11 @@ typedef enum atd_level {
 	ATD_LEVEL_SAME_ARCH = 3,
 	ATD_LEVEL_BUILTIN = 4,
 	ATD_LEVEL_DERIVED = 5,
+	ATD_LEVEL_TUNED = 6,
 } atd_level;
 
-/* "exact", "nearest", "same-arch", "built-in", "derived"; "?" otherwise. */
+/* "exact", "nearest", "same-arch", "built-in", "derived", "tuned online";
+ * "?" otherwise. */
 ATD_API const char *atd_level_name(atd_level level);
 
 typedef struct atd_handle atd_handle;
@@ -142,6 +144,10 @@ typedef struct atd_handle atd_handle;
 #define ATD_OPEN_JIT_BACKGROUND 4u /* compile derived variants on a worker
 				      thread; until one is ready its shape is
 				      served as with ATD_OPEN_NO_JIT */
+#define ATD_OPEN_TUNE 8u /* online tuning (also ATD_TUNE=1): the first call
+			    of an untuned shape times the variants its nearest
+			    winners give, on scratch buffers on a stream of
+			    its own, and keeps the fastest in the cache */
 
 /*
 ** Opens a tuning database read-only. path NULL means $AUTOTUNE_DB if set,
