@@ -27,6 +27,8 @@
 **                           nearest tuned shape among variants valid for N;
 **   4. ATD_LEVEL_SAME_ARCH  the same, from another GPU model with the same
 **                           compute capability (exact shape first);
+**   ATD_LEVEL_TUNED         before 2-4: a variant tuned online for this GPU
+**                           model and shape (ATD_OPEN_TUNE), in the cache;
 **   5. ATD_LEVEL_BUILTIN    a built-in kernel that serves every shape on
 **                           every GPU (compute capability 7.5 or newer), so a
 **                           call succeeds even with no database.
