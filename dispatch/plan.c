@@ -22,6 +22,7 @@ typedef struct ranked {
 	double dist;
 } ranked;
 
+/* As atdi_select's identity: name, compute capability, SM count. */
 static int same_model(const atdi_gpu_row *g, const atd_gpu *q)
 {
 	return q->name && strcmp(g->name, q->name) == 0 && g->cc_major == q->cc_major &&

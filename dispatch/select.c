@@ -34,11 +34,13 @@ static void consider(candidate *best, const atdi_entry *e, double dist)
 	}
 }
 
+/* A GPU model is its name, compute capability and SM count. Its total
+ * memory is not compared: the same board reports it differently under
+ * other drivers and ECC settings (an H100 described as 80e9 bytes missed). */
 static int same_identity(const atdi_gpu_row *g, const atd_gpu *q)
 {
 	return q->name && strcmp(g->name, q->name) == 0 && g->cc_major == q->cc_major &&
-	       g->cc_minor == q->cc_minor && g->sm_count == q->sm_count &&
-	       g->mem_bytes == q->mem_bytes;
+	       g->cc_minor == q->cc_minor && g->sm_count == q->sm_count;
 }
 
 /* (ln M - ln M')^2 + (ln N - ln N')^2, from ratios so that symmetric

@@ -48,7 +48,7 @@ void atdi_table_free(atdi_table *t);
 
 /*
 ** The winner that serves (dtype, M, N) on gpu, by the four levels of
-** dispatch.h: 1 the same GPU identity (name, cc, SM count, memory) at this
+** dispatch.h: 1 the same GPU identity (name, cc, SM count) at this
 ** exact shape; 2 the same identity, nearest in (ln M, ln N) among variants
 ** valid for N (max_n == 0 or max_n >= N); 3 another identity of the same
 ** compute capability, exact first, then nearest; ties go to the smaller

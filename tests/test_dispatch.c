@@ -199,7 +199,7 @@ Test(dispatch_select, levels_apply_in_order)
 	atd_close(h);
 }
 
-Test(dispatch_select, identity_is_name_cc_sm_count_and_memory)
+Test(dispatch_select, identity_is_name_cc_and_sm_count_not_memory)
 {
 	fixture f = fx_new();
 	SHAPE(f, sxm, 4096, 1000, "sxm", 1, 0);
@@ -209,9 +209,9 @@ Test(dispatch_select, identity_is_name_cc_sm_count_and_memory)
 	atd_choice c = query(h, &other, ATD_F32, 4096, 1000);
 	assert_choice(&c, ATD_LEVEL_SAME_ARCH, "sxm", SXM_NAME, 4096, 1000);
 	other = sxm;
-	other.mem_bytes -= 1;
+	other.mem_bytes = 80000000000LL; /* "80 GB", as a user describes it */
 	c = query(h, &other, ATD_F32, 4096, 1000);
-	cr_assert_eq(c.level, ATD_LEVEL_SAME_ARCH);
+	cr_assert_eq(c.level, ATD_LEVEL_EXACT, "memory is not part of a model's identity");
 	other = sxm;
 	other.name = "NVIDIA H100";
 	c = query(h, &other, ATD_F32, 4096, 1000);

@@ -11,7 +11,10 @@
 **
 ** VARIANT SELECTION, for the GPU of the calling thread's current CUDA
 ** context, in this order (atd_query tells which level served a shape):
-**   1. ATD_LEVEL_EXACT      this GPU model, dtype, M and N were tuned;
+**   1. ATD_LEVEL_EXACT      this GPU model (its name, compute capability
+**                           and SM count; not its memory, which drivers and
+**                           ECC settings report differently), dtype, M and
+**                           N were tuned;
 **   2. ATD_LEVEL_DERIVED    the nearest tuned shapes of this GPU model and
 **                           dtype in (log M, log N) (then of other models of
 **                           its compute capability), up to 8, are tried in
