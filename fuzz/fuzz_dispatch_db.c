@@ -216,11 +216,12 @@ static void remove_sidecars(void)
 
 static void check_choice(const atd_choice *c)
 {
-	if (c->level < ATD_LEVEL_EXACT || c->level > ATD_LEVEL_BUILTIN || !c->template_name ||
-	    !c->params || !c->gpu_name)
+	if (c->level < ATD_LEVEL_EXACT || c->level > ATD_LEVEL_TUNED || !c->template_name ||
+	    !c->params || !c->gpu_name || !c->from_params)
 		die("atd_query_gpu", "an incomplete choice");
 	/* Touch the strings, so that ASan sees a dangling one. */
-	volatile size_t n = strlen(c->template_name) + strlen(c->params) + strlen(c->gpu_name);
+	volatile size_t n = strlen(c->template_name) + strlen(c->params) + strlen(c->gpu_name) +
+			    strlen(c->from_params);
 	(void)n;
 }
 
@@ -304,11 +305,25 @@ static void run_one(void)
 		die("atd_open returned an undocumented status", atd_status_string(s));
 	if (!atd_errmsg(NULL)[0])
 		die("atd_open", "a failure without a message");
-	if (atd_open(path, ATD_OPEN_FALLBACK, &h) != ATD_OK || !h)
+	if (atd_open(path, ATD_OPEN_FALLBACK | ATD_OPEN_NO_JIT, &h) != ATD_OK || !h)
 		die("atd_open with ATD_OPEN_FALLBACK", "no handle");
 	if (h->table.nentries)
 		die("atd_open with ATD_OPEN_FALLBACK", "a failed open kept tuned entries");
 	exercise(h);
+	atd_close(h);
+	/* Deriving (NVRTC here): the library's seeds stand in, nothing else. */
+	if (atd_open(path, ATD_OPEN_FALLBACK, &h) != ATD_OK || !h)
+		die("atd_open with ATD_OPEN_FALLBACK", "no handle");
+	for (size_t i = 0; i < h->table.ngpus; i++)
+		if (!h->table.gpus[i].seeds)
+			die("atd_open with ATD_OPEN_FALLBACK", "a failed open kept a tuned GPU");
+	atd_gpu h100 = { "NVIDIA H100 80GB HBM3", 9, 0, 132, 85045395456LL };
+	for (int dt = 0; dt < AT_DTYPE_COUNT; dt++) {
+		atd_choice c;
+		if (atd_query_gpu(h, &h100, (atd_dtype)dt, 4096, 1000, &c) != ATD_OK)
+			die("atd_query_gpu failed on a valid query", atd_errmsg(h));
+		check_choice(&c);
+	}
 	atd_close(h);
 }
 
