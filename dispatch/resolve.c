@@ -1,8 +1,11 @@
 /* The miss path of atd_softmax: the first call for a (context, dtype, M, N)
- * picks the variant (atdi_select), loads its module, sizes its grid, and
- * caches all of it, so that later calls only probe the lookup table. A
- * tuned kernel that cannot be used falls back to the built-in one with a
- * warning; each shape is warned about once per handle. */
+ * picks what runs, loads its module, sizes its grid, and caches all of it,
+ * so that later calls only probe the lookup table. In order: a variant
+ * tuned online (from the cache database, or tuned now with ATD_OPEN_TUNE);
+ * the plan of plan.h (exact, a derived variant compiled now or, in
+ * background mode, once a worker has built it, or the nearest stored
+ * winner); the built-in kernel. Each step that cannot be used falls through
+ * to the next with a warning, once a shape and handle. */
 #include <stdio.h>
 #include <string.h>
 
