@@ -178,6 +178,8 @@ install: all
 	$(ATD_PC_SED) dispatch/autotune-dispatch.pc.in > $(DESTDIR)$(pkgconfigdir)/autotune-dispatch.pc
 	chmod 644 $(DESTDIR)$(pkgconfigdir)/autotune-dispatch.pc
 	install -m 644 templates/*.cu templates/*.cuh templates/*.yaml $(DESTDIR)$(datadir)/autotune/templates/
+	install -d $(DESTDIR)$(datadir)/autotune/configs
+	install -m 644 configs/*.yaml $(DESTDIR)$(datadir)/autotune/configs/
 
 uninstall:
 	rm -f $(DESTDIR)$(bindir)/autotune $(DESTDIR)$(includedir)/autotune/dispatch.h \

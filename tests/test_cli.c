@@ -97,6 +97,25 @@ Test(cli, help_command_equals_command_dash_dash_help)
 	tr_free(&c);
 }
 
+Test(cli, help_of_a_db_subcommand_is_its_dash_dash_help)
+{
+	tr_result a = RUN("help", "db", "merge"), b = RUN("db", "merge", "--help"),
+		  c = RUN("help", "db", "export");
+	tr_expect_status(&a, 0);
+	tr_expect_status(&b, 0);
+	tr_expect_status(&c, 0);
+	cr_assert_str_eq(a.out, b.out);
+	cr_assert_str_eq(a.out, c.out);
+	tr_expect_in(a.out, "usage: autotune db merge OUT IN...");
+	tr_expect_in(a.out, "autotune db export IN OUT");
+	tr_free(&a);
+	tr_free(&b);
+	tr_free(&c);
+	tr_result d = RUN("help", "db", "frob");
+	tr_expect_status(&d, 2);
+	tr_free(&d);
+}
+
 Test(cli, help_for_an_unknown_command)
 {
 	tr_result r = RUN("help", "frob");

@@ -1,7 +1,8 @@
 /* Tests of how the dispatch library ships: `make install` lays out the
  * header, the static and shared libraries (soname, symlinks) and the
  * pkg-config file with the header's version; the shared library exports
- * the public API and nothing else; and the built-in kernels' committed
+ * the public API and nothing else; the installed `autotune` finds its
+ * default config and templates; and the built-in kernels' committed
  * sources are exactly what the generator makes of the params in
  * dispatch/builtin_kernels.c. Run from the repository root (as `make test`
  * does); needs make, readelf, nm and pkg-config, but no GPU. */
@@ -113,6 +114,15 @@ Test(dispatch_install, install_lays_out_header_libraries_and_pkgconfig, .timeout
 	char want[1200];
 	snprintf(want, sizeof want, "-I%s/usr/include", root);
 	cr_assert(strncmp(out, want, strlen(want)) == 0, "cflags %s, expected %s", out, want);
+
+	/* The installed program finds its default config and templates away
+	 * from the source tree. */
+	snprintf(cmd, sizeof cmd, "cd %s && %s/usr/bin/autotune selftest --dry-run", tmp_folder(),
+		 root);
+	cr_assert_eq(run(cmd, out, sizeof out), 0, "%s\n%s", cmd, out);
+	cr_assert(strstr(out, "runs per case") != NULL, "%s", out);
+	snprintf(cmd, sizeof cmd, "test -r %s/usr/share/autotune/configs/softmax.yaml", root);
+	cr_assert_eq(run(cmd, out, sizeof out), 0, "the default config is installed");
 }
 
 Test(dispatch_install, the_shared_library_exports_exactly_the_api)

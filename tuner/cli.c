@@ -243,6 +243,10 @@ static void print_overview(FILE *out)
 
 int cmd_help(int argc, char **argv)
 {
+	/* `help db merge` is `db merge --help`: one page for db's subcommands */
+	if (argc == 3 && strcmp(argv[1], "db") == 0 &&
+	    (strcmp(argv[2], "merge") == 0 || strcmp(argv[2], "export") == 0))
+		return cli_help(argv[1]);
 	if (argc > 2)
 		return cli_usage_error("help", "expected at most one command name");
 	if (argc == 2)

@@ -10,6 +10,7 @@
 
 #include "tuner/bench_report.h"
 #include "tuner/cli.h"
+#include "tuner/plan.h"
 #include "tuner/config_subset.h"
 #include "tuner/device.h"
 #include "tuner/sweep.h"
@@ -170,7 +171,7 @@ int cmd_bench(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	/* the sweep's own defaults, as `autotune sweep` has them */
-	bench_options o = { .sweep = { .config_path = "configs/bench.yaml",
+	bench_options o = { .sweep = { .config_path = NULL,
 				       .watchdog_ms = SWEEP_DEFAULT_WATCHDOG_S * 1000 } };
 	long long v;
 	int c;
@@ -208,5 +209,7 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("bench", "unexpected argument \"%s\"", argv[optind]);
+	if (!o.sweep.config_path)
+		o.sweep.config_path = plan_default_config("bench.yaml");
 	return run(&o);
 }

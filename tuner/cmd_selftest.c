@@ -75,7 +75,7 @@ int cmd_selftest(int argc, char **argv)
 		{ "case", required_argument, NULL, OPT_CASE },
 		{ NULL, 0, NULL, 0 },
 	};
-	selftest_options o = { .config_path = "configs/softmax.yaml", .mode = ST_MODE_FULL,
+	selftest_options o = { .config_path = NULL, .mode = ST_MODE_FULL,
 			       .progress = stderr };
 	const char *db_path = NULL;
 	long long device = 0, threads = 0;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "tuner/cli.h"
+#include "tuner/plan.h"
 #include "tuner/sweep.h"
 
 /* --devices 0,1,3: distinct GPU ordinals. */
@@ -51,7 +52,7 @@ int cmd_sweep(int argc, char **argv)
 		{ "audit", no_argument, NULL, OPT_AUDIT },
 		{ NULL, 0, NULL, 0 },
 	};
-	sweep_options o = { .config_path = "configs/softmax.yaml",
+	sweep_options o = { .config_path = NULL,
 			    .watchdog_ms = SWEEP_DEFAULT_WATCHDOG_S * 1000 };
 	int device_given = 0;
 	long long v;
@@ -106,6 +107,8 @@ int cmd_sweep(int argc, char **argv)
 				       "it cannot be combined with --full-timing");
 	if (device_given && o.ndevices)
 		return cli_usage_error("sweep", "give --device or --devices, not both");
+	if (!o.config_path)
+		o.config_path = plan_default_config("softmax.yaml");
 	at_error err = { { 0 } };
 	if (o.compile_only) {
 		int rc = sweep_compile_only(&o, &err);

@@ -47,6 +47,32 @@ const char *plan_templates_dir(const char *dir)
 	return AT_SOURCE_TEMPLATES_DIR;
 }
 
+const char *plan_default_config(const char *name)
+{
+	static char found[PATH_MAX];
+	snprintf(found, sizeof found, "configs/%s", name);
+	if (access(found, R_OK) == 0)
+		return found;
+	/* build/autotune -> configs/ beside build/; bin/autotune ->
+	 * share/autotune/configs/ (make install) */
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		char *bin_dir = dirname(exe);
+		static const char *const rel[] = { "../configs", "../share/autotune/configs" };
+		for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+			char candidate[PATH_MAX];
+			snprintf(candidate, sizeof candidate, "%.*s/%s/%s", PATH_MAX / 2, bin_dir, rel[i],
+				 name);
+			if (access(candidate, R_OK) == 0 && realpath(candidate, found))
+				return found;
+		}
+	}
+	snprintf(found, sizeof found, "configs/%s", name);
+	return found;
+}
+
 static int template_named(const sweep_plan *p, const char *name)
 {
 	for (size_t i = 0; i < p->ntemplates; i++)

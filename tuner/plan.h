@@ -40,4 +40,10 @@ int plan_shape_variants(const sweep_plan *p, const sweep_shape *s, const shape_e
 char **plan_sources(const variant *vs, size_t n, at_error *err);
 void plan_free_sources(char **sources, size_t n);
 
+/* The default config NAME (e.g. "softmax.yaml"): configs/NAME here, else
+ * beside the program's build folder, else in the installed share folder;
+ * "configs/NAME" when none exists (loading it then says so). The string is
+ * static: one call at a time. */
+const char *plan_default_config(const char *name);
+
 #endif

@@ -123,7 +123,7 @@ static int visit_case(const sweep_plan *p, visitor *vis, at_dtype dt, st_case c,
 static int visit_all(const selftest_options *o, visitor *vis, at_error *err)
 {
 	sweep_plan p;
-	const char *config = o->config_path ? o->config_path : "configs/softmax.yaml";
+	const char *config = o->config_path ? o->config_path : plan_default_config("softmax.yaml");
 	if (plan_load(&p, config, o->templates_dir, err))
 		return -1;
 	int rc = 0;
