@@ -63,7 +63,7 @@ Test(config, full_config_every_form)
 		"    dtypes: f16\n"
 		"    M: [1, 2]\n"
 		"    N: {from: 256, to: 1000, step: 256}\n"
-		"  - {op: layer_norm, dtypes: [bf16], N: 1099511627776,\n"
+		"  - {op: layer_norm, dtypes: [bf16], N: 34359738368,\n"
 		"     M: {from: 7, to: 7, step: 5}}\n";
 	sweep_config cfg;
 	parse_ok(yaml, &cfg);
@@ -102,7 +102,7 @@ Test(config, full_config_every_form)
 	cr_assert_eq(s->ndtypes, 1);
 	cr_assert_eq(s->dtypes[0], AT_BF16);
 	assert_ll(s->Ms, s->nM, (const long long[]){ 7 }, 1);
-	assert_ll(s->Ns, s->nN, (const long long[]){ 1LL << 40 }, 1);
+	assert_ll(s->Ns, s->nN, (const long long[]){ 1LL << 35 }, 1); /* within a shape's bytes */
 	config_free(&cfg);
 	cr_assert(is_zeroed(&cfg));
 }
@@ -649,5 +649,21 @@ Test(config, shipped_seeds_benchmark_config)
 	assert_shape(&s[98], "softmax", AT_BF16, 4096, 256, sp);
 	assert_shape(&s[195], "softmax", AT_BF16, 4096, 12672, sp);
 	free(s);
+	config_free(&cfg);
+}
+
+Test(config, a_shape_no_gpu_can_hold_is_refused_at_its_line)
+{
+	expect_error("sweeps:\n"
+		     "  - op: softmax\n"
+		     "    dtypes: [f32, bf16]\n"
+		     "    M: [4096]\n"
+		     "    N: [1024, 1000000000000]\n",
+		     "x.yaml:5:8: shape M=4096 x N=1000000000000 needs 3.28e+07 GB for its input and "
+		     "output; no GPU holds that (at most 1099 GB a shape)");
+	/* 2^36 f32 elements: 512 GiB for input and output, within the bound */
+	sweep_config cfg;
+	parse_ok("sweeps:\n  - op: softmax\n    dtypes: [f32]\n    M: [65536]\n    N: [1048576]\n",
+		 &cfg);
 	config_free(&cfg);
 }

@@ -437,6 +437,35 @@ static int parse_templates(const parse_ctx *ctx, const yaml_node_t *n,
 	return 0;
 }
 
+/* What one shape's input and output may take: beyond any GPU's memory, a
+ * shape would only fail after minutes of compiling (M = 4096, N = 10^12). */
+#define MAX_SHAPE_BYTES (1LL << 40)
+
+static long long max_of(const long long *v, size_t n)
+{
+	long long m = 0;
+	for (size_t i = 0; i < n; i++)
+		m = v[i] > m ? v[i] : m;
+	return m;
+}
+
+/* The entry's largest shape in its widest dtype must fit MAX_SHAPE_BYTES. */
+static int check_shape_bytes(const parse_ctx *ctx, const yaml_node_t *at, const sweep_spec *spec)
+{
+	size_t elem = 0;
+	for (size_t i = 0; i < spec->ndtypes; i++)
+		elem = at_dtype_size(spec->dtypes[i]) > elem ? at_dtype_size(spec->dtypes[i]) : elem;
+	long long M = max_of(spec->Ms, spec->nM), N = max_of(spec->Ns, spec->nN), bytes;
+	if (!__builtin_mul_overflow(M, N, &bytes) &&
+	    !__builtin_mul_overflow(bytes, (long long)(2 * elem), &bytes) && bytes <= MAX_SHAPE_BYTES)
+		return 0;
+	return fail_at(ctx, at->start_mark,
+		       "shape M=%lld x N=%lld needs %.3g GB for its input and output; no GPU "
+		       "holds that (at most %lld GB a shape)",
+		       M, N, 2.0 * (double)elem * (double)M * (double)N / 1e9,
+		       MAX_SHAPE_BYTES / 1000000000LL);
+}
+
 enum { K_OP, K_DTYPES, K_M, K_N, K_TEMPLATES, K_SPEC_COUNT };
 
 static int parse_spec(const parse_ctx *ctx, const yaml_node_t *n,
@@ -463,7 +492,7 @@ static int parse_spec(const parse_ctx *ctx, const yaml_node_t *n,
 	for (size_t i = K_OP; i <= K_N; i++)
 		if (require_key(ctx, n, &ks, v, i) < 0)
 			return -1;
-	return 0;
+	return check_shape_bytes(ctx, v[K_N], spec);
 }
 
 /* Saturates instead of overflowing: counts past MAX_SHAPES are all "too
