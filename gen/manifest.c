@@ -879,9 +879,12 @@ size_t manifest_vars(const tmpl_manifest *m, const long long *values,
 		env->M,	 env->N,	   env->elem_bytes, env->sm_count,
 		env->cc, env->max_threads, env->max_smem,   env->regs_per_sm,
 	};
-	for (size_t i = 0; i < MANIFEST_SHAPE_VARS; i++, k++) {
+	for (size_t i = 0; i < MANIFEST_SHAPE_VARS; i++) {
+		if (i < 2 && shape[i] < 0)
+			continue; /* M or N not known: what names it is not checked */
 		vars[k].name = shape_var_names[i];
 		vars[k].value = shape[i];
+		k++;
 	}
 	return k;
 }

@@ -117,7 +117,8 @@ void manifest_free_all(tmpl_manifest *ms, size_t n);
 int manifest_param_index(const tmpl_manifest *m, const char *name);
 
 /* Fills vars[0..nparams + MANIFEST_SHAPE_VARS) with the params' values
- * (values[i] for params[i]) followed by the shape variables. vars must have
+ * (values[i] for params[i]) followed by the shape variables (M or N left
+ * out when negative: not known, as for `autotune gen` without -M/-N). vars must have
  * room for that many; names point into m and static strings. */
 size_t manifest_vars(const tmpl_manifest *m, const long long *values,
 		     const shape_env *env, expr_var *vars);

@@ -441,6 +441,37 @@ Test(cli, gen_shape_the_variant_cannot_serve)
 	tr_free(&r);
 }
 
+Test(cli, gen_cache_hints_need_sm_80)
+{
+	static const char *const templates[] = { "softmax_block", "softmax_warp", "softmax_online" };
+	for (size_t i = 0; i < 3; i++) {
+		tr_result r = RUN("gen", "--template", templates[i], "--param", "cache_hint=1",
+				  "--arch", "sm_75");
+		tr_expect_status(&r, 1);
+		tr_expect_in(r.err, "cache_hint == 0 || cc >= 80");
+		tr_free(&r);
+		r = RUN("gen", "--template", templates[i], "--param", "cache_hint=1", "--arch",
+			"sm_80");
+		tr_expect_status(&r, 0);
+		tr_free(&r);
+	}
+}
+
+Test(cli, gen_checks_the_dtype_without_a_shape_and_refuses_a_param_twice)
+{
+	tr_result r = RUN("gen", "--template", "softmax_block", "--param", "vec=8");
+	tr_expect_status(&r, 1);
+	tr_expect_in(r.err, "vec * elem_bytes <= 16");
+	tr_free(&r);
+	r = RUN("gen", "--template", "softmax_block", "--param", "vec=8", "--dtype", "bf16");
+	tr_expect_status(&r, 0);
+	tr_free(&r);
+	r = RUN("gen", "--template", "softmax_block", "--param", "vec=4", "--param", "vec=2");
+	tr_expect_status(&r, 2);
+	tr_expect_in(r.err, "--param vec is given twice");
+	tr_free(&r);
+}
+
 Test(cli, gen_prints_the_specialised_source)
 {
 	tr_result r = RUN("gen", "--template", "softmax_block", "--param", "elems_per_thread=4",

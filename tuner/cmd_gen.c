@@ -44,6 +44,12 @@ static int parse_gen(int argc, char **argv, gen_options *o)
 		case OPT_PARAM:
 			if (o->nparams == MAX_ASSIGNMENTS)
 				return cli_usage_error("gen", "too many --param options");
+			for (int i = 0; i < o->nparams; i++) {
+				size_t len = strcspn(optarg, "=");
+				if (strncmp(o->params[i], optarg, len) == 0 && o->params[i][len] == '=')
+					return cli_usage_error("gen", "--param %.*s is given twice",
+							       (int)len, optarg);
+			}
 			o->params[o->nparams++] = optarg;
 			break;
 		case OPT_DTYPE:
@@ -108,9 +114,11 @@ static int make_variant(const gen_options *o, const tmpl_manifest *ts, size_t n,
 		if (variant_set(v, o->params[i], &err))
 			return cli_fail(err.msg);
 	int arch = o->arch ? o->arch : 90;
-	long long M = o->M ? o->M : 1;
-	shape_env env = nominal_shape_env(arch, M, o->N, at_dtype_size(o->dtype));
-	int ok = manifest_check(t, v->values, o->N ? &env : NULL, &err);
+	/* Without -M/-N only the constraints on them are left unchecked: the
+	 * dtype's and the architecture's still hold (vec=8 is no f32 variant). */
+	long long M = o->M ? o->M : (o->N ? 1 : -1);
+	shape_env env = nominal_shape_env(arch, M, o->N ? o->N : -1, at_dtype_size(o->dtype));
+	int ok = manifest_check(t, v->values, &env, &err);
 	if (ok <= 0) {
 		char *params = variant_params_str(v);
 		fprintf(stderr, "autotune: %s %s is not a valid variant%s: %s\n", t->name, params,
