@@ -35,7 +35,8 @@ const char *nvrtc_options_string(void)
 	X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram)            \
 	X(nvrtcCompileProgram) X(nvrtcDestroyProgram) X(nvrtcGetProgramLogSize) \
 	X(nvrtcGetProgramLog) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN)             \
-	X(nvrtcGetPTXSize) X(nvrtcGetPTX)
+	X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcGetNumSupportedArchs)             \
+	X(nvrtcGetSupportedArchs)
 
 #define NVRTC_MEMBER(name) __typeof__(name) *name;
 static struct {
@@ -211,4 +212,28 @@ void compiled_kernel_free(compiled_kernel *k)
 	free(k->ptx);
 	free(k->log);
 	memset(k, 0, sizeof *k);
+}
+
+int nvrtc_arch_supported(int cc, char *list, size_t cap, at_error *err)
+{
+	if (nvrtc_load(err) != 0)
+		return -1;
+	int n = 0;
+	if (nv.nvrtcGetNumSupportedArchs(&n) != NVRTC_SUCCESS || n <= 0 || n > 256)
+		return at_error_set(err, "NVRTC does not list its architectures");
+	int archs[256];
+	if (nv.nvrtcGetSupportedArchs(archs) != NVRTC_SUCCESS)
+		return at_error_set(err, "NVRTC does not list its architectures");
+	int found = 0;
+	size_t used = 0;
+	if (cap)
+		list[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		found |= archs[i] == cc;
+		if (used < cap) {
+			int w = snprintf(list + used, cap - used, "%ssm_%d", i ? " " : "", archs[i]);
+			used += w > 0 ? (size_t)w : 0;
+		}
+	}
+	return found;
 }

@@ -29,6 +29,10 @@ enum {
  * message saying that NVRTC is not available. nvrtc_compile calls it. */
 int nvrtc_load(at_error *err);
 
+/* Whether this NVRTC compiles for sm_<cc>: 1 or 0 (list gets the ones it
+ * does, "sm_75 sm_80 ..."), or -1 with err set (no NVRTC). */
+int nvrtc_arch_supported(int cc, char *list, size_t cap, at_error *err);
+
 /* The options every kernel is compiled with, for cache keys and messages. */
 const char *nvrtc_options_string(void);
 

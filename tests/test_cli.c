@@ -203,6 +203,18 @@ Test(cli, sweep_bad_arch_is_reported_once)
 	tr_free(&r);
 }
 
+Test(cli, an_arch_nvrtc_cannot_compile_for_is_a_usage_error)
+{
+	tr_result r = RUN("sweep", "--compile-only", "--arch", "sm_999");
+	tr_expect_status(&r, 2);
+	tr_expect_in(r.err, "--arch sm_999: NVRTC ");
+	tr_expect_in(r.err, "sm_90");
+	tr_free(&r);
+	r = RUN("gen", "--template", "softmax_block", "--arch", "sm_999");
+	tr_expect_status(&r, 2);
+	tr_free(&r);
+}
+
 /* ---- sweep: configs --------------------------------------------------------------- */
 
 Test(cli, sweep_missing_config)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/nvrtc_compile.h"
 #include "tuner/version.h"
 
 const cli_command cli_commands[] = {
@@ -228,6 +229,12 @@ int cli_parse_arch(const char *cmd, const char *text, int *out)
 	}
 	if (*p || digits < 2 || value < 50)
 		return cli_usage_error(cmd, "--arch expects sm_XX (e.g. sm_90), got \"%s\"", text);
+	char list[1024];
+	at_error err;
+	/* Without NVRTC nothing compiles anyway; that error comes later. */
+	if (nvrtc_arch_supported(value, list, sizeof list, &err) == 0)
+		return cli_usage_error(cmd, "--arch sm_%d: NVRTC %s compiles for %s", value,
+				       nvrtc_version_string(), list);
 	*out = value;
 	return 0;
 }
