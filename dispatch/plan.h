@@ -1,7 +1,7 @@
 /* What serves a shape, with run-time derivation: the exact winner; else the
  * nearest winners (this GPU model first, then others of its compute
  * capability; nearest in (ln M, ln N), a winner whose rows are of the other
- * alignment class counting as twice as far) re-derived for the shape by their template's rules
+ * alignment class counting as three times as far) re-derived for the shape by their template's rules
  * (derive.h): first those whose derive params alone reach the shape, then those that must widen, a winner whose params come out unchanged being reused as it
  * is; else atdi_select's nearest winner valid for N; else the built-in
  * kernel. Pure: no locks, no GPU. */

@@ -302,3 +302,19 @@ Test(plan, online_tuning_gets_the_distinct_variants_of_the_nearest_winners)
 	cr_assert_eq(atdi_plan_candidates(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, c,
 					  1), 1, "at most max");
 }
+
+Test(plan, the_same_alignment_class_at_twice_the_length_beats_the_other_at_the_same_length)
+{
+	atdi_entry es[] = {
+		block_entry(1, 3000, "threads=256 vec=4 elems_per_thread=12", 3072),
+		block_entry(2, 6001, "threads=256 vec=2 elems_per_thread=24", 6144),
+	};
+	atdi_table t = { &h100, 1, es, 2 };
+	atdi_env env = env_n(3001); /* f32 rows of 3001: not 16-byte aligned */
+	atdi_plan p;
+	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
+	cr_assert_eq(p.entry, &es[1], "6001's winner: its params fit misaligned rows");
+	cr_assert_eq(p.level, ATD_LEVEL_DERIVED);
+	cr_assert_eq(p.values[1], 2);
+	cr_assert_eq(p.values[2], 12);
+}
