@@ -9,6 +9,7 @@
 
 #include "tuner/cli.h"
 #include "tuner/config_subset.h"
+#include "tuner/plan.h"
 #include "tuner/selftest.h"
 #include "tuner/selftest_gpu.h"
 #include "tuner/selftest_sanitize.h"
@@ -126,6 +127,8 @@ int cmd_selftest(int argc, char **argv)
 		return cli_usage_error("selftest", "--small and --sanitize run only the strided "
 				       "case, which --case leaves out");
 	o.mode = small || sanitize ? ST_MODE_SANITIZE : quick ? ST_MODE_QUICK : ST_MODE_FULL;
+	if (!o.config_path)
+		o.config_path = plan_default_config("softmax.yaml");
 	if (dry)
 		return dry_run(&o);
 	if (sanitize) {
