@@ -1,6 +1,7 @@
 # autotune: a code-generating autotuner for GPU softmax kernels.
 #   make            build build/autotune
 #   make deps       install missing Debian packages, check the CUDA toolkit
+#   make deps-ci    also what browser-test and the fuzz targets need (chromium, clang)
 #   make test       build and run the Criterion tests (no GPU needed)
 #   make browser-test  render the example report and check it in headless Chromium
 #   make sanitize   the tests under AddressSanitizer and UndefinedBehaviorSanitizer
@@ -52,13 +53,17 @@ LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/schema_sql.o
 	$(BUILD)/obj/builtin_kernels.o $(BUILD)/obj/template_rules.o
 TEST_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRC))
 
-.PHONY: all deps test sweep clean lib install uninstall examples regen-builtin browser-test \
+.PHONY: all deps deps-ci test sweep clean lib install uninstall examples regen-builtin browser-test \
 	bench-dispatch
 all: $(BUILD)/autotune lib
 
-# Installs missing Debian packages (needs root or sudo) and checks CUDA.
+# Installs missing Debian packages (needs root or sudo) and checks CUDA;
+# deps-ci adds what browser-test and the fuzz targets need.
 deps:
 	CUDA_HOME=$(CUDA_HOME) scripts/install-deps.sh
+
+deps-ci:
+	CUDA_HOME=$(CUDA_HOME) scripts/install-deps.sh ci
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build and the tests need, if missing, and
 # checks that the CUDA toolkit (NVRTC and headers) is where the build looks.
-# Usage: scripts/install-deps.sh   (CUDA_HOME defaults to /usr/local/cuda)
+# With "ci", also what CI's further checks need: Chromium for the browser
+# test, clang and its runtime for the fuzz targets.
+# Usage: scripts/install-deps.sh [ci]   (CUDA_HOME defaults to /usr/local/cuda)
 set -euo pipefail
 
-packages=(build-essential pkg-config libsqlite3-dev libyaml-dev libcriterion-dev sqlite3 python3 chromium clang libclang-rt-dev)
+packages=(build-essential pkg-config libsqlite3-dev libyaml-dev libcriterion-dev sqlite3 python3)
+case "${1:-}" in
+"") ;;
+ci) packages+=(chromium clang libclang-rt-dev) ;;
+*) echo "install-deps: unknown argument \"$1\" (expected nothing or ci)" >&2; exit 2 ;;
+esac
 missing=()
 for p in "${packages[@]}"; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
