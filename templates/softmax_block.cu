@@ -14,10 +14,16 @@
 //                     whose CTAs loop over rows
 //   PACKED            1 (half precision): the row stays packed in registers
 //                     until it is written, its exponentials computed twice
+//   PEEL              1: rows of any length and alignment move whole
+//                     vectors, each peeled at its own offset from a vector
+//                     boundary (softmax_row_windows.cuh); 0: only when every
+//                     row is vector-aligned, else element by element
 #include "softmax_common.cuh"
+#include "softmax_row_windows.cuh"
 
 #define ITERS (ELEMS_PER_THREAD / VEC)
 #define WARPS (THREADS / 32)
+#define HOLD (THREADS * ELEMS_PER_THREAD)
 
 #include "softmax_cta_reduce.cuh"
 
@@ -25,13 +31,19 @@ struct row_buf {
 	vec_t v[ITERS];
 };
 
-__device__ __forceinline__ void load_row(row_buf &b, const elem_t *row, long long n,
-					 bool vec_ok)
+// This thread's i-th window of a row.
+__device__ __forceinline__ int window_col(int i)
 {
+	return (i * THREADS + (int)threadIdx.x) * VEC;
+}
+
+__device__ __forceinline__ void load_row(row_buf &b, const elem_t *row, long long n,
+					 bool coaligned)
+{
+	const row_peel p = peel_row<PEEL>(row, n, HOLD, coaligned);
 #pragma unroll
 	for (int i = 0; i < ITERS; i++)
-		load_vec(b.v[i], row, ((long long)i * THREADS + threadIdx.x) * VEC, n,
-			 vec_ok);
+		load_row_window<PEEL>(b.v[i], row - p.k, window_col(i), p);
 }
 
 // Softmax of one row from registers to y. The two reductions use separate
@@ -45,7 +57,7 @@ __device__ __forceinline__ void load_row(row_buf &b, const elem_t *row, long lon
 // exp2(x log2(e) - (m2 + log2(sum))), so it differs from the sum's: the
 // compiler cannot keep the sum's exponentials (f32) alive to reuse them.
 __device__ __forceinline__ void finish_row(row_buf &b, elem_t *row, long long n,
-					   bool vec_ok, float *max_slot, float *sum_slot)
+					   bool coaligned, float *max_slot, float *sum_slot)
 {
 	float m = NEG_INF_F;
 #pragma unroll
@@ -59,6 +71,9 @@ __device__ __forceinline__ void finish_row(row_buf &b, elem_t *row, long long n,
 		for (int j = 0; j < VEC; j++)
 			s += fast_exp2(fmaf(to_f32(b.v[i].v[j]), LOG2E_F, -m2));
 	const float shift = m2 + fast_log2(cta_sum(s, sum_slot));
+	// peeled again rather than kept: y's rows start where x's do, and a
+	// peel held across the reductions costs registers the packed row needs
+	const row_peel p = peel_row<PEEL>(row, n, HOLD, coaligned);
 #pragma unroll
 	for (int i = 0; i < ITERS; i++) {
 		launder(b.v[i]);
@@ -66,12 +81,12 @@ __device__ __forceinline__ void finish_row(row_buf &b, elem_t *row, long long n,
 #pragma unroll
 		for (int j = 0; j < VEC; j++)
 			out[j] = fast_exp2(fmaf(to_f32_again(b.v[i], j), LOG2E_F, -shift));
-		store_vec(row, ((long long)i * THREADS + threadIdx.x) * VEC, n, vec_ok, out);
+		store_row_window<PEEL>(row - p.k, window_col(i), p, out);
 	}
 }
 #else
 __device__ __forceinline__ void finish_row(const row_buf &b, elem_t *row, long long n,
-					   bool vec_ok, float *max_slot, float *sum_slot)
+					   bool coaligned, float *max_slot, float *sum_slot)
 {
 	// the max from the loaded vectors (packed in half precision: vec_max),
 	// then the values converted, before the CTA's barrier: converted after
@@ -98,12 +113,13 @@ __device__ __forceinline__ void finish_row(const row_buf &b, elem_t *row, long l
 		}
 	s = cta_sum(s, sum_slot);
 	const float inv = 1.0f / s;
+	const row_peel p = peel_row<PEEL>(row, n, HOLD, coaligned);
 #pragma unroll
 	for (int i = 0; i < ITERS; i++) {
 #pragma unroll
 		for (int j = 0; j < VEC; j++)
 			v[i][j] *= inv;
-		store_vec(row, ((long long)i * THREADS + threadIdx.x) * VEC, n, vec_ok, v[i]);
+		store_row_window<PEEL>(row - p.k, window_col(i), p, v[i]);
 	}
 }
 #endif
@@ -119,7 +135,7 @@ softmax_kernel(elem_t *__restrict__ y, const elem_t *__restrict__ x, long long M
 	       long long N, long long ldy, long long ldx)
 {
 	__shared__ float max_slot[32], sum_slot[32];
-	const bool vec_ok = rows_vec_aligned(x, ldx) && rows_vec_aligned(y, ldy);
+	const bool coaligned = rows_coaligned<PEEL>(x, ldx, y, ldy);
 #if PERSISTENT
 	row_buf buf[STAGES];
 	const long long step = gridDim.x;
@@ -127,22 +143,24 @@ softmax_kernel(elem_t *__restrict__ y, const elem_t *__restrict__ x, long long M
 #pragma unroll
 	for (int s = 0; s < STAGES - 1; s++)
 		if (row + s * step < M)
-			load_row(buf[s], x + (row + s * step) * ldx, N, vec_ok);
+			load_row(buf[s], x + (row + s * step) * ldx, N, coaligned);
 	for (; row < M; row += STAGES * step) {
 #pragma unroll
 		for (int s = 0; s < STAGES; s++) {
 			const long long r = row + s * step;
 			const long long ahead = r + (STAGES - 1) * step;
 			if (ahead < M)
-				load_row(buf[(s + STAGES - 1) % STAGES], x + ahead * ldx, N, vec_ok);
+				load_row(buf[(s + STAGES - 1) % STAGES], x + ahead * ldx, N,
+					       coaligned);
 			if (r < M)
-				finish_row(buf[s], y + r * ldy, N, vec_ok, max_slot, sum_slot);
+				finish_row(buf[s], y + r * ldy, N, coaligned, max_slot,
+						 sum_slot);
 		}
 	}
 #else
 	row_buf buf;
 	const long long row = blockIdx.x;
-	load_row(buf, x + row * ldx, N, vec_ok);
-	finish_row(buf, y + row * ldy, N, vec_ok, max_slot, sum_slot);
+	load_row(buf, x + row * ldx, N, coaligned);
+	finish_row(buf, y + row * ldy, N, coaligned, max_slot, sum_slot);
 #endif
 }

@@ -14,11 +14,17 @@
 //   STAGES            row steps in flight in the persistent loop (1 = none)
 //   CACHE_HINT        1: streaming cache hints on loads and stores
 //   PERSISTENT        0: one step per CTA; 1: occupancy-sized grid that loops
+//   PEEL              1: rows of any length and alignment move whole
+//                     vectors, each peeled at its own offset from a vector
+//                     boundary (softmax_row_windows.cuh); 0: only when every
+//                     row is vector-aligned, else element by element
 #include "softmax_common.cuh"
+#include "softmax_row_windows.cuh"
 
 #define ITERS (ELEMS_PER_THREAD / VEC)
 #define GROUPS (THREADS / LANES)
 #define ROWS_PER_GROUP (ROWS_PER_CTA / GROUPS)
+#define HOLD (LANES * ELEMS_PER_THREAD)
 
 struct rows_buf {
 	vec_t v[ROWS_PER_GROUP][ITERS];
@@ -41,7 +47,7 @@ __device__ __forceinline__ long long row_offset(long long first, int r, long lon
 // every vector is whole and every row is below M, so none is checked.
 template <bool FULL>
 __device__ __forceinline__ void load_rows(rows_buf &b, const elem_t *x, long long first,
-					  long long M, long long N, long long ldx, bool vec_ok)
+					  long long M, long long N, long long ldx, bool coaligned)
 {
 	const int lane = threadIdx.x % LANES;
 	const long long base = first + (long long)(threadIdx.x / LANES) * ROWS_PER_GROUP;
@@ -50,21 +56,20 @@ __device__ __forceinline__ void load_rows(rows_buf &b, const elem_t *x, long lon
 		const elem_t *row = x + row_offset<FULL>(first, r, ldx);
 		// Rows past M still take part in the shuffles, with nothing loaded.
 		const long long n = base + r < M ? N : 0;
+		const row_peel p = peel_row<PEEL>(row, n, HOLD, coaligned);
 #pragma unroll
 		for (int i = 0; i < ITERS; i++) {
 			if (FULL)
 				b.v[r][i] = ld_vec(row + i * LANES * VEC);
 			else
-				load_vec(b.v[r][i], row, ((long long)i * LANES + lane) * VEC, n,
-					 vec_ok);
+				load_row_window<PEEL>(b.v[r][i], row - p.k, (i * LANES + lane) * VEC, p);
 		}
 	}
 }
 
 template <bool FULL>
 __device__ __forceinline__ void finish_rows(const rows_buf &b, elem_t *y, long long first,
-					    long long M, long long N, long long ldy,
-					    bool vec_ok)
+					    long long M, long long N, long long ldy, bool coaligned)
 {
 	const int lane = threadIdx.x % LANES;
 	const long long base = first + (long long)(threadIdx.x / LANES) * ROWS_PER_GROUP;
@@ -101,6 +106,8 @@ __device__ __forceinline__ void finish_rows(const rows_buf &b, elem_t *y, long l
 		if (!FULL && base + r >= M)
 			continue;
 		elem_t *row = y + row_offset<FULL>(first, r, ldy);
+		// peeled again, not kept from the load: y's rows start where x's do
+		const row_peel p = peel_row<PEEL>(row, N, HOLD, coaligned);
 #pragma unroll
 		for (int i = 0; i < ITERS; i++) {
 #pragma unroll
@@ -111,8 +118,7 @@ __device__ __forceinline__ void finish_rows(const rows_buf &b, elem_t *y, long l
 				pack_vec(out, v[r][i]);
 				st_vec(row + i * LANES * VEC, out);
 			} else {
-				store_vec(row, ((long long)i * LANES + lane) * VEC, N, vec_ok,
-					  v[r][i]);
+				store_row_window<PEEL>(row - p.k, (i * LANES + lane) * VEC, p, v[r][i]);
 			}
 		}
 	}
@@ -133,7 +139,10 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 softmax_kernel(elem_t *__restrict__ y, const elem_t *__restrict__ x, long long M,
 	       long long N, long long ldy, long long ldx)
 {
+	// every row vector-aligned (the FULL path's condition); with PEEL, or
+	// x's and y's rows peeled alike
 	const bool vec_ok = rows_vec_aligned(x, ldx) && rows_vec_aligned(y, ldy);
+	const bool coaligned = PEEL ? rows_coaligned<true>(x, ldx, y, ldy) : vec_ok;
 #if PERSISTENT
 	rows_buf buf[STAGES];
 	const long long step = (long long)gridDim.x * ROWS_PER_CTA;
@@ -141,27 +150,28 @@ softmax_kernel(elem_t *__restrict__ y, const elem_t *__restrict__ x, long long M
 #pragma unroll
 	for (int s = 0; s < STAGES - 1; s++)
 		if (first + s * step < M)
-			load_rows<false>(buf[s], x, first + s * step, M, N, ldx, vec_ok);
+			load_rows<false>(buf[s], x, first + s * step, M, N, ldx, coaligned);
 	for (; first < M; first += STAGES * step) {
 #pragma unroll
 		for (int s = 0; s < STAGES; s++) {
 			const long long f = first + s * step;
 			const long long ahead = f + (STAGES - 1) * step;
 			if (ahead < M)
-				load_rows<false>(buf[(s + STAGES - 1) % STAGES], x, ahead, M, N, ldx, vec_ok);
+				load_rows<false>(buf[(s + STAGES - 1) % STAGES], x, ahead, M, N, ldx,
+						 coaligned);
 			if (f < M)
-				finish_rows<false>(buf[s], y, f, M, N, ldy, vec_ok);
+				finish_rows<false>(buf[s], y, f, M, N, ldy, coaligned);
 		}
 	}
 #else
 	rows_buf buf;
 	const long long first = (long long)blockIdx.x * ROWS_PER_CTA;
 	if (full_step(first, M, N, ldy, ldx, vec_ok)) {
-		load_rows<true>(buf, x, first, M, N, ldx, vec_ok);
-		finish_rows<true>(buf, y, first, M, N, ldy, vec_ok);
+		load_rows<true>(buf, x, first, M, N, ldx, coaligned);
+		finish_rows<true>(buf, y, first, M, N, ldy, coaligned);
 	} else {
-		load_rows<false>(buf, x, first, M, N, ldx, vec_ok);
-		finish_rows<false>(buf, y, first, M, N, ldy, vec_ok);
+		load_rows<false>(buf, x, first, M, N, ldx, coaligned);
+		finish_rows<false>(buf, y, first, M, N, ldy, coaligned);
 	}
 #endif
 }

@@ -137,7 +137,7 @@ Test(derive, softmax_block_rederives_a_4096_winner_for_rows_of_3000_and_16384)
 	char text[256];
 	atdi_params_text(t, out, text, sizeof text);
 	cr_assert_str_eq(text, "threads=128 vec=4 elems_per_thread=24 stages=1 persistent=0 "
-			       "cache_hint=0 packed=0");
+			       "cache_hint=0 packed=0 peel=0");
 	env = env_n(16384); /* 128 threads cannot hold it in 64 elements: widened */
 	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 2);
 	cr_assert(out[0] * out[2] >= 16384);
@@ -155,11 +155,41 @@ Test(derive, softmax_warp_rederives_for_short_rows_keeping_its_row_group)
 	char text[256];
 	atdi_params_text(t, out, text, sizeof text);
 	cr_assert_str_eq(text, "threads=64 lanes=32 rows_per_cta=2 vec=4 elems_per_thread=16 "
-			       "stages=1 persistent=0 cache_hint=0");
+			       "stages=1 persistent=0 cache_hint=0 peel=0");
 	env = env_n(15); /* more than half the lanes would be idle at 32: widened */
 	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 2);
 	cr_assert_eq(atdi_rules_valid(t, out, &env), 1);
 	cr_assert_lt(out[1], 32, "fewer lanes a row");
+}
+
+/* Rows whose length is not a multiple of the vector are peeled, the
+ * winner's vector kept, and the hold grown by room for a row's head. */
+Test(derive, unaligned_rows_are_peeled_and_keep_the_winners_vector)
+{
+	const tr_template *t = real("softmax_block");
+	long long w[ATDI_MAX_PARAMS], out[ATDI_MAX_PARAMS];
+	cr_assert_eq(atdi_params_parse(t, "threads=128 vec=4 elems_per_thread=32 stages=1 "
+					  "persistent=0 cache_hint=0 packed=0 peel=0", w), 0);
+	atdi_env env = env_n(3001);
+	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
+	char text[256];
+	atdi_params_text(t, out, text, sizeof text);
+	cr_assert_str_eq(text, "threads=128 vec=4 elems_per_thread=24 stages=1 persistent=0 "
+			       "cache_hint=0 packed=0 peel=1");
+	/* 3070 + a head of up to 3 needs 3073: one vector more than 3070 alone */
+	env = env_n(3070);
+	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
+	atdi_params_text(t, out, text, sizeof text);
+	cr_assert_str_eq(text, "threads=128 vec=4 elems_per_thread=28 stages=1 persistent=0 "
+			       "cache_hint=0 packed=0 peel=1");
+	/* and a peeled winner derived for aligned rows drops the peel */
+	cr_assert_eq(atdi_params_parse(t, "threads=128 vec=4 elems_per_thread=24 stages=1 "
+					  "persistent=0 cache_hint=0 packed=0 peel=1", w), 0);
+	env = env_n(3000);
+	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
+	atdi_params_text(t, out, text, sizeof text);
+	cr_assert_str_eq(text, "threads=128 vec=4 elems_per_thread=24 stages=1 persistent=0 "
+			       "cache_hint=0 packed=0 peel=0");
 }
 
 /* A table of one GPU and the given winners. */

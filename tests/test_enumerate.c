@@ -29,12 +29,13 @@ static size_t enumerate_ok(const tmpl_manifest *t, at_dtype dt, const shape_env 
 
 /* templates/softmax_block.yaml's constraints, in C. */
 static int block_ok(long long threads, long long vec, long long ept, long long stages,
-		    long long persistent, long long packed, const shape_env *e)
+		    long long persistent, long long packed, long long peel, const shape_env *e)
 {
 	long long eb = e->elem_bytes, N = e->N;
 	return vec * eb <= 16 && vec * eb >= 8 && ept % vec == 0 && threads <= e->max_threads &&
 	       (persistent || stages == 1) && (!packed || (eb == 2 && ept >= 16)) &&
-	       threads * ept >= N && threads * (ept - vec) < N &&
+	       threads * ept >= N && threads * (ept - vec) < N + (peel ? vec - 1 : 0) &&
+	       (!peel || (vec > 1 && N % vec != 0)) &&
 	       (threads - 32) * vec < N && ept * stages * eb / 4 + 24 <= 255 &&
 	       threads * (ept * stages * eb / 4 + 24) <= e->regs_per_sm;
 }
@@ -44,10 +45,10 @@ static int block_ok(long long threads, long long vec, long long ept, long long s
 static size_t check_block(at_dtype dt, long long M, long long N)
 {
 	const tmpl_manifest *t = tf_template("softmax_block");
-	cr_assert_eq(t->nparams, 7, "softmax_block's params changed: update this test");
+	cr_assert_eq(t->nparams, 8, "softmax_block's params changed: update this test");
 	static const char *const order[] = { "threads", "vec", "elems_per_thread", "stages",
-					     "persistent", "cache_hint", "packed" };
-	for (size_t i = 0; i < 7; i++)
+					     "persistent", "cache_hint", "packed", "peel" };
+	for (size_t i = 0; i < 8; i++)
 		cr_assert_str_eq(t->params[i].name, order[i]);
 	const tmpl_param *p = t->params;
 	shape_env env = nominal_shape_env(90, M, N, at_dtype_size(dt));
@@ -60,11 +61,12 @@ static size_t check_block(at_dtype dt, long long M, long long N)
 	for (size_t d = 0; d < p[3].nvalues; d++)
 	for (size_t e = 0; e < p[4].nvalues; e++)
 	for (size_t f = 0; f < p[5].nvalues; f++)
-	for (size_t g = 0; g < p[6].nvalues; g++) {
-		long long want[7] = { p[0].values[a], p[1].values[b], p[2].values[c],
+	for (size_t g = 0; g < p[6].nvalues; g++)
+	for (size_t h = 0; h < p[7].nvalues; h++) {
+		long long want[8] = { p[0].values[a], p[1].values[b], p[2].values[c],
 				      p[3].values[d], p[4].values[e], p[5].values[f],
-				      p[6].values[g] };
-		if (!block_ok(want[0], want[1], want[2], want[3], want[4], want[6], &env))
+				      p[6].values[g], p[7].values[h] };
+		if (!block_ok(want[0], want[1], want[2], want[3], want[4], want[6], want[7], &env))
 			continue;
 		cr_assert_lt(k, n, "%s N=%lld: enumerated %zu variants, brute force finds more",
 			     at_dtype_name(dt), N, n);
@@ -72,12 +74,12 @@ static size_t check_block(at_dtype dt, long long M, long long N)
 		cr_assert_eq(vs[k].dtype, dt);
 		cr_assert_eq(memcmp(vs[k].values, want, sizeof want), 0,
 			     "%s N=%lld: variant %zu is threads=%lld vec=%lld ept=%lld stages=%lld "
-			     "persistent=%lld cache_hint=%lld packed=%lld, want %lld %lld %lld %lld "
-			     "%lld %lld %lld",
+			     "persistent=%lld cache_hint=%lld packed=%lld peel=%lld, want %lld %lld "
+			     "%lld %lld %lld %lld %lld %lld",
 			     at_dtype_name(dt), N, k, vs[k].values[0], vs[k].values[1],
 			     vs[k].values[2], vs[k].values[3], vs[k].values[4], vs[k].values[5],
-			     vs[k].values[6], want[0], want[1], want[2], want[3], want[4], want[5],
-			     want[6]);
+			     vs[k].values[6], vs[k].values[7], want[0], want[1], want[2], want[3],
+			     want[4], want[5], want[6], want[7]);
 		k++;
 	}
 	cr_assert_eq(k, n, "%s N=%lld: brute force finds %zu variants, enumerate_variants %zu",
@@ -262,30 +264,31 @@ Test(enumerate, block_geometry)
 static int warp_ok(const long long *v, const shape_env *e)
 {
 	long long threads = v[0], lanes = v[1], rows = v[2], vec = v[3], ept = v[4];
-	long long stages = v[5], persistent = v[6];
+	long long stages = v[5], persistent = v[6], peel = v[8];
 	long long eb = e->elem_bytes, N = e->N, groups = threads / lanes;
 	return vec * eb <= 16 && vec * eb >= 4 && ept % vec == 0 &&
 	       (rows % groups == 0 && rows / groups <= 2) && (persistent || stages == 1) &&
-	       lanes * ept >= N && lanes * (ept - vec) < N && (lanes / 2) * vec < N &&
+	       lanes * ept >= N && lanes * (ept - vec) < N + (peel ? vec - 1 : 0) &&
+	       (!peel || (vec > 1 && N % vec != 0)) && (lanes / 2) * vec < N &&
 	       ept * (rows / groups) * stages * eb <= 256;
 }
 
 static size_t check_warp(at_dtype dt, long long M, long long N)
 {
 	const tmpl_manifest *t = tf_template("softmax_warp");
-	cr_assert_eq(t->nparams, 8, "softmax_warp's params changed: update this test");
+	cr_assert_eq(t->nparams, 9, "softmax_warp's params changed: update this test");
 	static const char *const order[] = { "threads", "lanes", "rows_per_cta", "vec",
 					     "elems_per_thread", "stages", "persistent",
-					     "cache_hint" };
-	for (size_t i = 0; i < 8; i++)
+					     "cache_hint", "peel" };
+	for (size_t i = 0; i < 9; i++)
 		cr_assert_str_eq(t->params[i].name, order[i]);
 	shape_env env = nominal_shape_env(90, M, N, at_dtype_size(dt));
 	variant *vs;
 	size_t n = enumerate_ok(t, dt, &env, &vs);
-	size_t idx[8] = { 0 }, k = 0;
+	size_t idx[9] = { 0 }, k = 0;
 	for (;;) {
-		long long want[8];
-		for (size_t i = 0; i < 8; i++)
+		long long want[9];
+		for (size_t i = 0; i < 9; i++)
 			want[i] = t->params[i].values[idx[i]];
 		if (warp_ok(want, &env)) {
 			cr_assert_lt(k, n, "%s N=%lld: brute force finds more than %zu",
@@ -294,7 +297,7 @@ static size_t check_warp(at_dtype dt, long long M, long long N)
 				     "%s N=%lld: variant %zu differs", at_dtype_name(dt), N, k);
 			k++;
 		}
-		size_t i = 8;
+		size_t i = 9;
 		while (i > 0 && ++idx[i - 1] == t->params[i - 1].nvalues)
 			idx[--i] = 0;
 		if (i == 0)

@@ -35,9 +35,11 @@
 #   tools/device_stage.sh [TEMPLATES...] [--ab NAME=FILE.cu...]
 #
 # TEMPLATES: names (softmax_split ...) for tpl-sel and tpl-ab. --ab
-# NAME=FILE.cu puts FILE.cu into tpl-ab as template NAME, with the first
-# TEMPLATE's manifest renamed (edit build-dev/tpl-ab/NAME.yaml for other
-# values), beside the TEMPLATES: an A/B in one run.
+# NAME=FILE.cu puts FILE.cu into tpl-ab as template NAME, with the manifest
+# of the template FILE is named after (an old softmax_warp.cu gets
+# softmax_warp.yaml), else the first TEMPLATE's, renamed (edit
+# build-dev/tpl-ab/NAME.yaml for other values), beside the TEMPLATES: an
+# A/B in one run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sel=()
@@ -62,9 +64,11 @@ for spec in "${ab[@]}"; do
 	name=${spec%%=*}
 	file=${spec#*=}
 	[ ${#sel[@]} -gt 0 ] || { echo "device_stage: --ab needs a TEMPLATE for its manifest" >&2; exit 1; }
+	base=$(basename "$file" .cu)
+	[ -f "templates/$base.yaml" ] || base=${sel[0]}
 	cp "$file" "build-dev/tpl-ab/$name.cu"
 	sed -e "s/^template: .*/template: $name/" -e "s/^source: .*/source: $name.cu/" \
-		"templates/${sel[0]}.yaml" >"build-dev/tpl-ab/$name.yaml"
+		"templates/$base.yaml" >"build-dev/tpl-ab/$name.yaml"
 done
 cp tools/ab_best.py build-dev/
 
@@ -156,12 +160,24 @@ fi
 EOS
 cat >build-dev/ab.sh <<'EOS'
 # a hung variant costs the watchdog's 5 s, not 20; the database stays there
-# (too large to come back), its summary is printed
+# (too large to come back), its summary is printed. AB_TIMING=rounds: the
+# sweep's own rounds instead of --full-timing (the fastest variants timed
+# interleaved, on one time base: differences of a few % between templates
+# are not clock drift); AB_FLUSH=write: do_bench's dirty L2; AB_DB: the
+# database (default /tmp/ab.db; one that exists keeps its compile cache,
+# its results dropped)
 export LD_LIBRARY_PATH=$PWD/build-dev/lib
-bash build-dev/unpack.sh ab /tmp/ab.db
-timeout 500 build-dev/autotune sweep --watchdog 5 --full-timing --templates build-dev/tpl-ab \
-	-c "$1" --db /tmp/ab.db >"$OUT/ab.log" 2>&1
-echo "sweep rc $?; hung variants: $(grep -c hangs "$OUT/ab.log")"
-python3 build-dev/ab_best.py /tmp/ab.db $2 | tee "$OUT/ab.txt"
+db=${AB_DB:-/tmp/ab.db}
+if [ -f "$db" ]; then
+	python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.executescript("DELETE FROM kernels; DELETE FROM winners; DELETE FROM results; DELETE FROM sweeps;"); c.commit()' "$db"
+else
+	bash build-dev/unpack.sh ab "$db"
+fi
+timing=--full-timing
+[ "$AB_TIMING" = rounds ] && timing=
+AUTOTUNE_FLUSH=${AB_FLUSH:-clean} timeout 500 build-dev/autotune sweep --watchdog 5 $timing \
+	--templates build-dev/tpl-ab -c "$1" --db "$db" >"$OUT/ab${AB_FLUSH:+-$AB_FLUSH}.log" 2>&1
+echo "sweep rc $?; hung variants: $(grep -c hangs "$OUT/ab${AB_FLUSH:+-$AB_FLUSH}.log")"
+python3 build-dev/ab_best.py "$db" $2 | tee "$OUT/ab${AB_FLUSH:+-$AB_FLUSH}.txt"
 EOS
 du -sh build-dev
