@@ -54,33 +54,17 @@ static void expect_in(const char *text, const char *want)
 	cr_assert_not_null(strstr(text, want), "\"%s\" not in the page", want);
 }
 
-static size_t points_of(const char *html, const char *svg_id, const char *key)
-{
-	char start[96], series[96];
-	snprintf(start, sizeof start, "<svg id=\"%s\"", svg_id);
-	snprintf(series, sizeof series, "<g class=\"series\" data-series=\"%s\">", key);
-	char *svg = rf_between(html, start, "</svg>");
-	size_t n = 0;
-	if (strstr(svg, series)) {
-		char *g = rf_between(svg, series, "</g>");
-		n = rf_count(g, "<circle class=\"pt\"");
-		free(g);
-	}
-	free(svg);
-	return n;
-}
-
 Test(report_peers, peers_are_drawn_on_the_curves)
 {
 	char *html = render_with_peers(peers_csv);
-	cr_assert_eq(points_of(html, "g0-curve-m64", "tuned"), 3);
-	cr_assert_eq(points_of(html, "g0-curve-m64", "peer-torch"), 3); /* 8192 too */
-	cr_assert_eq(points_of(html, "g0-curve-m64", "peer-triton"), 2);
-	cr_assert_eq(points_of(html, "g0-curve-m64", "peer-compile"), 1); /* failed at 1024 */
-	cr_assert_eq(points_of(html, "g0-curve-m64", "peer-lib"), 0);
-	cr_assert_eq(points_of(html, "g0-curve-m64", "peer-copy"), 0);
-	cr_assert_eq(points_of(html, "g0-curve-m128", "peer-torch"), 0);
-	cr_assert_eq(points_of(html, "g1-curve-m64", "peer-torch"), 1);
+	cr_assert_eq(rf_points_of(html, "g0-curve-m64", "tuned"), 3);
+	cr_assert_eq(rf_points_of(html, "g0-curve-m64", "peer-torch"), 3); /* 8192 too */
+	cr_assert_eq(rf_points_of(html, "g0-curve-m64", "peer-triton"), 2);
+	cr_assert_eq(rf_points_of(html, "g0-curve-m64", "peer-compile"), 1); /* failed at 1024 */
+	cr_assert_eq(rf_points_of(html, "g0-curve-m64", "peer-lib"), 0);
+	cr_assert_eq(rf_points_of(html, "g0-curve-m64", "peer-copy"), 0);
+	cr_assert_eq(rf_points_of(html, "g0-curve-m128", "peer-torch"), 0);
+	cr_assert_eq(rf_points_of(html, "g1-curve-m64", "peer-torch"), 1);
 	char *svg = rf_between(html, "<svg id=\"g0-curve-m64\"", "</svg>");
 	expect_in(svg, ">torch.softmax</text>");
 	expect_in(svg, ">Triton tutorial</text>");
