@@ -85,10 +85,15 @@ def _check_out(x, out, what):
                          "overlapping view); write into a tensor of distinct elements")
     if out.numel() == 0 or x.numel() == 0:
         return
-    same = out.data_ptr() == x.data_ptr() and tuple(out.stride()) == tuple(x.stride())
     (a, b), (c, d) = _byte_range(x), _byte_range(out)
-    if not same and a < d and c < b:
+    if not _same_elements(x, out) and a < d and c < b:
         raise ValueError(f"{what}: out overlaps x without being x; pass out=x for in place")
+
+
+def _same_elements(a, b):
+    """Whether tensors a and b (same shape and dtype) address the same
+    elements in the same order."""
+    return a.data_ptr() == b.data_ptr() and tuple(a.stride()) == tuple(b.stride())
 
 
 def _launch(handle, x, y):
@@ -225,8 +230,9 @@ def softmax(x, dim=-1, out=None):
         return out
     if out is None:
         return ops.softmax(x)
-    if out is x:
-        ops.softmax_(x)
+    # out=x, or another view of x's very elements (two x.t() calls): in place
+    if out is x or (not _is_compiling() and _same_elements(x, out)):
+        ops.softmax_(out)
     else:
         ops.softmax_out(x, out)
     return out
