@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Renders plots of an `autotune report` page to PNG, without a GPU or a
-# browser: each plot's inline <svg> is cut out of the page and drawn by
-# rsvg-convert (Debian: librsvg2-bin), at twice its size.
+# Renders plots of an `autotune report` page to one PNG, without a GPU or a
+# browser: each plot's inline <svg> is cut out of the page, the plots are
+# stacked top to bottom in one SVG, and rsvg-convert (Debian: librsvg2-bin)
+# draws it at twice its size on white.
 #
 #   tools/report_png.sh REPORT.html OUT.png [PLOT-ID...]
 #
 # PLOT-ID: the plots' ids (e.g. g0-curve-m4096, g1-curve-m4096); default
-# every GB/s curve of the page. Several plots are stacked top to bottom in
-# one PNG (ImageMagick's convert -append; with one plot, none is needed).
+# every GB/s curve of the page.
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: tools/report_png.sh REPORT.html OUT.png [PLOT-ID...]" >&2; exit 2; }
 page=$1
@@ -18,9 +18,9 @@ command -v rsvg-convert >/dev/null ||
 [ -f "$page" ] || { echo "report_png: $page: no such file" >&2; exit 1; }
 work=$(mktemp -d /tmp/report_png.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-python3 - "$page" "$work" "$@" <<'PY'
+python3 - "$page" "$work/plots.svg" "$@" <<'PY'
 import re, sys
-page, work, ids = sys.argv[1], sys.argv[2], sys.argv[3:]
+page, dest, ids = sys.argv[1], sys.argv[2], sys.argv[3:]
 text = open(page, encoding="utf-8").read()
 plots = {pid: svg for svg, pid in re.findall(r'(<svg id="([^"]+)".*?</svg>)', text, re.S)}
 wanted = ids or [i for i in plots if "-curve-" in i]
@@ -28,19 +28,14 @@ missing = [i for i in wanted if i not in plots]
 if missing or not wanted:
     sys.exit(f"report_png: {page} has no plot {', '.join(missing) or 'with -curve- in its id'} "
              f"(it has: {', '.join(plots) or 'none'})")
-for n, i in enumerate(wanted):
-    svg = plots[i].replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1)
-    open(f"{work}/{n:03d}.svg", "w", encoding="utf-8").write(svg)
+parts, y, width = [], 0, 0
+for i in wanted:
+    w, h = (int(re.search(rf'\b{a}="(\d+)"', plots[i]).group(1)) for a in ("width", "height"))
+    parts.append(plots[i].replace("<svg ", f'<svg x="0" y="{y}" ', 1))
+    y, width = y + h, max(width, w)
+with open(dest, "w", encoding="utf-8") as f:
+    f.write(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y}" '
+            f'viewBox="0 0 {width} {y}">\n' + "\n".join(parts) + "\n</svg>\n")
 PY
-for f in "$work"/*.svg; do
-	rsvg-convert --zoom 2 --background-color white -o "${f%.svg}.png" "$f"
-done
-pngs=("$work"/*.png)
-if [ ${#pngs[@]} -eq 1 ]; then
-	cp "${pngs[0]}" "$out"
-else
-	command -v convert >/dev/null ||
-		{ echo "report_png: several plots need ImageMagick's convert (Debian: imagemagick)" >&2; exit 1; }
-	convert "${pngs[@]}" -append "$out"
-fi
-echo "report_png: $out (${#pngs[@]} plot(s))"
+rsvg-convert --zoom 2 --background-color white -o "$out" "$work/plots.svg"
+echo "report_png: $out ($*)"
