@@ -2,7 +2,8 @@
 #   make            build build/autotune
 #   make deps       install missing Debian packages, check the CUDA toolkit
 #   make deps-ci    also what browser-test and the fuzz targets need (chromium, clang)
-#   make test       build and run the Criterion tests (no GPU needed)
+#   make test       build and run the Criterion tests and the Python package's (no GPU needed)
+#   make python-gpu-test  the Python package's tests on a GPU (PyTorch needed)
 #   make browser-test  render the example report and check it in headless Chromium
 #   make sanitize   the tests under AddressSanitizer and UndefinedBehaviorSanitizer
 #   make fuzz       libFuzzer runs of the config, manifest, expression and database readers
@@ -54,7 +55,7 @@ LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/schema_sql.o
 TEST_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRC))
 
 .PHONY: all deps deps-ci test sweep clean lib install uninstall examples regen-builtin browser-test \
-	bench-dispatch
+	bench-dispatch python-test python-gpu-test
 all: $(BUILD)/autotune lib
 
 # Installs missing Debian packages (needs root or sudo) and checks CUDA;
@@ -217,6 +218,17 @@ $(BUILD)/tests: $(TEST_OBJ) $(LIB_OBJ)
 
 test: $(BUILD)/tests $(BUILD)/autotune lib
 	$(BUILD)/tests --jobs 2
+	$(Q)$(MAKE) --no-print-directory python-test
+
+# The Python package (python/): its tests without a GPU (argument checks,
+# finding the library, error mapping, pip install into a fresh virtual
+# environment; the GPU tests skip), and with one (ATD_REQUIRE_GPU=1 makes a
+# missing GPU or PyTorch a failure rather than a skip).
+PYTHON ?= python3
+python-test: lib
+	PYTHONPATH=python $(PYTHON) -m unittest discover -s python/tests
+python-gpu-test: lib
+	ATD_REQUIRE_GPU=1 PYTHONPATH=python $(PYTHON) -m unittest discover -s python/tests -p 'test_gpu*.py' -v
 
 # fuzz-build, fuzz, fuzz-replay and sanitize (ASan + UBSan test suite)
 include fuzz/Makefile.inc

@@ -30,10 +30,17 @@ static void header(strbuf *out, const report_data *d, const report_options *opt)
 	strbuf_puts(out, "<header>\n<h1>Autotuning report</h1>\n<p class=\"sub\">Database <code>");
 	html_escape(out, opt->db_path);
 	strbuf_printf(out, "</code> \xc2\xb7 %zu GPU%s \xc2\xb7 %s sweep%s \xc2\xb7 %s shapes \xc2\xb7 %s "
-			   "results</p>\n</header>\n",
+			   "results</p>\n",
 		      d->n_gpus, d->n_gpus == 1 ? "" : "s", fmt_count(a, (long long)d->n_sweeps),
 		      d->n_sweeps == 1 ? "" : "s", fmt_count(b, (long long)shape_count(d)),
 		      fmt_count(c, d->n_results));
+	if (opt->peers) {
+		strbuf_puts(out, "<p class=\"sub\">Peers from <code>");
+		html_escape(out, opt->peers->path);
+		strbuf_puts(out, "</code>: their clean-L2 times on the curves and in the tables "
+				 "(<a href=\"#about-peers\">how they were timed</a>).</p>\n");
+	}
+	strbuf_puts(out, "</header>\n");
 }
 
 static int gpu_has_content(const report_data *d, size_t gi)
@@ -106,23 +113,25 @@ static int group_section(strbuf *out, const report_data *d, size_t gi,
 	group_intro(out, g);
 	strbuf_puts(out, "<div class=\"plots\">\n");
 	size_t hs = report_heat_shape(g, opt->heat_M, opt->heat_N);
-	if (report_curves(out, d, gi, err) ||
+	if (report_curves(out, d, gi, opt->peers, err) ||
 	    report_heatmap(out, d, gi, hs, opt->heat_M, opt->heat_N, err))
 		return -1;
-	strbuf_printf(out, "</div>\n<h4 id=\"g%zu-winners-h\">Winners</h4>\n", gi);
-	report_winners_table(out, d, gi);
+	strbuf_puts(out, "</div>\n");
+	report_peers_summary(out, d, gi, opt->peers);
+	strbuf_printf(out, "<h4 id=\"g%zu-winners-h\">Winners</h4>\n", gi);
+	report_winners_table(out, d, gi, opt->peers);
 	strbuf_printf(out, "<h4 id=\"g%zu-shapes\">Every variant, per shape</h4>\n"
 			   "<p class=\"note\">Click a shape to open its table: timed results "
 			   "sorted by median time (baselines among them), then the ones that failed. "
 			   "With JavaScript, a click on a column header sorts by it and a click on a "
 			   "row highlights it.</p>\n",
 		      gi);
-	report_shape_tables(out, d, gi);
+	report_shape_tables(out, d, gi, opt->peers);
 	strbuf_puts(out, "</section>\n");
 	return 0;
 }
 
-static void about(strbuf *out)
+static void about(strbuf *out, const report_options *opt)
 {
 	strbuf_puts(
 		out,
@@ -150,7 +159,23 @@ static void about(strbuf *out)
 		"variants. Each cell is the best variant with those two values.</li>\n"
 		"<li><strong>Not timed</strong>: <code>compile_failed</code> (NVRTC rejected it), "
 		"<code>check_failed</code> (wrong output), <code>launch_failed</code> (the launch "
-		"failed), each with its reason.</li>\n</ul>\n</section>\n");
+		"failed), each with its reason.</li>\n");
+	if (opt->peers)
+		strbuf_puts(
+			out,
+			"<li id=\"about-peers\"><strong>Peers</strong> (rings on the curves, rows marked "
+			"<em>peer</em>) are what a PyTorch user runs today: <code>torch.softmax</code>, the "
+			"Triton tutorial's fused softmax and <code>torch.compile</code>, timed by "
+			"<code>python -m autotune_dispatch.peers</code> on the same kind of GPU: each "
+			"output checked against float64 first, then the median of its repetitions, each "
+			"launch timed with CUDA events after a 256 MiB read evicted the L2 (clean L2, as "
+			"the sweep's flush; the CSV also has times after a 256 MiB write, which this "
+			"report does not use). <strong>vs best peer</strong> is the fastest peer's time "
+			"divided by the winner's, at the same shape: above 1\xc3\x97, the winner is "
+			"faster. The two harnesses differ (the sweep times the kernel alone, the peers "
+			"module a Python call), which favours neither by more than the launch "
+			"overhead.</li>\n");
+	strbuf_puts(out, "</ul>\n</section>\n");
 }
 
 int report_render(const report_data *d, const report_options *opt, strbuf *out, at_error *err)
@@ -171,7 +196,7 @@ int report_render(const report_data *d, const report_options *opt, strbuf *out, 
 				return -1;
 		strbuf_puts(out, "</section>\n");
 	}
-	about(out);
+	about(out, opt);
 	strbuf_puts(out, "<footer><p class=\"note\">Written by <code>autotune report</code>");
 	if (opt->tool_version) {
 		strbuf_puts(out, " ");
@@ -188,6 +213,36 @@ static int is_the_database(const char *path, const char *db_path)
 	struct stat a, b;
 	return stat(path, &a) == 0 && stat(db_path, &b) == 0 && a.st_dev == b.st_dev &&
 	       a.st_ino == b.st_ino;
+}
+
+/* Whether the peers meet the database: a GPU of theirs is one of its GPUs
+ * (any, when the CSV names none, which only a database of one GPU allows),
+ * and one of their shapes is tuned there. */
+static int check_peers(const peer_set *p, const report_data *d, const char *db_path,
+		       at_error *err)
+{
+	if (!p->has_gpu && d->n_gpus > 1)
+		return at_error_set(err, "%s has no gpu column and %s has %zu GPUs: which one the peers "
+				    "ran on is unknown (python -m autotune_dispatch.peers writes the "
+				    "column)", p->path, db_path, d->n_gpus);
+	for (size_t gi = 0; gi < d->n_groups; gi++) {
+		const rd_group *g = &d->groups[gi];
+		for (size_t i = 0; i < g->n_shapes; i++)
+			if (peers_best(p, d->gpus[g->gpu].name, g->dtype, g->shapes[i].M,
+				       g->shapes[i].N))
+				return 0;
+	}
+	if (p->has_gpu) {
+		int gpu_known = 0;
+		for (size_t k = 0; k < d->n_gpus && !gpu_known; k++)
+			for (size_t i = 0; i < p->n_rows && !gpu_known; i++)
+				gpu_known = strcmp(p->rows[i].gpu, d->gpus[k].name) == 0;
+		if (!gpu_known)
+			return at_error_set(err, "%s: its GPU (%s) is not one of %s's", p->path,
+					    p->rows[0].gpu, db_path);
+	}
+	return at_error_set(err, "%s: none of its shapes with a timed peer (clean L2) is tuned in %s",
+			    p->path, db_path);
 }
 
 int report_write(const report_options *opt, at_error *err)
@@ -208,8 +263,18 @@ int report_write(const report_options *opt, at_error *err)
 		report_data_free(&d);
 		return at_error_set(err, "%s has no results: run autotune sweep first", opt->db_path);
 	}
+	peer_set peers = { 0 };
+	report_options with_peers = *opt;
+	if (opt->peers_path) {
+		if (peers_load(opt->peers_path, &peers, err) || check_peers(&peers, &d, opt->db_path, err)) {
+			peers_free(&peers);
+			report_data_free(&d);
+			return -1;
+		}
+		with_peers.peers = &peers;
+	}
 	strbuf page = { 0 };
-	rc = report_render(&d, opt, &page, err);
+	rc = report_render(&d, &with_peers, &page, err);
 	if (rc == 0 && strcmp(opt->out_path, "-") == 0) {
 		if (fwrite(page.data, 1, page.len, stdout) != page.len || fflush(stdout) != 0)
 			rc = at_error_set(err, "standard output: cannot write");
@@ -217,6 +282,7 @@ int report_write(const report_options *opt, at_error *err)
 		rc = outfile_write(opt->out_path, page.data, page.len, err);
 	}
 	strbuf_free(&page);
+	peers_free(&peers);
 	report_data_free(&d);
 	return rc;
 }

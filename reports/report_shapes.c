@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/dtype.h"
 #include "reports/html.h"
 #include "reports/numfmt.h"
 #include "reports/report_curve.h"
@@ -38,6 +39,30 @@ static void cell_ratio(strbuf *out, const rd_result *base, const rd_result *w)
 	strbuf_printf(out, "<td class=\"n\">%s\xc3\x97</td>", fmt_grouped(b, base->time_us / w->time_us, 2));
 }
 
+#define MAX_SHAPE_PEERS 8
+
+static const char *group_gpu(const report_data *d, const rd_group *g)
+{
+	return d->gpus[g->gpu].name;
+}
+
+/* The winner's speed-up over the best peer (best peer's time / winner's),
+ * NAN when either is missing; *best gets the peer. */
+static double peer_speedup(const report_data *d, const rd_group *g, const rd_shape *s,
+			   const peer_set *peers, const peer_row **best)
+{
+	const rd_result *w = rd_shape_winner(s);
+	*best = peers_best(peers, group_gpu(d, g), g->dtype, s->M, s->N);
+	return *best && w && w->timed ? (*best)->us / w->time_us : NAN;
+}
+
+static double peer_gbps(const rd_group *g, const peer_row *r)
+{
+	at_dtype dt;
+	size_t size = at_dtype_parse(g->dtype, &dt) == 0 ? at_dtype_size(dt) : 4;
+	return 2.0 * (double)r->M * (double)r->N * (double)size / r->us / 1e3;
+}
+
 static void count_results(const rd_shape *s, size_t *variants, size_t *failed)
 {
 	*variants = *failed = 0;
@@ -48,7 +73,7 @@ static void count_results(const rd_shape *s, size_t *variants, size_t *failed)
 	}
 }
 
-void report_winners_table(strbuf *out, const report_data *d, size_t gi)
+void report_winners_table(strbuf *out, const report_data *d, size_t gi, const peer_set *peers)
 {
 	const rd_group *g = &d->groups[gi];
 	strbuf_printf(out,
@@ -58,9 +83,11 @@ void report_winners_table(strbuf *out, const report_data *d, size_t gi)
 		      "<th class=\"n\">%% copy</th><th class=\"n\">ties</th>"
 		      "<th class=\"n\" title=\"the winner's speed-up over cuDNN\">vs cuDNN</th>"
 		      "<th class=\"n\" title=\"the winner's speed-up over the naive baseline\">"
-		      "vs naive</th>"
+		      "vs naive</th>%s"
 		      "<th class=\"n\">tried</th><th class=\"n\">failed</th></tr></thead>\n<tbody>\n",
-		      gi);
+		      gi,
+		      peers ? "<th>best peer</th><th class=\"n\" title=\"the winner's speed-up over the "
+			      "fastest peer (clean L2)\">vs best peer</th>" : "");
 	char b[NUMFMT_CAP];
 	for (size_t i = 0; i < g->n_shapes; i++) {
 		const rd_shape *s = &g->shapes[i];
@@ -87,6 +114,13 @@ void report_winners_table(strbuf *out, const report_data *d, size_t gi)
 		}
 		cell_ratio(out, cudnn, w);
 		cell_ratio(out, naive, w);
+		if (peers) {
+			const peer_row *best;
+			double speedup = peer_speedup(d, g, s, peers, &best);
+			cell_text(out, "t", best ? peers_label(best->method) : "");
+			strbuf_printf(out, "<td class=\"n\">%s%s</td>", fmt_grouped(b, speedup, 2),
+				      isfinite(speedup) ? "\xc3\x97" : "");
+		}
 		cell_int(out, (long long)variants);
 		cell_int(out, (long long)failed);
 		strbuf_puts(out, "</tr>\n");
@@ -94,7 +128,8 @@ void report_winners_table(strbuf *out, const report_data *d, size_t gi)
 	strbuf_puts(out, "</tbody></table></div>\n");
 }
 
-static void summary_line(strbuf *out, const rd_shape *s)
+static void summary_line(strbuf *out, const report_data *d, const rd_group *g, const rd_shape *s,
+			 const peer_set *peers)
 {
 	char m[NUMFMT_CAP], n[NUMFMT_CAP], us[NUMFMT_CAP], gb[NUMFMT_CAP], pct[NUMFMT_CAP];
 	const rd_result *w = rd_shape_winner(s);
@@ -110,14 +145,71 @@ static void summary_line(strbuf *out, const rd_shape *s)
 	} else {
 		strbuf_puts(out, "<span class=\"badge fail\">no variant passed</span>; ");
 	}
-	strbuf_printf(out, "%zu variants, %zu ties, %zu not timed</summary>\n", variants,
-		      ties_count(s), failed);
+	strbuf_printf(out, "%zu variants, %zu ties, %zu not timed", variants, ties_count(s), failed);
+	const peer_row *best;
+	double speedup = peer_speedup(d, g, s, peers, &best);
+	if (best) {
+		strbuf_printf(out, "; best peer %s %s \xc2\xb5s", peers_label(best->method),
+			      fmt_us(us, best->us));
+		if (isfinite(speedup))
+			strbuf_printf(out, " (winner %s\xc3\x97)", fmt_grouped(gb, speedup, 2));
+	}
+	strbuf_puts(out, "</summary>\n");
 }
 
-static void results_table(strbuf *out, const rd_shape *s)
+/* One row of a peer in a shape's results table. */
+static void peer_row_cells(strbuf *out, const report_data *d, const rd_group *g, const rd_shape *s,
+			   const peer_row *r, const char *path, size_t rank)
+{
+	char b[NUMFMT_CAP];
+	double gbps = peer_gbps(g, r);
+	const rd_sweep *sw = report_data_sweep(d, s->sweep_id);
+	double pct = sw && sw->copy_gbps > 0 ? gbps / sw->copy_gbps * 100 : NAN;
+	strbuf_printf(out, "<tr class=\"peer\"><td class=\"n\">%zu</td><td><span class=\"badge "
+			   "peer\">peer</span></td>",
+		      rank);
+	cell_text(out, "t", peers_label(r->method));
+	strbuf_puts(out, "<td class=\"p\">");
+	html_escape(out, path);
+	strbuf_printf(out, " line %d, clean L2</td>", r->line);
+	cell_num(out, fmt_us(b, r->us));
+	cell_num(out, fmt_grouped(b, NAN, 0));
+	cell_num(out, fmt_grouped(b, NAN, 0));
+	cell_num(out, fmt_gbps(b, gbps));
+	cell_num(out, fmt_pct(b, pct));
+	for (int i = 0; i < 3; i++)
+		cell_num(out, fmt_grouped(b, NAN, 0));
+	strbuf_puts(out, "</tr>\n");
+}
+
+/* The peers timed at shape s, fastest first. */
+static size_t shape_peers(const report_data *d, const rd_group *g, const rd_shape *s,
+			  const peer_set *peers, const peer_row *rows[MAX_SHAPE_PEERS])
+{
+	const char *names[MAX_SHAPE_PEERS];
+	size_t n_names = peers_methods(peers, group_gpu(d, g), g->dtype, s->M, names, MAX_SHAPE_PEERS);
+	size_t n = 0;
+	for (size_t k = 0; k < n_names; k++) {
+		const peer_row *r = peers_find(peers, group_gpu(d, g), g->dtype, s->M, s->N, names[k]);
+		if (!r)
+			continue;
+		size_t at = n++;
+		while (at > 0 && rows[at - 1]->us > r->us) {
+			rows[at] = rows[at - 1];
+			at--;
+		}
+		rows[at] = r;
+	}
+	return n;
+}
+
+static void results_table(strbuf *out, const report_data *d, const rd_group *g, const rd_shape *s,
+			  const peer_set *peers)
 {
 	const rd_result *w = rd_shape_winner(s);
 	char b[NUMFMT_CAP];
+	const peer_row *prow[MAX_SHAPE_PEERS];
+	size_t n_peers = shape_peers(d, g, s, peers, prow), next_peer = 0;
 	strbuf_puts(out, "<div class=\"scroll\"><table class=\"sortable results\">\n<thead><tr>"
 			 "<th class=\"n\">#</th><th>mark</th><th>template</th><th>params</th>"
 			 "<th class=\"n\">median \xc2\xb5s</th><th class=\"n\">min \xc2\xb5s</th>"
@@ -129,6 +221,9 @@ static void results_table(strbuf *out, const rd_shape *s)
 		const rd_result *r = &s->results[i];
 		if (!r->timed)
 			continue;
+		/* the peers faster than r come before it */
+		while (next_peer < n_peers && prow[next_peer]->us < r->time_us)
+			peer_row_cells(out, d, g, s, prow[next_peer++], peers->path, ++rank);
 		const char *cls = r == w ? "win" : r->baseline ? "base" : ties_is_tie(w, r) ? "tie" : NULL;
 		if (cls)
 			strbuf_printf(out, "<tr class=\"%s\">", cls);
@@ -155,6 +250,8 @@ static void results_table(strbuf *out, const rd_shape *s)
 		cell_int(out, r->spill_bytes);
 		strbuf_puts(out, "</tr>\n");
 	}
+	while (next_peer < n_peers)
+		peer_row_cells(out, d, g, s, prow[next_peer++], peers->path, ++rank);
 	strbuf_puts(out, "</tbody></table></div>\n");
 }
 
@@ -183,7 +280,7 @@ static void failed_table(strbuf *out, const rd_shape *s, size_t failed)
 	strbuf_puts(out, "</tbody></table></div>\n");
 }
 
-void report_shape_tables(strbuf *out, const report_data *d, size_t gi)
+void report_shape_tables(strbuf *out, const report_data *d, size_t gi, const peer_set *peers)
 {
 	const rd_group *g = &d->groups[gi];
 	char tol[NUMFMT_CAP];
@@ -194,7 +291,7 @@ void report_shape_tables(strbuf *out, const report_data *d, size_t gi)
 		count_results(s, &variants, &failed);
 		strbuf_printf(out, "<details id=\"g%zu-shape-%lldx%lld\" class=\"shape\">\n", gi, s->M,
 			      s->N);
-		summary_line(out, s);
+		summary_line(out, d, g, s, peers);
 		if (s->n_results == 0) {
 			strbuf_puts(out, "<p class=\"note\">No variant was tried at this shape.</p>\n"
 					 "</details>\n");
@@ -208,9 +305,47 @@ void report_shape_tables(strbuf *out, const report_data *d, size_t gi)
 				      "<a href=\"#about\">how to read</a>).</p>\n",
 				      fmt_grouped(tol, ties_tolerance(w) * 100, 2));
 		if (failed < s->n_results)
-			results_table(out, s);
+			results_table(out, d, g, s, peers);
 		if (failed)
 			failed_table(out, s, failed);
 		strbuf_puts(out, "</details>\n");
 	}
+}
+
+void report_peers_summary(strbuf *out, const report_data *d, size_t gi, const peer_set *peers)
+{
+	const rd_group *g = &d->groups[gi];
+	size_t n = 0, ahead = 0;
+	double log_sum = 0, lo = INFINITY, hi = -INFINITY;
+	const rd_shape *lo_s = NULL, *hi_s = NULL;
+	for (size_t i = 0; peers && i < g->n_shapes; i++) {
+		const peer_row *best;
+		double x = peer_speedup(d, g, &g->shapes[i], peers, &best);
+		if (!isfinite(x))
+			continue;
+		n++;
+		ahead += x >= 1;
+		log_sum += log(x);
+		if (x < lo) {
+			lo = x;
+			lo_s = &g->shapes[i];
+		}
+		if (x > hi) {
+			hi = x;
+			hi_s = &g->shapes[i];
+		}
+	}
+	if (n == 0)
+		return;
+	char a[NUMFMT_CAP], b[NUMFMT_CAP], c[NUMFMT_CAP], ml[NUMFMT_CAP], nl[NUMFMT_CAP],
+		mh[NUMFMT_CAP], nh[NUMFMT_CAP];
+	strbuf_printf(out, "<p id=\"g%zu-peers\" class=\"peers\">Against the peers of <code>", gi);
+	html_escape(out, peers->path);
+	strbuf_printf(out, "</code> (clean L2): the winner is at least as fast as the best peer at "
+			   "<strong>%zu of %zu</strong> shapes; best peer's time / winner's: geometric "
+			   "mean <strong>%s\xc3\x97</strong>, from %s\xc3\x97 (M = %s, N = %s) to "
+			   "%s\xc3\x97 (M = %s, N = %s).</p>\n",
+		      ahead, n, fmt_grouped(a, exp(log_sum / (double)n), 3), fmt_grouped(b, lo, 2),
+		      fmt_count(ml, lo_s->M), fmt_count(nl, lo_s->N), fmt_grouped(c, hi, 2),
+		      fmt_count(mh, hi_s->M), fmt_count(nh, hi_s->N));
 }

@@ -6,7 +6,8 @@
 # Usage: scripts/install-deps.sh [ci]   (CUDA_HOME defaults to /usr/local/cuda)
 set -euo pipefail
 
-packages=(build-essential pkg-config libsqlite3-dev libyaml-dev libcriterion-dev sqlite3 python3)
+packages=(build-essential pkg-config libsqlite3-dev libyaml-dev libcriterion-dev sqlite3 python3
+	python3-venv) # python3-venv: the Python package's install test
 case "${1:-}" in
 "") ;;
 ci) packages+=(chromium clang libclang-rt-dev) ;;

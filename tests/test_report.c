@@ -253,34 +253,16 @@ Test(report, failed_variants_are_listed_with_their_reason)
 	free(html);
 }
 
-/* The number of points of series key in the svg with that id. */
-static size_t points_of(const char *html, const char *svg_id, const char *key)
-{
-	char start[96], series[96];
-	snprintf(start, sizeof start, "<svg id=\"%s\"", svg_id);
-	snprintf(series, sizeof series, "<g class=\"series\" data-series=\"%s\">", key);
-	char *svg = rf_between(html, start, "</svg>");
-	size_t n = 0;
-	if (strstr(svg, series)) {
-		char *g = rf_between(svg, series, "</g>");
-		n = rf_count(g, "<circle class=\"pt\"");
-		cr_assert_eq(rf_count(g, "<title>"), n, "a point without its <title>");
-		free(g);
-	}
-	free(svg);
-	return n;
-}
-
 Test(report, curves_have_a_point_per_timed_shape)
 {
 	char *html = render(0, 0);
 	/* f32 at M = 64: N = 256, 1024, 4096; cuDNN was not run at 1024 */
-	cr_assert_eq(points_of(html, "g0-curve-m64", "tuned"), 3);
-	cr_assert_eq(points_of(html, "g0-curve-m64", "naive"), 3);
-	cr_assert_eq(points_of(html, "g0-curve-m64", "cudnn"), 2);
-	cr_assert_eq(points_of(html, "g0-curve-m128", "tuned"), 1);
-	cr_assert_eq(points_of(html, "g0-curve-m128", "naive"), 0);
-	cr_assert_eq(points_of(html, "g1-curve-m64", "cudnn"), 2);
+	cr_assert_eq(rf_points_of(html, "g0-curve-m64", "tuned"), 3);
+	cr_assert_eq(rf_points_of(html, "g0-curve-m64", "naive"), 3);
+	cr_assert_eq(rf_points_of(html, "g0-curve-m64", "cudnn"), 2);
+	cr_assert_eq(rf_points_of(html, "g0-curve-m128", "tuned"), 1);
+	cr_assert_eq(rf_points_of(html, "g0-curve-m128", "naive"), 0);
+	cr_assert_eq(rf_points_of(html, "g1-curve-m64", "cudnn"), 2);
 	char *svg = rf_between(html, "<svg id=\"g0-curve-m64\"", "</svg>");
 	/* the ceiling, the axes' units and the legend */
 	expect_in(svg, "<g class=\"hline\" data-series=\"ceiling\"><line");

@@ -162,3 +162,20 @@ size_t rf_count(const char *text, const char *needle)
 		n++;
 	return n;
 }
+
+size_t rf_points_of(const char *html, const char *svg_id, const char *key)
+{
+	char start[96], series[96];
+	snprintf(start, sizeof start, "<svg id=\"%s\"", svg_id);
+	snprintf(series, sizeof series, "<g class=\"series\" data-series=\"%s\">", key);
+	char *svg = rf_between(html, start, "</svg>");
+	size_t n = 0;
+	if (strstr(svg, series)) {
+		char *g = rf_between(svg, series, "</g>");
+		n = rf_count(g, "<circle class=\"pt\"");
+		cr_assert_eq(rf_count(g, "<title>"), n, "a point without its <title>");
+		free(g);
+	}
+	free(svg);
+	return n;
+}

@@ -20,5 +20,9 @@ void rf_make_empty_db(const char *name);
 char *rf_between(const char *text, const char *start, const char *end);
 /* How many times needle occurs in text. */
 size_t rf_count(const char *text, const char *needle);
+/* The number of points (each with its <title>) of the series with
+ * data-series="key" in the plot <svg id="svg_id"> of html (0 when the plot
+ * has no such series; fails the test when there is no such plot). */
+size_t rf_points_of(const char *html, const char *svg_id, const char *key);
 
 #endif

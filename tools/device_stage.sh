@@ -21,9 +21,21 @@
 #                                     build-dev/gen-cache.db.xz when
 #                                     tools/bench_cache.sh -c
 #                                     configs/generalization.yaml -o gen made
-#                                     one), then tools/peers.py against
-#                                     /tmp/default.db: $OUT/generalization.csv,
-#                                     and the first call's cost
+#                                     one), then python -m autotune_dispatch.peers
+#                                     against /tmp/default.db:
+#                                     $OUT/generalization.csv, and the first
+#                                     call's cost
+#   bash build-dev/seeds.sh           the seeds' benchmark (configs/seeds-
+#                                     benchmark.yaml, 196 shapes at M = 4096):
+#                                     the sweep (a reduced timing budget:
+#                                     build-dev/seeds-fast.yaml; from
+#                                     build-dev/seeds-cache.db.xz when
+#                                     tools/bench_cache.sh -c
+#                                     configs/seeds-benchmark.yaml -o seeds made
+#                                     one), the peers under both L2 conditions,
+#                                     the report with --peers: $OUT/seeds-*;
+#                                     run again after a cut, it resumes
+#   bash build-dev/python-gpu-test.sh the Python package's GPU tests
 #   bash build-dev/ab.sh CONFIG [PARAM]
 #                                     sweep --full-timing of build-dev/tpl-ab
 #                                     over CONFIG into a fresh database (from
@@ -149,14 +161,74 @@ if [ ! -f /tmp/gen.db ]; then
 	echo "generalization sweep rc $?"; tail -1 "$OUT/gen-sweep.log"
 fi
 export ATD_JIT_CACHE=/tmp/peers-jit.db
-python3 tools/peers.py --lib build-dev/lib/libautotune-dispatch.so --db /tmp/default.db \
-	--exact-db /tmp/gen.db --shapes "${1:-:}" --csv "$OUT/generalization.csv" 2>&1 |
+PYTHONPATH=python python3 -m autotune_dispatch.peers --lib build-dev/lib/libautotune-dispatch.so \
+	--db /tmp/default.db --exact-db /tmp/gen.db --shapes "${1:-:}" --csv "$OUT/generalization.csv" 2>&1 |
 	grep --line-buffered -v -e "^Online softmax" -e "^split the reduction" -e "^important use case" \
 		-e "^softmax\.$" -e "warnings.warn" -e "UserWarning" | tee "$OUT/peers.log" | tail -40
 if [ "$2" = --first-call ]; then
-	python3 tools/peers.py --lib build-dev/lib/libautotune-dispatch.so --db /tmp/default.db \
-		--first-call 2>&1 | tee "$OUT/first-call.csv"
+	PYTHONPATH=python python3 -m autotune_dispatch.peers --lib build-dev/lib/libautotune-dispatch.so \
+		--db /tmp/default.db --first-call 2>&1 | tee "$OUT/first-call.csv"
 fi
+EOS
+# The seeds' shapes with a reduced timing budget, so that sweep and peers
+# fit one 10-minute call on the H100; the report shows this config.
+{
+	echo "# configs/seeds-benchmark.yaml with a reduced timing budget (build-dev/seeds.sh)"
+	echo "warmup: 3"
+	echo "repetitions: 30"
+	echo "min_repetitions: 5"
+	echo "time_budget_ms: 2"
+	grep -v '^#' configs/seeds-benchmark.yaml
+} >build-dev/seeds-fast.yaml
+cat >build-dev/seeds.sh <<'EOS'
+# seeds.sh: the sweep into /tmp/seeds.db (resumes), the peers into
+# /tmp/seeds-peers.csv (resumes: shapes it has are skipped), the report;
+# what comes back: $OUT/seeds-report.html, seeds-peers.csv, seeds-sweep.log,
+# seeds-peers.log, seeds.db.xz (the database without its compile cache).
+# SWEEP_S and PEERS_S bound the two parts (default 300 and 250 s).
+export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1 ATD_JIT_CACHE=/tmp/seeds-jit.db \
+	PYTHONPATH=python
+[ -f /tmp/seeds.db ] || bash build-dev/unpack.sh seeds /tmp/seeds.db
+s=$(date +%s)
+timeout "${SWEEP_S:-300}" build-dev/autotune sweep --templates build-dev/templates \
+	-c build-dev/seeds-fast.yaml --db /tmp/seeds.db >>/tmp/seeds-sweep.log 2>&1
+rc=$?
+cp /tmp/seeds-sweep.log "$OUT/seeds-sweep.log"
+echo "seeds sweep rc $rc in $(( $(date +%s) - s )) s"; tail -2 /tmp/seeds-sweep.log
+if [ $rc -ne 0 ]; then
+	echo "seeds.sh: the sweep did not finish: run build-dev/seeds.sh again (it resumes)"
+	exit 1
+fi
+s=$(date +%s)
+timeout "${PEERS_S:-250}" python3 -m autotune_dispatch.peers --lib build-dev/lib/libautotune-dispatch.so \
+	--db /tmp/seeds.db -c configs/seeds-benchmark.yaml --methods lib,torch,triton,compile,copy \
+	--reps 30 --warmup 3 --resume --csv /tmp/seeds-peers.csv >>/tmp/seeds-peers.log 2>/tmp/seeds-peers.err
+rc=$?
+cp /tmp/seeds-peers.log "$OUT/seeds-peers.log"
+cp /tmp/seeds-peers.csv "$OUT/seeds-peers.csv"
+echo "peers rc $rc in $(( $(date +%s) - s )) s, $(( $(wc -l </tmp/seeds-peers.csv) - 1 )) rows of 1960"
+tail -4 /tmp/seeds-peers.log
+if [ $rc -ne 0 ]; then
+	grep -v -e Warning -e warn /tmp/seeds-peers.err | tail -5
+	echo "seeds.sh: the peers did not finish: run build-dev/seeds.sh again (it resumes)"
+	exit 1
+fi
+build-dev/autotune report --db /tmp/seeds.db --peers /tmp/seeds-peers.csv -o "$OUT/seeds-report.html" &&
+	python3 -c 'import re, sys; [print(re.sub("<[^>]+>", "", p)) for p in
+		re.findall(r"<p id=.g[0-9]+-peers.*?</p>", open(sys.argv[1]).read())]' "$OUT/seeds-report.html"
+rm -f /tmp/seeds-small.db
+python3 -c 'import sqlite3; sqlite3.connect("/tmp/seeds.db").execute("VACUUM INTO \"/tmp/seeds-small.db\"")'
+python3 -c 'import sqlite3; c = sqlite3.connect("/tmp/seeds-small.db"); c.execute("DELETE FROM compile_cache"); c.commit(); c.execute("VACUUM")'
+xz -T0 -6 -c /tmp/seeds-small.db >"$OUT/seeds.db.xz"
+ls -l "$OUT"
+EOS
+cat >build-dev/python-gpu-test.sh <<'EOS'
+# the Python package's GPU tests (python/tests/test_gpu.py) with this build's
+# library, the default handle deriving from the seed winners (no database)
+export LD_LIBRARY_PATH=$PWD/build-dev/lib ATD_JIT_CACHE=/tmp/gpu-test-jit.db
+AUTOTUNE_DISPATCH_LIB=$PWD/build-dev/lib/libautotune-dispatch.so ATD_REQUIRE_GPU=1 PYTHONPATH=python \
+	timeout 500 python3 -m unittest discover -s python/tests -p 'test_gpu*.py' -v 2>&1 |
+	tee "$OUT/python-gpu-test.log" | tail -40
 EOS
 cat >build-dev/ab.sh <<'EOS'
 # a hung variant costs the watchdog's 5 s, not 20; the database stays there

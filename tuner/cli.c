@@ -63,7 +63,7 @@ const cli_command cli_commands[] = {
 	  "(no GPU needed; an omitted SM count or memory size is taken from the\n"
 	  "database's GPU of that name).\n" },
 	{ "report", cmd_report, "write an HTML report of a tuning database",
-	  "usage: autotune report [--db FILE] [-o FILE] [--heatmap MxN]\n"
+	  "usage: autotune report [--db FILE] [-o FILE] [--heatmap MxN] [--peers FILE.csv]\n"
 	  "\n"
 	  "Writes one self-contained HTML page (inline CSS and SVG, no network) about\n"
 	  "the database (default autotune.db, or $AUTOTUNE_DB): for each GPU, op and\n"
@@ -76,7 +76,11 @@ const cli_command cli_commands[] = {
 	  "\n"
 	  "      --db FILE       the tuning database\n"
 	  "  -o, --output FILE   the page to write (default report.html; - for stdout)\n"
-	  "      --heatmap MxN   the heat maps' shape (default: the largest per dtype)\n" },
+	  "      --heatmap MxN   the heat maps' shape (default: the largest per dtype)\n"
+	  "      --peers FILE.csv  draw the peers that python -m autotune_dispatch.peers\n"
+	  "                      timed (torch.softmax, the Triton tutorial, torch.compile)\n"
+	  "                      on the curves, and add them to the tables with the\n"
+	  "                      winner's speed-up over the best peer at each shape\n" },
 	{ "db", cmd_db, "merge tuning databases, or export the part an application ships",
 	  "usage: autotune db merge OUT IN...\n"
 	  "       autotune db export IN OUT\n"

@@ -1,5 +1,6 @@
 /* `autotune report`: writes one self-contained HTML page about a tuning
- * database (reports/report.h does the work). */
+ * database, and the peers of a peers CSV with --peers (reports/report.h
+ * does the work). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,11 +29,12 @@ static int parse_shape(const char *text, long long *M, long long *N)
 
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_DB = 256, OPT_HEATMAP };
+	enum { OPT_DB = 256, OPT_HEATMAP, OPT_PEERS };
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, OPT_DB },
 		{ "output", required_argument, NULL, 'o' },
 		{ "heatmap", required_argument, NULL, OPT_HEATMAP },
+		{ "peers", required_argument, NULL, OPT_PEERS },
 		{ NULL, 0, NULL, 0 },
 	};
 	report_options opt = { .out_path = "report.html", .tool_version = AUTOTUNE_VERSION };
@@ -48,6 +50,11 @@ int cmd_report(int argc, char **argv)
 			if (parse_shape(optarg, &opt.heat_M, &opt.heat_N))
 				return cli_usage_error("report", "--heatmap expects MxN (e.g. 4096x8192), "
 								 "got \"%s\"", optarg);
+			break;
+		case OPT_PEERS:
+			if (!*optarg)
+				return cli_usage_error("report", "--peers needs a file name");
+			opt.peers_path = optarg;
 			break;
 		case ':': return cli_usage_error("report", "%s needs a value", argv[optind - 1]);
 		default: return cli_usage_error("report", "unknown option %s", argv[optind - 1]);

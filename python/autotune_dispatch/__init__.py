@@ -1,0 +1,73 @@
+"""autotune_dispatch: the softmax kernels that `autotune sweep` found
+fastest, called from Python and PyTorch.
+
+    import torch, autotune_dispatch as atd
+    y = atd.softmax(x)                  # x: a CUDA tensor, float32/float16/bfloat16
+    atd.softmax(x, out=x)               # in place
+    atd.query("bf16", 4096, 8192)       # which kernel serves that shape
+    atd.version()                       # the library's version
+
+A thin layer over libautotune-dispatch (include/autotune/dispatch.h),
+called through ctypes; the library is found by $AUTOTUNE_DISPATCH_LIB, the
+source checkout's build/lib, or the installed prefix (library.py), and the
+tuning database by the library itself ($AUTOTUNE_DB, else autotune.db; with
+none it derives kernels from its seed winners). PyTorch is optional: this
+package imports without it, and without a GPU; the calls that need either
+raise autotune_dispatch.Unavailable.
+
+softmax is the custom op autotune_dispatch::softmax (with softmax_out and
+softmax_ for out= and in place), so torch.compile keeps it in its graphs
+and a CUDA graph can capture it. Before capturing, run it once outside the
+capture for each dtype and shape the graph will use (the warm-up that
+torch.cuda.graphs asks for anyway): the first call of a shape chooses its
+kernel, may compile it (NVRTC) and loads it, none of which may happen
+while a stream is being captured; the captured graph keeps that kernel.
+"""
+from .errors import (Error, InvalidArgument, NoDriver, NoContext, CudaError, DatabaseMissing,
+                     DatabaseCorrupt, DatabaseNewer, OutOfHostMemory, NoKernel, LibraryNotFound,
+                     Unavailable)
+from .handle import Choice, DatabaseWarning, Handle
+from . import library as _library
+from . import torch_ops as _torch_ops
+from .torch_ops import default_handle, set_default_handle
+
+__version__ = "0.2.0"  # the library's version it is made for (tests/test_library.py)
+
+__all__ = ["softmax", "query", "version", "library_path", "Handle", "Choice", "default_handle",
+           "set_default_handle", "Error", "InvalidArgument", "NoDriver", "NoContext", "CudaError",
+           "DatabaseMissing", "DatabaseCorrupt", "DatabaseNewer", "OutOfHostMemory", "NoKernel",
+           "LibraryNotFound", "Unavailable", "DatabaseWarning"]
+
+
+def softmax(x, dim=-1, out=None):
+    """softmax of the CUDA tensor x along dim, as torch.softmax(x, dim).
+
+    x: float32, float16 or bfloat16 on a CUDA device; any strides along the
+    batch dimensions, the softmax dimension contiguous (otherwise x is
+    copied to a contiguous tensor first; a dim other than the last costs
+    that copy too). out: a tensor of x's shape, dtype and device to write
+    into, or x itself for in place. Runs on the current stream; math in
+    float32. Raises TypeError (dtype), ValueError (device, out), IndexError
+    (dim), Unavailable (no PyTorch), or an autotune_dispatch.Error subclass
+    carrying the library's message (e.g. NoDriver, CudaError).
+    """
+    return _torch_ops.softmax(x, dim, out)
+
+
+def query(dtype, M, N, gpu=None):
+    """What serves softmax of M rows of N elements of dtype ("f32", "f16",
+    "bf16" or a torch dtype) through the default handle: a Choice (level,
+    template, params, gpu, tuned_shape, tuned_us, from_params). gpu: None
+    for the current CUDA device (needs a GPU), or a dict describing one,
+    e.g. {"name": "NVIDIA H100 80GB HBM3", "cc": (9, 0), "sm_count": 132}."""
+    return default_handle().query(dtype, M, N, gpu)
+
+
+def version():
+    """The library's version string, e.g. "0.2.0" (loads the library)."""
+    return _library.library().atd_version().decode()
+
+
+def library_path():
+    """Where the library was loaded from (loads it)."""
+    return _library.library_path()

@@ -1,0 +1,165 @@
+"""Finding libautotune-dispatch and declaring its functions for ctypes.
+
+The library is looked for, first found first used:
+  1. $AUTOTUNE_DISPATCH_LIB, the path of the shared library (when set, it
+     is the only place looked at: a wrong path is an error, not a reason to
+     load some other copy);
+  2. the source checkout this package sits in: build/lib/ beside python/
+     (what `make lib` builds);
+  3. the installed prefix: <sys.prefix>/lib (a virtual environment that
+     `make install PREFIX=$VIRTUAL_ENV` filled), then the dynamic loader's
+     own search by soname (LD_LIBRARY_PATH, the ld.so cache, /usr/lib...),
+     then /usr/local/lib (make install's default PREFIX, which the loader's
+     cache lacks until ldconfig runs).
+Nothing here needs a GPU or PyTorch: the library loads libcuda itself, at
+its first call that needs it.
+"""
+import ctypes
+import os
+import sys
+import threading
+
+from . import errors
+
+LIB_ENV = "AUTOTUNE_DISPATCH_LIB"
+LIB_NAME = "libautotune-dispatch.so"
+# The version of include/autotune/dispatch.h that this package speaks (the
+# layout of atd_choice, the flags); tests/test_library.py checks it against
+# the header.
+ABI_VERSION = (0, 2)
+SONAME = f"{LIB_NAME}.{ABI_VERSION[0]}"
+
+ATD_OPEN_FALLBACK = 1
+ATD_OPEN_NO_JIT = 2
+ATD_OPEN_JIT_BACKGROUND = 4
+ATD_OPEN_TUNE = 8
+
+# atd_dtype by name
+DTYPES = {"f32": 0, "f16": 1, "bf16": 2}
+
+
+class Choice(ctypes.Structure):
+    """atd_choice."""
+    _fields_ = [("level", ctypes.c_int), ("template_name", ctypes.c_char_p),
+                ("params", ctypes.c_char_p), ("gpu_name", ctypes.c_char_p),
+                ("tuned_M", ctypes.c_int64), ("tuned_N", ctypes.c_int64),
+                ("tuned_us", ctypes.c_double), ("from_params", ctypes.c_char_p)]
+
+
+class Gpu(ctypes.Structure):
+    """atd_gpu."""
+    _fields_ = [("name", ctypes.c_char_p), ("cc_major", ctypes.c_int), ("cc_minor", ctypes.c_int),
+                ("sm_count", ctypes.c_int), ("mem_bytes", ctypes.c_int64)]
+
+
+def checkout_library(package_dir):
+    """build/lib/libautotune-dispatch.so of the checkout whose python/
+    folder holds package_dir, or None if package_dir is not in one."""
+    python_dir = os.path.dirname(os.path.abspath(package_dir))
+    root = os.path.dirname(python_dir)
+    if os.path.basename(python_dir) != "python" or \
+            not os.path.isfile(os.path.join(root, "include", "autotune", "dispatch.h")):
+        return None
+    return os.path.join(root, "build", "lib", LIB_NAME)
+
+
+def candidates(environ=None, package_dir=None, prefix=None):
+    """Where the library is looked for, in order: a list of (where, what to
+    dlopen) pairs; `where` says it in words for messages."""
+    environ = os.environ if environ is None else environ
+    package_dir = package_dir or os.path.dirname(os.path.abspath(__file__))
+    prefix = sys.prefix if prefix is None else prefix
+    explicit = environ.get(LIB_ENV)
+    if explicit:
+        return [(f"${LIB_ENV}", explicit)]
+    out = []
+    local = checkout_library(package_dir)
+    if local:
+        out.append(("the source checkout (make lib)", local))
+    out.append(("the installed prefix", os.path.join(prefix, "lib", SONAME)))
+    out.append(("the dynamic loader's search", SONAME))
+    out.append(("/usr/local/lib", os.path.join("/usr/local/lib", SONAME)))
+    return out
+
+
+def _declare(so):
+    c = ctypes
+    so.atd_version.restype = c.c_char_p
+    so.atd_version.argtypes = []
+    so.atd_version_number.restype = c.c_int
+    so.atd_version_number.argtypes = []
+    so.atd_status_string.restype = c.c_char_p
+    so.atd_status_string.argtypes = [c.c_int]
+    so.atd_level_name.restype = c.c_char_p
+    so.atd_level_name.argtypes = [c.c_int]
+    so.atd_open.restype = c.c_int
+    so.atd_open.argtypes = [c.c_char_p, c.c_uint, c.POINTER(c.c_void_p)]
+    so.atd_close.restype = None
+    so.atd_close.argtypes = [c.c_void_p]
+    so.atd_errmsg.restype = c.c_char_p
+    so.atd_errmsg.argtypes = [c.c_void_p]
+    so.atd_softmax.restype = c.c_int
+    so.atd_softmax.argtypes = [c.c_void_p, c.c_int, c.c_void_p, c.c_void_p, c.c_int64, c.c_int64,
+                               c.c_int64, c.c_int64, c.c_void_p]
+    so.atd_query.restype = c.c_int
+    so.atd_query.argtypes = [c.c_void_p, c.c_int, c.c_int64, c.c_int64, c.POINTER(Choice)]
+    so.atd_query_gpu.restype = c.c_int
+    so.atd_query_gpu.argtypes = [c.c_void_p, c.POINTER(Gpu), c.c_int, c.c_int64, c.c_int64,
+                                 c.POINTER(Choice)]
+
+
+def load(environ=None, package_dir=None, prefix=None):
+    """Loads the first library found (see the module's text) and returns
+    (ctypes.CDLL, the path or name it was loaded from). Raises
+    LibraryNotFound listing every place tried and why each failed, or when
+    the library is of another version than this package's."""
+    tried = []
+    for where, what in candidates(environ, package_dir, prefix):
+        if os.sep in what and not os.path.exists(what):
+            tried.append(f"  {where}: {what}: no such file")
+            continue
+        try:
+            so = ctypes.CDLL(what)
+            _declare(so)
+        except (OSError, AttributeError) as exc:
+            tried.append(f"  {where}: {what}: {exc}")
+            continue
+        number = so.atd_version_number()
+        found = (number // 10000, number // 100 % 100)
+        if found[0] != ABI_VERSION[0] or (found[0] == 0 and found[1] != ABI_VERSION[1]):
+            raise errors.LibraryNotFound(
+                f"{what} is libautotune-dispatch {so.atd_version().decode()}; this package speaks "
+                f"{ABI_VERSION[0]}.{ABI_VERSION[1]}.x: install the package of the library's version")
+        return so, what
+    raise errors.LibraryNotFound(
+        "libautotune-dispatch not found; looked in:\n" + "\n".join(tried) +
+        f"\nBuild it with `make lib` in the source checkout, install it (make install), "
+        f"or set {LIB_ENV} to its path.")
+
+
+_lock = threading.Lock()
+_loaded = None
+
+
+def library():
+    """The process's library, loaded on first use; see load()."""
+    global _loaded
+    with _lock:
+        if _loaded is None:
+            _loaded = load()
+        return _loaded[0]
+
+
+def library_path():
+    """Where the process's library was loaded from."""
+    library()
+    return _loaded[1]
+
+
+def fail(so, handle, status):
+    """The exception for status, with the handle's message (with handle
+    None: why this thread's last atd_open failed)."""
+    message = (so.atd_errmsg(handle) or b"").decode(errors="replace")
+    if not message:
+        message = so.atd_status_string(status).decode()
+    return errors.from_status(status, message)

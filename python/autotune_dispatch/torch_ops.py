@@ -1,0 +1,238 @@
+"""softmax over PyTorch tensors through the library, registered as custom
+ops (torch.library) so that torch.compile and CUDA graph capture see one
+opaque operation:
+
+  autotune_dispatch::softmax(Tensor x) -> Tensor   over the last dimension,
+                                                   into a new contiguous tensor
+  autotune_dispatch::softmax_out(Tensor x, Tensor(a!) out) -> ()
+  autotune_dispatch::softmax_(Tensor(a!) x) -> ()  in place
+
+Each has a fake implementation (shapes only, and the same argument checks)
+for tracing; softmax has a backward (y * (g - sum(g * y))), so it trains.
+The ops run on the current stream of the tensor's device, through the
+default handle (default_handle(): $AUTOTUNE_DB or autotune.db, with
+fallback). PyTorch is optional: without it this module imports, and every
+call raises errors.Unavailable.
+"""
+import threading
+
+from . import errors
+from . import layout
+from . import library as lib
+from .handle import Handle
+
+try:
+    import torch
+    _missing = None
+except Exception as exc:  # not installed, or installed but unable to load
+    torch = None
+    _missing = f"{type(exc).__name__}: {exc}"
+
+_default = None
+_default_lock = threading.Lock()
+
+
+def require_torch(what):
+    if torch is None:
+        raise errors.Unavailable(f"{what} needs PyTorch, which cannot be imported here ({_missing})")
+
+
+def default_handle():
+    """The handle the custom ops use, opened on first use: Handle()."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Handle()
+        return _default
+
+
+def set_default_handle(handle):
+    """Makes the custom ops (and autotune_dispatch.softmax) use handle from
+    now on; returns the one used before (None if none was open yet). Set it
+    before torch.compile or CUDA graph capture: a captured graph keeps the
+    kernels its capture launched."""
+    global _default
+    if not isinstance(handle, Handle):
+        raise TypeError("set_default_handle needs an autotune_dispatch.Handle")
+    with _default_lock:
+        old, _default = _default, handle
+    return old
+
+
+def make_context_current(device=None):
+    """Makes the primary CUDA context of device (default: PyTorch's current
+    device) current on this thread, as the library needs: a thread that has
+    not called the CUDA runtime yet has none."""
+    require_torch("a CUDA call")
+    if not torch.cuda.is_available():
+        raise errors.Unavailable("no CUDA GPU is available to PyTorch (torch.cuda.is_available() "
+                                 "is False)")
+    dev = torch.device("cuda", torch.cuda.current_device()) if device is None else device
+    torch.cuda.default_stream(dev).query()  # a runtime call binds the context to the thread
+
+
+def _byte_range(t):
+    start = t.data_ptr()
+    extent = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()) if n > 0)
+    return start, start + extent * t.element_size()
+
+
+def _check_out(x, out, what):
+    """out must not overlap itself, nor x unless it is x (same memory and
+    strides: in place)."""
+    if not layout.non_overlapping(tuple(out.shape), tuple(out.stride())):
+        raise ValueError(f"{what}: out has elements that share memory (an expanded or "
+                         "overlapping view); write into a tensor of distinct elements")
+    if out.numel() == 0 or x.numel() == 0:
+        return
+    (a, b), (c, d) = _byte_range(x), _byte_range(out)
+    if not _same_elements(x, out) and a < d and c < b:
+        raise ValueError(f"{what}: out overlaps x without being x; pass out=x for in place")
+
+
+def _same_elements(a, b):
+    """Whether tensors a and b (same shape and dtype) address the same
+    elements in the same order."""
+    return a.data_ptr() == b.data_ptr() and tuple(a.stride()) == tuple(b.stride())
+
+
+def _launch(handle, x, y):
+    """y = softmax(x) over the last dimension (same shape, dtype and
+    device; y may be x), on the current stream of x's device."""
+    if x.numel() == 0:
+        return
+    p = layout.plan(tuple(x.shape), tuple(x.stride()), tuple(y.stride()))
+    xs, ys = x, y
+    if p is None:  # through contiguous copies, one launch
+        xs = x.contiguous()
+        ys = y if y.is_contiguous() and y is not x else torch.empty(x.shape, dtype=x.dtype,
+                                                                     device=x.device)
+        p = layout.plan(tuple(xs.shape), tuple(xs.stride()), tuple(ys.stride()))
+    code = lib.DTYPES[layout.DTYPES[str(x.dtype).replace("torch.", "")]]
+    size = x.element_size()
+    so, h = handle._so, handle.pointer
+    index = x.device.index if x.device.index is not None else torch.cuda.current_device()
+    stream = torch.cuda.current_stream(index).cuda_stream
+    xp, yp = xs.data_ptr(), ys.data_ptr()
+    for ox, oy in layout.launch_offsets(p):
+        args = (h, code, yp + oy * size, xp + ox * size, p.M, p.N, p.ldy, p.ldx, stream)
+        if index != torch.cuda.current_device():
+            with torch.cuda.device(index):
+                status = so.atd_softmax(*args)
+        else:
+            status = so.atd_softmax(*args)
+        if status == errors.NoContext.status:  # this thread had not touched CUDA yet
+            make_context_current(x.device)
+            with torch.cuda.device(index):
+                status = so.atd_softmax(*args)
+        if status != 0:
+            raise handle.fail(status)
+    if ys is not y:
+        y.copy_(ys)
+
+
+def _check(x, out=None, what="autotune_dispatch.softmax"):
+    if not isinstance(x, torch.Tensor) or (out is not None and not isinstance(out, torch.Tensor)):
+        raise TypeError(f"{what}: x{' and out' if out is not None else ''} must be torch.Tensor")
+    layout.check(layout.info_of(x), -1, None if out is None else layout.info_of(out), what)
+
+
+def softmax_eager(handle, x, dim=-1, out=None):
+    """softmax(x, dim, out) through handle, without the custom ops."""
+    require_torch("softmax")
+    _check(x, out)
+    d = layout.check(layout.info_of(x), dim)
+    if d != max(x.dim(), 1) - 1:
+        x_last = x.movedim(d, -1)
+        y = torch.empty(x_last.shape, dtype=x.dtype, device=x.device)
+        _launch(handle, x_last, y)
+        y = y.movedim(-1, d)
+        if out is None:
+            return y
+        out.copy_(y)
+        return out
+    if out is None:
+        y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        _launch(handle, x, y)
+        return y
+    if out is not x:
+        _check_out(x, out, "softmax")
+    _launch(handle, x, out)
+    return out
+
+
+_registered = False
+if torch is not None and hasattr(getattr(torch, "library", None), "custom_op"):
+    if hasattr(torch.ops.autotune_dispatch, "softmax"):  # a second import of this module
+        _registered = True
+    else:
+        @torch.library.custom_op("autotune_dispatch::softmax", mutates_args=())
+        def _softmax_op(x: torch.Tensor) -> torch.Tensor:
+            _check(x)
+            y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+            _launch(default_handle(), x, y)
+            return y
+
+        @_softmax_op.register_fake
+        def _(x):
+            _check(x)
+            return torch.empty(x.shape, dtype=x.dtype, device=x.device)
+
+        def _setup_context(ctx, inputs, output):
+            ctx.save_for_backward(output)
+
+        def _backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            yf, gf = y.float(), grad.float()
+            return (yf * (gf - (gf * yf).sum(-1, keepdim=True))).to(grad.dtype)
+
+        _softmax_op.register_autograd(_backward, setup_context=_setup_context)
+
+        @torch.library.custom_op("autotune_dispatch::softmax_out", mutates_args=("out",))
+        def _softmax_out_op(x: torch.Tensor, out: torch.Tensor) -> None:
+            _check(x, out)
+            _check_out(x, out, "autotune_dispatch.softmax")
+            _launch(default_handle(), x, out)
+
+        @_softmax_out_op.register_fake
+        def _(x, out):
+            _check(x, out)
+
+        @torch.library.custom_op("autotune_dispatch::softmax_", mutates_args=("x",))
+        def _softmax_inplace_op(x: torch.Tensor) -> None:
+            _check(x)
+            _launch(default_handle(), x, x)
+
+        @_softmax_inplace_op.register_fake
+        def _(x):
+            _check(x)
+
+        _registered = True
+
+_is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
+
+
+def softmax(x, dim=-1, out=None):
+    """softmax of x along dim, computed by the kernel the tuning database
+    chose for this GPU, dtype and shape (see autotune_dispatch.softmax)."""
+    require_torch("autotune_dispatch.softmax")
+    if not _registered:  # a PyTorch without torch.library.custom_op (before 2.4)
+        return softmax_eager(default_handle(), x, dim, out)
+    if not _is_compiling():  # when tracing, the ops' fake implementations check
+        _check(x, out)
+    d = layout.normalize_dim(dim, x.dim())
+    ops = torch.ops.autotune_dispatch
+    if d != max(x.dim(), 1) - 1:
+        y = ops.softmax(x.movedim(d, -1)).movedim(-1, d)
+        if out is None:
+            return y
+        out.copy_(y)
+        return out
+    if out is None:
+        return ops.softmax(x)
+    # out=x, or another view of x's very elements (two x.t() calls): in place
+    if out is x or (not _is_compiling() and _same_elements(x, out)):
+        ops.softmax_(out)
+    else:
+        ops.softmax_out(x, out)
+    return out

@@ -1,0 +1,107 @@
+"""A PEP 517 build backend for the autotune_dispatch package, written with
+the standard library only: the package is a folder of .py files, so a
+wheel is a zip of them plus the metadata, and an editable install is a
+.pth file naming this folder. Reads name, version, description,
+requires-python and the optional dependencies from pyproject.toml.
+"""
+import base64
+import hashlib
+import io
+import os
+import re
+import tarfile
+import zipfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGE = "autotune_dispatch"
+
+
+def _project():
+    """The [project] fields this backend uses, from pyproject.toml."""
+    text = open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8").read()
+    fields, extras, section = {}, {}, None
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line.startswith("["):
+            section = line.strip("[]")
+            continue
+        m = re.match(r'([\w-]+)\s*=\s*"([^"]*)"$', line)
+        if m and section == "project":
+            fields[m.group(1)] = m.group(2)
+        m = re.match(r'([\w-]+)\s*=\s*\[(.*)\]$', line)
+        if m and section == "project.optional-dependencies":
+            extras[m.group(1)] = re.findall(r'"([^"]+)"', m.group(2))
+    return fields, extras
+
+
+def _metadata():
+    fields, extras = _project()
+    lines = ["Metadata-Version: 2.1", f"Name: {fields['name']}", f"Version: {fields['version']}",
+             f"Summary: {fields.get('description', '')}"]
+    if "requires-python" in fields:
+        lines.append(f"Requires-Python: {fields['requires-python']}")
+    for extra, reqs in extras.items():
+        lines.append(f"Provides-Extra: {extra}")
+        lines += [f'Requires-Dist: {r}; extra == "{extra}"' for r in reqs]
+    return fields, "\n".join(lines) + "\n"
+
+
+def _dist(fields):
+    return re.sub(r"[-_.]+", "_", fields["name"]).lower() + "-" + fields["version"]
+
+
+def _record_line(name, data):
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def _write_wheel(wheel_directory, files):
+    fields, metadata = _metadata()
+    dist = _dist(fields)
+    info = f"{dist}.dist-info"
+    files = dict(files)
+    files[f"{info}/METADATA"] = metadata.encode()
+    files[f"{info}/WHEEL"] = (b"Wheel-Version: 1.0\nGenerator: autotune_build\n"
+                              b"Root-Is-Purelib: true\nTag: py3-none-any\n")
+    record = [_record_line(n, d) for n, d in files.items()] + [f"{info}/RECORD,,"]
+    files[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
+    name = f"{dist}-py3-none-any.whl"
+    with zipfile.ZipFile(os.path.join(wheel_directory, name), "w", zipfile.ZIP_DEFLATED) as z:
+        for n, d in files.items():
+            z.writestr(zipfile.ZipInfo(n, date_time=(2020, 1, 1, 0, 0, 0)), d)
+    return name
+
+
+def _package_files():
+    folder = os.path.join(ROOT, PACKAGE)
+    return {f"{PACKAGE}/{n}": open(os.path.join(folder, n), "rb").read()
+            for n in sorted(os.listdir(folder)) if n.endswith(".py")}
+
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+
+get_requires_for_build_editable = get_requires_for_build_sdist = get_requires_for_build_wheel
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    return _write_wheel(wheel_directory, _package_files())
+
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    return _write_wheel(wheel_directory, {f"{PACKAGE}.pth": (ROOT + "\n").encode()})
+
+
+def build_sdist(sdist_directory, config_settings=None):
+    fields, metadata = _metadata()
+    dist = _dist(fields)
+    name = f"{dist}.tar.gz"
+    with tarfile.open(os.path.join(sdist_directory, name), "w:gz") as tar:
+        for rel in ["pyproject.toml", "build_backend/autotune_build.py"] + \
+                [n for n in _package_files()]:
+            tar.add(os.path.join(ROOT, rel), arcname=f"{dist}/{rel}")
+        info = tarfile.TarInfo(f"{dist}/PKG-INFO")
+        info.size = len(metadata.encode())
+        tar.addfile(info, io.BytesIO(metadata.encode()))
+    return name

@@ -1,0 +1,213 @@
+"""The package on a GPU, against torch.softmax in float64: the three
+dtypes, batch dimensions with strides, in place and out=, another dim, the
+backward, inside torch.compile (fullgraph) and a captured CUDA graph, from
+a thread that had not touched CUDA. Skipped without PyTorch and a CUDA GPU,
+unless ATD_REQUIRE_GPU=1 (make python-gpu-test), which makes that a
+failure. The database is the default handle's: $AUTOTUNE_DB, else
+autotune.db, else the library's seed winners.
+
+  PYTHONPATH=python python3 -m unittest discover -s python/tests -p 'test_gpu*.py' -v
+"""
+import os
+import threading
+import unittest
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+import autotune_dispatch as atd
+
+HAVE_GPU = torch is not None and torch.cuda.is_available()
+REQUIRED = os.environ.get("ATD_REQUIRE_GPU") == "1"
+TOLERANCE = {"float32": 1e-5, "float16": 1e-2, "bfloat16": 1e-2}
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+def rel_err(y, ref):
+    return ((y.double() - ref).norm() / ref.norm()).item()
+
+
+@unittest.skipUnless(HAVE_GPU or REQUIRED, "needs PyTorch with a CUDA GPU")
+class OnTheGpu(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        if not HAVE_GPU:
+            raise AssertionError("ATD_REQUIRE_GPU=1 but PyTorch with a CUDA GPU is missing")
+        torch.manual_seed(1)
+
+    def data(self, *shape, dtype="float32"):
+        return (torch.rand(*shape, device="cuda") * 16 - 8).to(getattr(torch, dtype))
+
+    def expect(self, y, x, dim=-1):
+        """y is softmax(x, dim) within the dtype's tolerance, with no NaN."""
+        ref = torch.softmax(x.double(), dim=dim)
+        self.assertEqual(y.shape, x.shape)
+        self.assertEqual(y.dtype, x.dtype)
+        self.assertFalse(torch.isnan(y).any().item())
+        err = rel_err(y, ref)
+        self.assertLessEqual(err, TOLERANCE[str(x.dtype).replace("torch.", "")],
+                             f"{x.dtype} {tuple(x.shape)}: relative error {err:.2e}")
+
+    def test_the_three_dtypes_at_several_shapes(self):
+        for dt in DTYPES:
+            for shape in ((4096, 1000), (8, 12672), (3, 7, 2500), (1, 1), (5,), (33, 4097)):
+                with self.subTest(dtype=dt, shape=shape):
+                    x = self.data(*shape, dtype=dt)
+                    self.expect(atd.softmax(x), x)
+
+    def test_a_scalar_and_an_empty_tensor(self):
+        x = torch.tensor(3.0, device="cuda")
+        self.assertEqual(atd.softmax(x).item(), 1.0)
+        e = torch.empty(0, 5, device="cuda")
+        self.assertEqual(atd.softmax(e).shape, (0, 5))
+
+    def test_batch_strides(self):
+        for dt in DTYPES:
+            base = self.data(6, 10, 700, dtype=dt)
+            views = {"row stride": base[0, :, :500], "every other batch": base[::2],
+                     "rows that do not collapse": base[:, :4], "one step": base[:, ::3, 100:600],
+                     "last dim not contiguous": base[:, :, :300].transpose(1, 2),
+                     "broadcast rows": base[0, 0].expand(9, 700)}
+            for name, x in views.items():
+                with self.subTest(dtype=dt, view=name):
+                    self.expect(atd.softmax(x), x)
+
+    def test_another_dim(self):
+        x = self.data(64, 300, 5)
+        for dim in (0, 1, -2):
+            with self.subTest(dim=dim):
+                self.expect(atd.softmax(x, dim=dim), x, dim=dim)
+
+    def test_in_place(self):
+        for dt in DTYPES:
+            with self.subTest(dtype=dt):
+                x = self.data(512, 3000, dtype=dt)
+                before = x.clone()
+                y = atd.softmax(x, out=x)
+                self.assertIs(y, x)
+                self.expect(x, before)
+
+    def test_in_place_on_a_view_leaves_the_rest(self):
+        buf = self.data(300, 1024)
+        keep = buf.clone()
+        view = buf[:, 100:900]
+        atd.softmax(view, out=view)
+        self.expect(view, keep[:, 100:900])
+        self.assertTrue(torch.equal(buf[:, :100], keep[:, :100]))
+        self.assertTrue(torch.equal(buf[:, 900:], keep[:, 900:]))
+        # a view whose rows need a contiguous copy, in place
+        t = self.data(40, 30)
+        keep = t.clone()
+        atd.softmax(t.t(), out=t.t())
+        self.expect(t.t(), keep.t())
+
+    def test_out_with_strides(self):
+        x = self.data(128, 2000, dtype="bfloat16")
+        buf = torch.full((128, 2048), 7.0, device="cuda", dtype=torch.bfloat16)
+        out = buf[:, :2000]
+        self.assertIs(atd.softmax(x, out=out), out)
+        self.expect(out, x)
+        self.assertTrue((buf[:, 2000:] == 7).all().item())
+
+    def test_bad_arguments(self):
+        x = self.data(16, 32)
+        with self.assertRaises(ValueError):
+            atd.softmax(x.cpu())
+        with self.assertRaises(TypeError):
+            atd.softmax(x.double())
+        with self.assertRaises(ValueError):
+            atd.softmax(x, out=torch.empty(16, 31, device="cuda"))
+        with self.assertRaises(TypeError):
+            atd.softmax(x, out=torch.empty(16, 32, device="cuda", dtype=torch.float16))
+        with self.assertRaises(ValueError):  # out overlaps x without being x
+            big = self.data(17, 32)
+            atd.softmax(big[:16], out=big[1:])
+        with self.assertRaises(ValueError):  # out's elements overlap
+            atd.softmax(x, out=torch.empty(32, device="cuda").expand(16, 32))
+        with self.assertRaises(IndexError):
+            atd.softmax(x, dim=2)
+
+    def test_backward(self):
+        x = self.data(64, 1000).requires_grad_()
+        g = torch.rand(64, 1000, device="cuda")
+        atd.softmax(x).backward(g)
+        x2 = x.detach().double().requires_grad_()
+        torch.softmax(x2, -1).backward(g.double())
+        self.assertLessEqual(rel_err(x.grad, x2.grad), 1e-5)
+
+    def test_opcheck(self):
+        if not hasattr(torch.library, "opcheck"):
+            self.skipTest("torch.library.opcheck needs PyTorch 2.4")
+        x = self.data(32, 700)
+        torch.library.opcheck(torch.ops.autotune_dispatch.softmax.default, (x,))
+        torch.library.opcheck(torch.ops.autotune_dispatch.softmax_out.default,
+                              (x, torch.empty_like(x)))
+        torch.library.opcheck(torch.ops.autotune_dispatch.softmax_.default, (x.clone(),))
+
+    def test_inside_torch_compile(self):
+        f = torch.compile(lambda t: atd.softmax(t * 2.0) + 1.0, fullgraph=True)
+        for dt in DTYPES:
+            with self.subTest(dtype=dt):
+                x = self.data(1024, 3000, dtype=dt)
+                self.expect(f(x) - 1.0, x * 2.0)
+
+    def test_in_place_inside_torch_compile(self):
+        def g(t):
+            atd.softmax(t, out=t)
+            return t.sum(-1)
+        f = torch.compile(g, fullgraph=True)
+        x = self.data(256, 1500)
+        before = x.clone()
+        sums = f(x)
+        self.expect(x, before)
+        self.assertTrue(torch.allclose(sums, torch.ones_like(sums), atol=1e-4))
+
+    def test_captured_cuda_graph(self):
+        for dt in DTYPES:
+            with self.subTest(dtype=dt):
+                x = self.data(4096, 2048, dtype=dt)
+                out = torch.empty_like(x)
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):  # the warm-up the package asks for
+                    atd.softmax(x)
+                    atd.softmax(x, out=out)
+                torch.cuda.current_stream().wait_stream(side)
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    y = atd.softmax(x)
+                    atd.softmax(x, out=out)
+                x.copy_(self.data(4096, 2048, dtype=dt))
+                out.zero_()
+                graph.replay()
+                torch.cuda.synchronize()
+                self.expect(y, x)
+                self.expect(out, x)
+
+    def test_a_thread_that_had_not_touched_cuda(self):
+        x = self.data(100, 5000)
+        got = {}
+
+        def work():
+            try:
+                got["y"] = atd.softmax(x)
+                torch.cuda.synchronize()
+            except Exception as exc:  # noqa: BLE001 (reported below)
+                got["error"] = exc
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+        self.assertNotIn("error", got)
+        self.expect(got["y"], x)
+
+    def test_query_and_version(self):
+        c = atd.query(torch.float32, 4096, 1024)
+        self.assertIn(c.level, ("exact", "nearest", "same-arch", "built-in", "derived", "tuned online"))
+        self.assertTrue(c.template.startswith("softmax_"), c)
+        self.assertEqual(atd.version(), atd.__version__)
+
+
+if __name__ == "__main__":
+    unittest.main()

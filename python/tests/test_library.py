@@ -1,0 +1,127 @@
+"""Finding and loading libautotune-dispatch (autotune_dispatch/library.py)
+and the versions that must agree: no GPU, no PyTorch."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import autotune_dispatch
+from autotune_dispatch import errors, library
+from helpers import BUILT_LIB, HEADER, ROOT, header_text, needs_library
+
+PACKAGE_DIR = os.path.join(ROOT, "python", "autotune_dispatch")
+
+
+class Discovery(unittest.TestCase):
+    def test_the_variable_is_the_only_place_when_set(self):
+        got = library.candidates({"AUTOTUNE_DISPATCH_LIB": "/x/lib.so"}, PACKAGE_DIR, "/venv")
+        self.assertEqual(got, [("$AUTOTUNE_DISPATCH_LIB", "/x/lib.so")])
+
+    def test_checkout_then_prefix_then_loader_then_usr_local(self):
+        got = library.candidates({}, PACKAGE_DIR, "/venv")
+        self.assertEqual([what for _, what in got], [
+            BUILT_LIB, "/venv/lib/libautotune-dispatch.so.0", "libautotune-dispatch.so.0",
+            "/usr/local/lib/libautotune-dispatch.so.0"])
+
+    def test_an_installed_package_has_no_checkout(self):
+        with tempfile.TemporaryDirectory() as d:
+            pkg = os.path.join(d, "python", "autotune_dispatch")  # named python/, but no header
+            os.makedirs(pkg)
+            self.assertIsNone(library.checkout_library(pkg))
+            got = library.candidates({}, pkg, "/venv")
+            self.assertEqual(got[0], ("the installed prefix", "/venv/lib/libautotune-dispatch.so.0"))
+
+    def test_a_wrong_variable_says_where_it_looked(self):
+        with self.assertRaises(errors.LibraryNotFound) as c:
+            library.load({"AUTOTUNE_DISPATCH_LIB": "/nonexistent/libx.so"}, PACKAGE_DIR)
+        msg = str(c.exception)
+        self.assertIn("$AUTOTUNE_DISPATCH_LIB: /nonexistent/libx.so: no such file", msg)
+        self.assertIn("make lib", msg)
+
+    def test_a_file_that_is_not_a_library(self):
+        with tempfile.NamedTemporaryFile(suffix=".so") as f:
+            f.write(b"not an ELF file")
+            f.flush()
+            with self.assertRaises(errors.LibraryNotFound) as c:
+                library.load({"AUTOTUNE_DISPATCH_LIB": f.name}, PACKAGE_DIR)
+            self.assertIn(f"$AUTOTUNE_DISPATCH_LIB: {f.name}: ", str(c.exception))
+
+    @needs_library
+    def test_loads_from_the_variable(self):
+        with tempfile.TemporaryDirectory() as d:
+            copy = os.path.join(d, "libcopy.so")
+            shutil.copy(BUILT_LIB, copy)
+            so, where = library.load({"AUTOTUNE_DISPATCH_LIB": copy}, PACKAGE_DIR)
+            self.assertEqual(where, copy)
+            self.assertEqual(so.atd_version().decode(), autotune_dispatch.__version__)
+
+    @needs_library
+    def test_loads_from_the_installed_prefix(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "lib"))
+            shutil.copy(BUILT_LIB, os.path.join(d, "lib", "libautotune-dispatch.so.0"))
+            outside = os.path.join(d, "site-packages", "autotune_dispatch")
+            _, where = library.load({}, outside, d)
+            self.assertEqual(where, os.path.join(d, "lib", "libautotune-dispatch.so.0"))
+
+    @needs_library
+    def test_loads_from_the_checkout(self):
+        _, where = library.load({}, PACKAGE_DIR, "/nonexistent")
+        self.assertEqual(where, BUILT_LIB)
+
+
+class Versions(unittest.TestCase):
+    def header_version(self):
+        return re.search(r'#define ATD_VERSION_STRING "([^"]+)"', header_text()).group(1)
+
+    def test_the_package_is_the_headers_version(self):
+        self.assertEqual(autotune_dispatch.__version__, self.header_version())
+        major, minor, _ = self.header_version().split(".")
+        self.assertEqual(library.ABI_VERSION, (int(major), int(minor)))
+
+    def test_pyproject_says_the_same_version(self):
+        with open(os.path.join(ROOT, "python", "pyproject.toml"), encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn(f'version = "{self.header_version()}"', text)
+
+    def test_flags_and_dtypes_are_the_headers(self):
+        text = header_text()
+        for name in ("ATD_OPEN_FALLBACK", "ATD_OPEN_NO_JIT", "ATD_OPEN_JIT_BACKGROUND", "ATD_OPEN_TUNE"):
+            value = int(re.search(rf"#define {name} (\d+)u", text).group(1))
+            self.assertEqual(getattr(library, name), value, name)
+        for name, value in (("F32", "f32"), ("F16", "f16"), ("BF16", "bf16")):
+            code = int(re.search(rf"ATD_{name} = (\d+)", text).group(1))
+            self.assertEqual(library.DTYPES[value], code)
+
+    @needs_library
+    def test_version_is_the_librarys(self):
+        self.assertEqual(autotune_dispatch.version(), self.header_version())
+
+
+class WithoutTorch(unittest.TestCase):
+    """In a fresh interpreter where PyTorch cannot be imported (a folder on
+    the path whose torch/__init__.py raises ImportError)."""
+
+    def run_python(self, code):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "torch"))
+            with open(os.path.join(d, "torch", "__init__.py"), "w") as f:
+                f.write("raise ImportError('No module named torch (test)')\n")
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join([d, os.path.join(ROOT, "python")]))
+            return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                  text=True, timeout=60)
+
+    def test_import_works_and_calls_say_what_is_missing(self):
+        r = self.run_python(
+            "import autotune_dispatch as a\n"
+            "try:\n    a.softmax(None)\nexcept a.Unavailable as e:\n    print(e)\n")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "autotune_dispatch.softmax needs PyTorch, which cannot be imported "
+                                   "here (ImportError: No module named torch (test))\n")
+
+
+if __name__ == "__main__":
+    unittest.main()
