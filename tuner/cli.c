@@ -77,9 +77,10 @@ const cli_command cli_commands[] = {
 	  "      --db FILE       the tuning database\n"
 	  "  -o, --output FILE   the page to write (default report.html; - for stdout)\n"
 	  "      --heatmap MxN   the heat maps' shape (default: the largest per dtype)\n" },
-	{ "db", cmd_db, "merge tuning databases, or export the part an application ships",
+	{ "db", cmd_db, "merge, export or migrate tuning databases",
 	  "usage: autotune db merge OUT IN...\n"
 	  "       autotune db export IN OUT\n"
+	  "       autotune db migrate FILE\n"
 	  "\n"
 	  "merge copies every GPU, sweep, result and stored kernel of the IN databases\n"
 	  "into OUT (created if missing) and recomputes the winner of every shape over\n"
@@ -88,7 +89,12 @@ const cli_command cli_commands[] = {
 	  "\n"
 	  "export writes a new OUT with what libautotune-dispatch reads: the GPUs, the\n"
 	  "winners, their results and stored kernels, and their sweeps; not the compile\n"
-	  "cache, the other variants or the baselines. That is the file to ship.\n" },
+	  "cache, the other variants or the baselines. That is the file to ship.\n"
+	  "\n"
+	  "migrate brings FILE, written by an older autotune (an older schema version),\n"
+	  "to this program's schema in one transaction. Readers (list, show, report,\n"
+	  "the library) read older versions as they are; merge and export need this\n"
+	  "one. A newer version is refused: use a newer autotune.\n" },
 	{ "bench", cmd_bench, "tune the benchmark shapes and report them against the goals",
 	  "usage: autotune bench [-c CONFIG] [--db FILE] [--csv FILE] [--dtype f32,f16,bf16]\n"
 	  "                      [--device N] [--templates DIR] [--threads N] [--report-only]\n"
@@ -252,7 +258,8 @@ int cmd_help(int argc, char **argv)
 {
 	/* `help db merge` is `db merge --help`: one page for db's subcommands */
 	if (argc == 3 && strcmp(argv[1], "db") == 0 &&
-	    (strcmp(argv[2], "merge") == 0 || strcmp(argv[2], "export") == 0))
+	    (strcmp(argv[2], "merge") == 0 || strcmp(argv[2], "export") == 0 ||
+	     strcmp(argv[2], "migrate") == 0))
 		return cli_help(argv[1]);
 	if (argc > 2)
 		return cli_usage_error("help", "expected at most one command name");
