@@ -222,18 +222,40 @@ int cli_parse_long(const char *cmd, const char *opt, const char *text, long long
 	return 0;
 }
 
-int cli_parse_arch(const char *cmd, const char *text, int *out)
+/* "sm_90", "90", "9.0" into 90 ("sm_120", "12.0" into 120); -1 if it is
+ * none of those. */
+static int parse_cc(const char *text)
 {
 	const char *p = strncmp(text, "sm_", 3) == 0 ? text + 3 : text;
-	int value = 0, digits = 0;
+	int value = 0, digits = 0, dot = -1;
 	for (; *p; p++) {
-		if (*p == '.' && digits == 1)
-			continue; /* "9.0" */
+		if (*p == '.' && dot < 0 && p != text && (digits == 1 || digits == 2)) {
+			dot = digits; /* "9.0", "12.0": one digit must follow */
+			continue;
+		}
 		if (*p < '0' || *p > '9' || ++digits > 3)
 			break;
 		value = value * 10 + (*p - '0');
 	}
-	if (*p || digits < 2 || value < 50)
+	if (*p || digits < 2 || value < 50 || (dot >= 0 && digits != dot + 1))
+		return -1;
+	return value;
+}
+
+int cli_parse_cc(const char *cmd, const char *opt, const char *text, int *out)
+{
+	int value = parse_cc(text);
+	if (value < 0)
+		return cli_usage_error(cmd, "%s expects a compute capability X.Y (e.g. 9.0), got \"%s\"",
+				       opt, text);
+	*out = value;
+	return 0;
+}
+
+int cli_parse_arch(const char *cmd, const char *text, int *out)
+{
+	int value = parse_cc(text);
+	if (value < 0)
 		return cli_usage_error(cmd, "--arch expects sm_XX (e.g. sm_90), got \"%s\"", text);
 	char list[1024];
 	at_error err;
