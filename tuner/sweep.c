@@ -232,7 +232,8 @@ int sweep_compile_only(const sweep_options *o, at_error *err)
 		return -1;
 	int cc = o->arch ? o->arch : 90;
 	tdb *db;
-	if (tdb_open(tdb_default_path(o->db_path), &db, err)) {
+	/* without NVRTC, one message rather than one per kernel, and no database */
+	if (nvrtc_load(err) || tdb_open(tdb_default_path(o->db_path), &db, err)) {
 		plan_free(&p);
 		return -1;
 	}
