@@ -215,8 +215,11 @@ $(BUILD)/tests: $(TEST_OBJ) $(LIB_OBJ)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) -o $@ $^ -lcriterion $(STATIC_LIBS) $(SYS_LIBS)
 
+# NVRTC's outcome per source, kept for the template tests' next run and for
+# make sanitize (tests/compile_memo.h); AUTOTUNE_TEST_COMPILE_CACHE= turns it off.
+AUTOTUNE_TEST_COMPILE_CACHE ?= $(abspath $(BUILD))/test-compile-cache.db
 test: $(BUILD)/tests $(BUILD)/autotune lib
-	$(BUILD)/tests --jobs 2
+	AUTOTUNE_TEST_COMPILE_CACHE=$(AUTOTUNE_TEST_COMPILE_CACHE) $(BUILD)/tests --jobs 2
 
 # fuzz-build, fuzz, fuzz-replay and sanitize (ASan + UBSan test suite)
 include fuzz/Makefile.inc

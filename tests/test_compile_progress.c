@@ -1,8 +1,8 @@
 /* `sweep --compile-only` tells its progress (tuner/progress.h): on a
  * terminal (a pseudo-terminal here) a bar redrawn in place with the shapes
  * done, the kernels compiled of those to compile and the time left; in a
- * log one line per shape. A tiny template (a one-line kernel per value of
- * k) keeps the compiles short. */
+ * log one line per shape. The tiny template of tr_write_tiny_sweep keeps
+ * the compiles short. */
 #include <criterion/criterion.h>
 
 #include <errno.h>
@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,27 +19,9 @@
 
 TestSuite(compile_progress, .init = tmp_setup, .fini = tmp_teardown, .timeout = 120);
 
-/* Ten shapes (N = 64 ... 640), four of the thirteen kernels each. */
-static void write_tiny_sweep(void)
-{
-	cr_assert_eq(mkdir(tmp_path("templates"), 0700), 0);
-	tmp_write("templates/tiny.yaml",
-		  "template: tiny\nop: softmax\nsource: tiny.cu\nsummary: test\n"
-		  "dtypes: [f32]\nparams:\n  - name: k\n"
-		  "    values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]\n"
-		  "    default: 1\n    doc: test\nconstraints:\n"
-		  "  - expr: \"k * 64 >= N && (k - 4) * 64 < N\"\n    why: test\n"
-		  "launch:\n  threads: \"32\"\n  rows_per_cta: \"1\"\n  smem_bytes: \"0\"\n"
-		  "  persistent: \"0\"\n  max_n: \"k * 64\"\n");
-	tmp_write("templates/tiny.cu",
-		  "extern \"C\" __global__ void softmax_kernel(float *y) { y[0] = K; }\n");
-	tmp_write("c.yaml", "sweeps:\n  - op: softmax\n    dtypes: [f32]\n    M: 64\n"
-			    "    N: {from: 64, to: 640, step: 64}\n");
-}
-
 Test(compile_progress, a_terminal_sees_shapes_kernels_and_the_time_left)
 {
-	write_tiny_sweep();
+	tr_write_tiny_sweep();
 	char templates[512], config[512], db[512];
 	snprintf(templates, sizeof templates, "%s", tmp_path("templates"));
 	snprintf(config, sizeof config, "%s", tmp_path("c.yaml"));
@@ -85,7 +66,7 @@ Test(compile_progress, a_terminal_sees_shapes_kernels_and_the_time_left)
 
 Test(compile_progress, a_log_gets_one_line_per_shape)
 {
-	write_tiny_sweep();
+	tr_write_tiny_sweep();
 	tr_result r = RUN("sweep", "--compile-only", "--templates", tmp_path("templates"), "-c",
 			  tmp_path("c.yaml"), "--db", tmp_path("t.db"));
 	tr_expect_status(&r, 0);

@@ -172,43 +172,17 @@ Test(readonly_db, the_library_reads_it_without_falling_back)
 	expect_alone(tmp_path("ro"), "x.db");
 }
 
-/* Runs build/autotune ARGS as a reader of the read-only folder: its stdout
- * and stderr go to files opened before it drops its rights. */
+static void become_folder_reader(void)
+{
+	become_reader(tmp_path("ro"));
+}
+
+/* Runs build/autotune ARGS as a reader of the read-only folder. */
 static tr_result run_as_reader(const char *const *args)
 {
-	const char *argv[16] = { "build/autotune" };
-	size_t n = 1;
-	for (; *args && n < 15; args++)
-		argv[n++] = *args;
-	argv[n] = NULL;
-	const char *out_path = tmp_path("stdout"), *err_path = tmp_path("stderr");
-	/* an fd, since nobody may not pass the folders above the checkout */
-	int exe = open("build/autotune", O_RDONLY | O_CLOEXEC);
-	cr_assert_geq(exe, 0, "build/autotune: %s", strerror(errno));
-	fflush(NULL);
-	pid_t pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (o < 0 || e < 0)
-			_exit(126);
-		dup2(o, 1);
-		dup2(e, 2);
-		become_reader(tmp_path("ro"));
-		unsetenv("AUTOTUNE_DB");
-		extern char **environ;
-		fexecve(exe, (char *const *)argv, environ);
-		dprintf(2, "fexecve: %s\n", strerror(errno));
-		_exit(127);
-	}
-	close(exe);
-	int ws;
-	cr_assert_eq(waitpid(pid, &ws, 0), pid);
-	cr_assert(WIFEXITED(ws), "autotune died with signal %d", WTERMSIG(ws));
-	if (WEXITSTATUS(ws) == CANNOT_DROP)
+	tr_result r = tr_run_as(args, NULL, become_folder_reader);
+	if (r.status == CANNOT_DROP)
 		cr_skip_test("cannot read as a user whom the read-only folder binds");
-	tr_result r = { WEXITSTATUS(ws), tmp_read(out_path), tmp_read(err_path) };
 	return r;
 }
 
