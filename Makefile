@@ -138,7 +138,7 @@ $(BUILD)/obj/template_rules.o: $(BUILD)/obj/template_rules.c
 	$(Q)$(CC) -std=c11 -I. -c -fPIC -fvisibility=hidden $< -o $@
 
 ATD_SRC := $(DISPATCH_SRC) $(CUDA_SRC) common/error.c common/dtype.c common/expr.c \
-	common/kernel_source.c common/template_rules.c
+	common/kernel_source.c common/sqlite_reader.c common/template_rules.c
 ATD_PIC_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(ATD_SRC)) $(BUILD)/obj/builtin_kernels.o \
 	$(BUILD)/obj/template_rules.o
 ATD_STATIC := $(BUILD)/lib/$(ATD_LIB).a
@@ -216,8 +216,11 @@ $(BUILD)/tests: $(TEST_OBJ) $(LIB_OBJ)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) -o $@ $^ -lcriterion $(STATIC_LIBS) $(SYS_LIBS)
 
+# NVRTC's outcome per source, kept for the template tests' next run and for
+# make sanitize (tests/compile_memo.h); AUTOTUNE_TEST_COMPILE_CACHE= turns it off.
+AUTOTUNE_TEST_COMPILE_CACHE ?= $(abspath $(BUILD))/test-compile-cache.db
 test: $(BUILD)/tests $(BUILD)/autotune lib
-	$(BUILD)/tests --jobs 2
+	AUTOTUNE_TEST_COMPILE_CACHE=$(AUTOTUNE_TEST_COMPILE_CACHE) $(BUILD)/tests --jobs 2
 	$(Q)$(MAKE) --no-print-directory python-test
 
 # The Python package (python/): its tests without a GPU (argument checks,

@@ -27,10 +27,11 @@ const char *nvrtc_options_string(void)
 	return OPT_STD " " OPT_PTXAS_VERBOSE " " OPT_MINIMAL;
 }
 
-/* NVRTC is loaded at run time (libnvrtc.so.13 from the loader's path, then
- * $CUDA_HOME/lib64 and /usr/local/cuda/lib64), so that the programs and the
- * dispatch library start and serve on machines without the CUDA toolkit;
- * only compiling needs it. */
+/* NVRTC is loaded at run time (the file $AUTOTUNE_NVRTC names if set,
+ * else libnvrtc.so.13 from the loader's path, then $CUDA_HOME/lib64 and
+ * /usr/local/cuda/lib64), so that the programs and the dispatch library
+ * start and serve on machines without the CUDA toolkit; only compiling
+ * needs it. */
 #define NVRTC_FUNCTIONS(X)                                                       \
 	X(nvrtcVersion) X(nvrtcGetErrorString) X(nvrtcCreateProgram)            \
 	X(nvrtcCompileProgram) X(nvrtcDestroyProgram) X(nvrtcGetProgramLogSize) \
@@ -51,6 +52,9 @@ static char version_text[32] = "none";
 
 static void *open_nvrtc(void)
 {
+	const char *named = getenv("AUTOTUNE_NVRTC");
+	if (named && *named)
+		return dlopen(named, RTLD_NOW | RTLD_LOCAL);
 	char soname[64];
 	snprintf(soname, sizeof soname, "libnvrtc.so.%d", CUDA_VERSION / 1000);
 	void *lib = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
@@ -69,6 +73,13 @@ static void *open_nvrtc(void)
 static void load_nvrtc(void)
 {
 	void *lib = open_nvrtc();
+	const char *named = getenv("AUTOTUNE_NVRTC");
+	if (!lib && named && *named) {
+		snprintf(load_message, sizeof load_message,
+			 "NVRTC is not available (cannot load $AUTOTUNE_NVRTC, %.900s); compiling "
+			 "kernels needs the CUDA toolkit's NVRTC", named);
+		return;
+	}
 	if (!lib) {
 		snprintf(load_message, sizeof load_message,
 			 "NVRTC is not available (cannot load libnvrtc.so.%d from the library path, "

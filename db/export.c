@@ -41,14 +41,8 @@ int db_export(const char *in, const char *out, export_stats *stats, at_error *er
 	if (tdb_open(out, &db, err))
 		return -1;
 	sqlite3 *s = tdb_handle(db);
-	int rc = 0;
-	sqlite3_stmt *st = NULL;
 	char *msg = NULL;
-	if (sqlite3_prepare_v2(s, "ATTACH ?1 AS src", -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 1, in, -1, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_step(st) != SQLITE_DONE)
-		rc = at_error_set(err, "%s: cannot attach: %s", in, sqlite3_errmsg(s));
-	sqlite3_finalize(st);
+	int rc = db_attach_source(s, in, err);
 	if (rc == 0 && sqlite3_exec(s, export_sql, NULL, NULL, &msg) != SQLITE_OK) {
 		rc = at_error_set(err, "exporting %s: %s", in, msg ? msg : sqlite3_errmsg(s));
 		sqlite3_exec(s, "ROLLBACK", NULL, NULL, NULL);

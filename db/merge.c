@@ -3,15 +3,12 @@
 
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/sqlite_reader.h"
 #include "db/tuning_db.h"
-
-static int sql_error(sqlite3 *s, at_error *err, const char *what)
-{
-	return at_error_set(err, "%s: %s", what, sqlite3_errmsg(s));
-}
 
 static int exec(sqlite3 *s, const char *sql, at_error *err, const char *what)
 {
@@ -40,8 +37,8 @@ int db_check_input(const char *path, const char *verb, at_error *err)
 	if (stat(path, &sb) != 0)
 		return at_error_set(err, "%s: no such database", path);
 	sqlite3 *s;
-	if (sqlite3_open_v2(path, &s, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		at_error_set(err, "%s: cannot open: %s", path, sqlite3_errmsg(s));
+	if (at_sqlite_open_reader(path, &s) != SQLITE_OK) {
+		at_error_set(err, "%s: cannot open: %s", path, s ? sqlite3_errmsg(s) : "out of memory");
 		sqlite3_close(s);
 		return -1;
 	}
@@ -50,14 +47,34 @@ int db_check_input(const char *path, const char *verb, at_error *err)
 	sqlite3_close(s);
 	if (version < 0 || tables != 1)
 		return at_error_set(err, "%s: not a tuning database", path);
+	if (version > TDB_SCHEMA_VERSION)
+		return at_error_set(err,
+				    "%s: schema version %lld is newer than this program's (%d): "
+				    "refusing to %s it; use a newer autotune",
+				    path, version, TDB_SCHEMA_VERSION, verb);
 	if (version != TDB_SCHEMA_VERSION)
 		return at_error_set(err,
 				    "%s: schema version %lld, but this program writes version %d: "
-				    "refusing to %s mismatched versions (open it once for writing "
-				    "with this autotune, e.g. `autotune sweep --compile-only --db %s`, "
-				    "to migrate it)",
-				    path, version, TDB_SCHEMA_VERSION, verb, path);
+				    "refusing to %s mismatched versions (`autotune db migrate %s` "
+				    "brings it to version %d)",
+				    path, version, TDB_SCHEMA_VERSION, verb, path, TDB_SCHEMA_VERSION);
 	return 0;
+}
+
+int db_attach_source(sqlite3 *s, const char *path, at_error *err)
+{
+	char *uri = at_sqlite_uri(path, at_sqlite_read_mode(path));
+	if (!uri)
+		return at_error_set(err, "%s: out of memory", path);
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(s, "ATTACH DATABASE ?1 AS src", -1, &st, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_text(st, 1, uri, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+	sqlite3_finalize(st);
+	free(uri);
+	return rc == SQLITE_OK ? 0 : at_error_set(err, "%s: cannot attach: %s", path, sqlite3_errmsg(s));
 }
 
 /* Copies src into main: gpus by identity; sweeps not already present with
@@ -119,14 +136,8 @@ static const char winners_sql[] =
 
 static int merge_one(sqlite3 *s, const char *in, merge_stats *stats, at_error *err)
 {
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s, "ATTACH DATABASE ?1 AS src", -1, &st, NULL) != SQLITE_OK)
-		return sql_error(s, err, in);
-	sqlite3_bind_text(st, 1, in, -1, SQLITE_TRANSIENT);
-	int rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return sql_error(s, err, in);
+	if (db_attach_source(s, in, err))
+		return -1;
 	long long sweeps_before = db_query_ll(s, "SELECT count(*) FROM main.sweeps");
 	long long results_before = db_query_ll(s, "SELECT count(*) FROM main.results");
 	long long src_sweeps = db_query_ll(s, "SELECT count(*) FROM src.sweeps");

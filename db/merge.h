@@ -25,6 +25,10 @@ int db_merge(const char *out, const char *const *inputs, size_t n, merge_stats *
 int db_check_input(const char *path, const char *verb, at_error *err);
 
 struct sqlite3;
+/* Attaches path as schema "src" of s (opened with SQLITE_OPEN_URI, as
+ * tdb_open does), to be read as common/sqlite_reader.h reads. */
+int db_attach_source(struct sqlite3 *s, const char *path, at_error *err);
+
 /* The first column of the first row of sql, or -1. */
 long long db_query_ll(struct sqlite3 *s, const char *sql);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/sqlite_reader.h"
 #include "common/strbuf.h"
 
 extern const char db_schema_sql[];
@@ -40,17 +41,27 @@ static int exec(tdb *db, const char *sql, at_error *err)
 	return 0;
 }
 
+/* The first read tells a file that is no database from one that cannot be
+ * read (locked, or a write-ahead log whose folder is read-only). */
+static int first_read_fail(tdb *db, at_error *err)
+{
+	int code = sqlite3_errcode(db->sql);
+	return sql_fail(db, err, code == SQLITE_NOTADB || code == SQLITE_CORRUPT
+					 ? "not a tuning database (or not an SQLite file)"
+					 : "cannot read it");
+}
+
 static int user_version(tdb *db, int *version, at_error *err)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(db->sql, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-		return sql_fail(db, err, "reading the schema version");
+		return first_read_fail(db, err);
 	int rc = sqlite3_step(st);
 	*version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW)
-		return sql_fail(db, err, "not a tuning database (or not an SQLite file)");
-	return 0;
+		first_read_fail(db, err);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
 }
 
 static int has_column(tdb *db, const char *table, const char *column)
@@ -156,8 +167,21 @@ static int open_db(const char *path, int writable, tdb **out, at_error *err)
 	*out = NULL;
 	tdb *db = xcalloc(1, sizeof *db);
 	db->path = xstrdup(path);
-	int flags = writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
-	if (sqlite3_open_v2(path, &db->sql, flags, NULL) != SQLITE_OK) {
+	/* URIs on, so that merge and export can ATTACH a database to read it
+	 * by common/sqlite_reader.h's rule; a plain path stays a path unless it
+	 * starts "file:" */
+	char *uri = NULL;
+	if (writable && strncmp(path, "file:", 5) == 0) {
+		uri = xmalloc(strlen(path) + 3);
+		sprintf(uri, "./%s", path);
+	}
+	int rc = writable ? sqlite3_open_v2(uri ? uri : path, &db->sql,
+					    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+						    SQLITE_OPEN_URI,
+					    NULL)
+			  : at_sqlite_open_reader(path, &db->sql);
+	free(uri);
+	if (rc != SQLITE_OK) {
 		if (db->sql)
 			at_error_set(err, "%s: cannot open: %s", path, sqlite3_errmsg(db->sql));
 		else
@@ -190,6 +214,21 @@ int tdb_open_readonly(const char *path, tdb **out, at_error *err)
 	}
 	fclose(f);
 	return open_db(path, 0, out, err);
+}
+
+int tdb_migrate(const char *path, int *from, at_error *err)
+{
+	tdb *db;
+	if (tdb_open_readonly(path, &db, err))
+		return -1; /* missing, no tuning database, or newer */
+	int rc = user_version(db, from, err);
+	tdb_close(db);
+	if (rc || *from == TDB_SCHEMA_VERSION)
+		return rc;
+	if (tdb_open(path, &db, err))
+		return -1;
+	tdb_close(db);
+	return 0;
 }
 
 void tdb_close(tdb *db)

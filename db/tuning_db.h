@@ -28,6 +28,12 @@ int tdb_open(const char *path, tdb **out, at_error *err);
 /* Opens an existing database read-only (for list/show/report). */
 int tdb_open_readonly(const char *path, tdb **out, at_error *err);
 
+/* Brings an existing tuning database of an older schema version to this
+ * program's, in one transaction; *from gets the version it had (this
+ * program's when there was nothing to do). Refuses a missing file, one
+ * that is not a tuning database and a newer version. */
+int tdb_migrate(const char *path, int *from, at_error *err);
+
 /* NULL is a no-op. */
 void tdb_close(tdb *db);
 

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "common/kernel_source.h"
+#include "common/sqlite_reader.h"
 #include "cuda/nvrtc_compile.h"
 
 #define BUSY_TIMEOUT_MS 10000
@@ -175,8 +176,9 @@ static sqlite3 *cache_open(const char *path, int write)
 	if (write)
 		make_parent(path);
 	sqlite3 *db = NULL;
-	int flags = write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
-	if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+	int rc = write ? sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL)
+		       : at_sqlite_open_reader(path, &db); /* leaves no -wal/-shm behind */
+	if (rc != SQLITE_OK) {
 		sqlite3_close(db);
 		return NULL;
 	}

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/sqlite_reader.h"
 #include "db/tuning_db.h" /* TDB_SCHEMA_VERSION only: nothing is linked */
 
 /* How long a read waits for the tuner's write transaction to end. */
@@ -44,18 +45,30 @@ static atd_status sql_status(sqlite3 *db)
 	return short_of_memory ? ATD_ERR_NO_MEMORY : ATD_ERR_DB_CORRUPT;
 }
 
+/* The first read tells a file that is no database from one that cannot be
+ * read (locked, or a write-ahead log whose folder is read-only). */
+static atd_status first_read_fail(sqlite3 *db, const char *path, char *msg, size_t cap)
+{
+	int code = sqlite3_errcode(db);
+	return fail(sql_status(db), msg, cap, "%s: %s: %s", path,
+		    code == SQLITE_NOTADB || code == SQLITE_CORRUPT ? "not a tuning database"
+								      : "cannot read it",
+		    sqlite3_errmsg(db));
+}
+
 static atd_status check_version(sqlite3 *db, const char *path, char *msg, size_t cap)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
-		return fail(sql_status(db), msg, cap, "%s: not a tuning database: %s", path,
-			    sqlite3_errmsg(db));
+		return first_read_fail(db, path, msg, cap);
 	int rc = sqlite3_step(st);
 	int version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+	if (rc != SQLITE_ROW) {
+		atd_status s = first_read_fail(db, path, msg, cap);
+		sqlite3_finalize(st);
+		return s;
+	}
 	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW)
-		return fail(sql_status(db), msg, cap, "%s: not a tuning database: %s", path,
-			    sqlite3_errmsg(db));
 	if (version > TDB_SCHEMA_VERSION)
 		return fail(ATD_ERR_DB_NEWER, msg, cap,
 			    "%s: schema version %d is newer than this library's (%d); "
@@ -81,7 +94,7 @@ atd_status atdi_db_open(const char *path, sqlite3 **out, char *msg, size_t cap)
 		return fail(ATD_ERR_DB_CORRUPT, msg, cap, "%s: is a directory, not a tuning database",
 			    path);
 	sqlite3 *db = NULL;
-	int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+	int rc = at_sqlite_open_reader(path, &db);
 	if (rc != SQLITE_OK) {
 		atd_status s = rc == SQLITE_NOMEM || !db ? ATD_ERR_NO_MEMORY : ATD_ERR_DB_CORRUPT;
 		fail(s, msg, cap, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");

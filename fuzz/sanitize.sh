@@ -10,7 +10,7 @@
 # report (leaks do not fail a Criterion test by themselves; see below).
 #
 # Environment: BUILD_ASAN (build-asan), CC (cc), JOBS (make -j, nproc),
-# SANITIZE_SHADOW (1).
+# SANITIZE_SHADOW (1), AUTOTUNE_TEST_COMPILE_CACHE (build/test-compile-cache.db).
 #
 # Some tests run the command line as a subprocess and name it
 # "build/autotune" (and build/lib/...) outright, whatever BUILD is. So that
@@ -61,6 +61,13 @@ if [ "${SANITIZE_SHADOW:-1}" = 1 ]; then
 	done
 	ln -s "$Babs" "$run_dir/build"
 fi
+
+# The template tests' compile memo (tests/compile_memo.h): the plain
+# build's, so that what `make test` compiled is not compiled again here
+# (NVRTC is not what the sanitizers check); AUTOTUNE_TEST_COMPILE_CACHE=
+# compiles everything.
+export AUTOTUNE_TEST_COMPILE_CACHE=${AUTOTUNE_TEST_COMPILE_CACHE-$repo/build/test-compile-cache.db}
+[ -z "$AUTOTUNE_TEST_COMPILE_CACHE" ] || mkdir -p "$(dirname "$AUTOTUNE_TEST_COMPILE_CACHE")"
 
 tests_bin=$Babs/tests
 log=$Babs/sanitize.log

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,13 +174,27 @@ static size_t gpu_index(const report_data *d, long long id)
 	return 0; /* not reached: a result's gpu_id references gpus */
 }
 
+static int has_noise_band(const reader *r)
+{
+	sqlite3_stmt *st;
+	int found = 0;
+	if (sqlite3_prepare_v2(r->sql, "SELECT count(*) FROM pragma_table_info('winners') "
+					"WHERE name = 'noise_band'", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		found = sqlite3_column_int(st, 0) > 0;
+	sqlite3_finalize(st);
+	return found;
+}
+
 /* Every shape with results or a winners row, grouped by GPU, op and dtype. */
 static int load_shapes(const reader *r, report_data *d)
 {
 	sqlite3_stmt *st, *res;
-	if (prepare(r,
+	/* noise_band came with schema version 2: older winners have none */
+	char sql[1600];
+	snprintf(sql, sizeof sql,
 		    "SELECT s.gpu_id, s.op, s.dtype, s.m, s.n, w.result_id, "
-		    "coalesce(w.sweep_id, s.sweep_id) "
+		    "coalesce(w.sweep_id, s.sweep_id), %s "
 		    "FROM (SELECT gpu_id, op, dtype, m, n, max(sweep_id) AS sweep_id FROM ("
 		    "  SELECT gpu_id, op, dtype, m, n, sweep_id FROM results UNION ALL "
 		    "  SELECT gpu_id, op, dtype, m, n, sweep_id FROM winners) "
@@ -190,7 +205,8 @@ static int load_shapes(const reader *r, report_data *d)
 		    "ORDER BY g.name, g.id, s.op, "
 		    "CASE s.dtype WHEN 'f32' THEN 0 WHEN 'f16' THEN 1 WHEN 'bf16' THEN 2 ELSE 3 END, "
 		    "s.dtype, s.m, s.n",
-		    &st))
+		    has_noise_band(r) ? "w.noise_band" : "NULL");
+	if (prepare(r, sql, &st))
 		return -1;
 	if (prepare(r,
 		    "SELECT id, sweep_id, kind, template, params, status, reason, rel_err, time_us, "
@@ -220,7 +236,8 @@ static int load_shapes(const reader *r, report_data *d)
 		g->shapes = grow(g->shapes, &shape_cap, g->n_shapes, sizeof *g->shapes);
 		rd_shape *s = &g->shapes[g->n_shapes++];
 		*s = (rd_shape){ .M = sqlite3_column_int64(st, 3), .N = sqlite3_column_int64(st, 4),
-				 .sweep_id = sqlite3_column_int64(st, 6), .winner = -1 };
+				 .sweep_id = sqlite3_column_int64(st, 6), .winner = -1,
+				 .noise_band = col_real(st, 7) };
 		long long winner_id = sqlite3_column_type(st, 5) == SQLITE_NULL
 					      ? -1 : sqlite3_column_int64(st, 5);
 		sqlite3_bind_int64(res, 1, gpu_id);

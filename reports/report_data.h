@@ -29,6 +29,7 @@ typedef struct rd_shape {
 	long long M, N;
 	long long sweep_id;       /* the sweep that tuned it */
 	long winner;              /* index into results, -1 when none passed */
+	double noise_band;        /* the sweep's relative band (winners.noise_band); NAN if none */
 	rd_result *results;
 	size_t n_results;
 } rd_shape;

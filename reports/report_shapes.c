@@ -224,7 +224,7 @@ static void results_table(strbuf *out, const report_data *d, const rd_group *g, 
 		/* the peers faster than r come before it */
 		while (next_peer < n_peers && prow[next_peer]->us < r->time_us)
 			peer_row_cells(out, d, g, s, prow[next_peer++], peers->path, ++rank);
-		const char *cls = r == w ? "win" : r->baseline ? "base" : ties_is_tie(w, r) ? "tie" : NULL;
+		const char *cls = r == w ? "win" : r->baseline ? "base" : ties_is_tie(s, r) ? "tie" : NULL;
 		if (cls)
 			strbuf_printf(out, "<tr class=\"%s\">", cls);
 		else
@@ -300,10 +300,13 @@ void report_shape_tables(strbuf *out, const report_data *d, size_t gi, const pee
 		if (w && w->timed)
 			strbuf_printf(out,
 				      "<p class=\"note\">Ties: variants whose median is within "
-				      "\xc2\xb1%s%% of the winner's (the larger of 1%% and the winner's "
-				      "own spread, (max \xe2\x88\x92 min) / median; see "
+				      "%s%% of the fastest variant's (%s; see "
 				      "<a href=\"#about\">how to read</a>).</p>\n",
-				      fmt_grouped(tol, ties_tolerance(w) * 100, 2));
+				      fmt_grouped(tol, ties_band(s) * 100, 2),
+				      isfinite(s->noise_band) && s->noise_band > 0
+					      ? "the noise band the sweep measured at this shape"
+					      : "no band was stored for this shape: the most the "
+						"sweep's band can be");
 		if (failed < s->n_results)
 			results_table(out, d, g, s, peers);
 		if (failed)

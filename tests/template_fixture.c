@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tests/template_fixture.h"
+#include "tests/compile_memo.h"
 
 static tmpl_manifest *templates;
 static size_t ntemplates;
@@ -84,7 +85,7 @@ void tf_compile_clean(const variant *v, const char *src, int cc, compiled_kernel
 	const char *dt = at_dtype_name(v->dtype);
 	char *params = variant_params_str(v);
 	at_error err = { { 0 } };
-	int rc = nvrtc_compile(src, file, cc, k, &err);
+	int rc = memo_compile(src, file, cc, k, &err, NULL);
 	cr_assert_eq(rc, COMPILE_OK, "%s %s did not compile: rc %d, %s\n%s", dt, params, rc,
 		     err.msg, k->log ? k->log : "");
 	cr_assert_eq(k->spill_bytes, 0, "%s %s spills %d bytes", dt, params, k->spill_bytes);

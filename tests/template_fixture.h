@@ -44,7 +44,8 @@ launch_geometry tf_geometry(const variant *v, int cc, long long M, long long N);
 char *tf_specialize(const variant *v);
 
 /* Compiles src, v's specialised source, with NVRTC for sm_<cc> into *k
- * (compiled_kernel_free it); fails the test, naming the dtype and params,
+ * (compiled_kernel_free it; no cubin when NVRTC's outcome came from
+ * tests/compile_memo.h); fails the test, naming the dtype and params,
  * unless it compiles without spills and without a stack frame. */
 void tf_compile_clean(const variant *v, const char *src, int cc, compiled_kernel *k);
 

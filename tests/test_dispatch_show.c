@@ -139,13 +139,14 @@ Test(dispatch_show, usage_errors_exit_2)
 	cr_assert_eq(show("-M", NULL), 2);
 }
 
-Test(dispatch_show, an_unknown_op_fails_naming_it)
+Test(dispatch_show, an_unknown_op_is_a_usage_error_naming_it)
 {
 	make_db();
 	cr_assert_eq(show("--op", "layernorm", "-M", "1", "-N", "1", "--db", db_path, "--gpu", H100,
 			  "--cc", "9.0", NULL),
-		     1);
-	cr_assert_str_eq(err, "autotune: no op \"layernorm\": the dispatch library serves only softmax\n");
+		     2);
+	cr_assert_str_eq(err, "autotune show: no op \"layernorm\": the dispatch library serves only "
+			      "softmax\nsee 'autotune help show'\n");
 }
 
 Test(dispatch_show, a_missing_database_fails)

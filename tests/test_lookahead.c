@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tuner/lookahead.h"
 
+#include "tests/test_run_fixture.h"
 #include "tests/tmp_folder.h"
 
 static sweep_plan plan;
@@ -23,16 +23,7 @@ static tune_ctx ctx;
 static void setup(void)
 {
 	tmp_setup();
-	cr_assert_eq(mkdir(tmp_path("templates"), 0700), 0);
-	tmp_write("templates/tiny.yaml", "template: tiny\nop: softmax\nsource: tiny.cu\nsummary: test\n"
-		  "dtypes: [f32]\nparams:\n  - name: k\n    values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]\n"
-		  "    default: 1\n    doc: test\nconstraints:\n"
-		  "  - expr: \"k * 64 >= N && (k - 4) * 64 < N\"\n    why: test\n"
-		  "launch:\n  threads: \"32\"\n  rows_per_cta: \"1\"\n  smem_bytes: \"0\"\n"
-		  "  persistent: \"0\"\n  max_n: \"k * 64\"\n");
-	tmp_write("templates/tiny.cu", "extern \"C\" __global__ void softmax_kernel(float *y) { y[0] = K; }\n");
-	tmp_write("c.yaml", "sweeps:\n  - op: softmax\n    dtypes: [f32]\n    M: 64\n"
-		  "    N: {from: 64, to: 640, step: 64}\n");
+	tr_write_tiny_sweep();
 	at_error err = { { 0 } };
 	cr_assert_eq(plan_load(&plan, tmp_path("c.yaml"), tmp_path("templates"), &err), 0, "%s",
 		     err.msg);

@@ -23,6 +23,7 @@
 #include "reports/params.h"
 #include "reports/report.h"
 #include "reports/ties.h"
+#include "tuner/refine.h"
 
 #include "tests/test_report_fixture.h"
 
@@ -205,24 +206,29 @@ Test(report, ties_follow_the_noise_rule)
 {
 	char *html = render(0, 0);
 	char got[512];
-	/* winner 10.0 us with spread (10.1 - 9.9) / 10 = 2%: 10.15 ties, 10.30 does not */
+	/* the sweep's band of 2%: 10.15 ties with the 10.0 winner, 10.30 does not */
 	char *shape = rf_between(html, "<details id=\"g0-shape-64x256\"", "</details>");
 	rows_of_class(shape, "tie", got, sizeof got);
 	cr_assert_str_eq(got, "threads=256 vec=4");
-	expect_in(shape, "within \xc2\xb1" "2.00% of the winner's");
+	expect_in(shape, "within 2.00% of the fastest variant's (the noise band the sweep "
+			 "measured at this shape;");
 	expect_in(shape, "1 ties");
 	free(shape);
-	/* winner 20.0 us with no spread: 1%, so 20.19 ties and 20.21 does not */
+	/* no band stored: 1%, so 20.19 ties with 20.0 and 20.21 does not */
 	shape = rf_between(html, "<details id=\"g0-shape-64x1024\"", "</details>");
 	rows_of_class(shape, "tie", got, sizeof got);
 	cr_assert_str_eq(got, "threads=128 vec=4");
-	expect_in(shape, "within \xc2\xb1" "1.00% of the winner's");
+	expect_in(shape, "within 1.00% of the fastest variant's (no band was stored");
 	cr_assert_eq(rf_count(shape, "<span class=\"badge tie\">tie</span>"), 1);
 	free(shape);
-	/* baselines are labelled, never ties, even when as fast */
+	/* a winner whose own repetitions spread 25% does not widen the band
+	 * (0.8%): 55.0 and 60.0 are no ties; baselines are labelled, never
+	 * ties, even when as fast */
 	shape = rf_between(html, "<details id=\"g0-shape-64x4096\"", "</details>");
 	rows_of_class(shape, "tie", got, sizeof got);
 	cr_assert_str_eq(got, "");
+	expect_in(shape, "within 0.80% of the fastest");
+	expect_in(shape, "0 ties");
 	cr_assert_eq(rf_count(shape, "<tr class=\"base\">"), 2);
 	expect_in(shape, "<span class=\"badge base\">baseline</span></td><td class=\"t\">naive</td>");
 	expect_in(shape, "<span class=\"badge base\">baseline</span></td><td class=\"t\">cuDNN</td>");
@@ -331,8 +337,9 @@ Test(report, the_rules_are_documented)
 {
 	char *html = render(0, 0);
 	char *about = rf_between(html, "<section id=\"about\">", "</section>");
-	expect_in(about, "within max(1%, the winner's spread) of the winner's median, the spread "
-			 "being (max \xe2\x88\x92 min) / median");
+	expect_in(about, "is within the shape's <strong>noise band</strong> of the fastest "
+			 "variant's median");
+	expect_in(about, "the one with the fewest registers");
 	expect_in(about, "<strong>GB/s</strong> = 2\xc2\xb7M\xc2\xb7N\xc2\xb7" "element size / "
 			 "median time");
 	expect_in(about, "<strong>heat map</strong>");
@@ -593,25 +600,34 @@ static rd_result timed_result(double med, double min, double max)
 
 Test(report_units, tie_rule)
 {
-	rd_result w = timed_result(100, 99, 101); /* spread 2% */
-	cr_assert_float_eq(ties_tolerance(&w), 0.02, 1e-12);
-	rd_result in = timed_result(101.9, 101, 103), out = timed_result(102.1, 101, 103);
-	cr_assert(ties_is_tie(&w, &in));
-	cr_assert(!ties_is_tie(&w, &out));
-	cr_assert(!ties_is_tie(&w, &w), "the winner is not its own tie");
-	rd_result base = in;
-	base.baseline = 1;
-	cr_assert(!ties_is_tie(&w, &base), "baselines never tie");
-	rd_result untimed = in;
-	untimed.timed = 0;
-	cr_assert(!ties_is_tie(&w, &untimed));
-	cr_assert(!ties_is_tie(NULL, &in));
-	rd_result steady = timed_result(100, 100, 100); /* no spread: 1% */
-	cr_assert_float_eq(ties_tolerance(&steady), 0.01, 1e-12);
-	in = timed_result(100.99, 100, 102);
-	out = timed_result(101.01, 100, 102);
-	cr_assert(ties_is_tie(&steady, &in));
-	cr_assert(!ties_is_tie(&steady, &out));
+	/* the winner (fewer registers) 100.5 us, the fastest 100.0 us, band 1% */
+	rd_result rows[] = { timed_result(100, 90, 130), timed_result(100.5, 80, 140),
+			     timed_result(100.99, 100, 102), timed_result(101.01, 100, 102),
+			     timed_result(100.2, 100, 101), timed_result(100.3, 0, 0) };
+	rows[4].baseline = 1;
+	rows[5].timed = 0;
+	rd_shape s = { .winner = 1, .results = rows, .n_results = 6, .noise_band = 0.01 };
+	cr_assert_float_eq(ties_band(&s), 0.01, 1e-12);
+	cr_assert(ties_is_tie(&s, &rows[0]), "the fastest ties with the winner");
+	cr_assert(!ties_is_tie(&s, &rows[1]), "the winner is not its own tie");
+	cr_assert(ties_is_tie(&s, &rows[2]), "within 1% of the fastest");
+	cr_assert(!ties_is_tie(&s, &rows[3]), "beyond 1% of the fastest: the spreads of 30-60%% "
+					      "do not count");
+	cr_assert(!ties_is_tie(&s, &rows[4]), "baselines never tie");
+	cr_assert(!ties_is_tie(&s, &rows[5]), "nor untimed rows");
+	cr_assert_eq(ties_count(&s), 2);
+	/* another band, none (NULL), or none measured (0): 1% */
+	s.noise_band = 0.005;
+	cr_assert(!ties_is_tie(&s, &rows[2]));
+	cr_assert_eq(ties_count(&s), 1);
+	s.noise_band = NAN;
+	cr_assert_float_eq(ties_band(&s), 0.01, 1e-12);
+	s.noise_band = 0;
+	cr_assert_float_eq(ties_band(&s), 0.01, 1e-12);
+	/* which is the most the sweep's band can be */
+	cr_assert_float_eq(TIES_BAND_UNKNOWN, REFINE_BAND_MAX, 1e-12);
+	s.winner = -1;
+	cr_assert_eq(ties_count(&s), 0, "no winner, no ties");
 }
 
 Test(report_units, params)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,6 +19,11 @@
 #define EXEC_FAILED "tr_run: exec failed"
 
 tr_result tr_run(const char *const *args, const char *const *env)
+{
+	return tr_run_as(args, env, NULL);
+}
+
+tr_result tr_run_as(const char *const *args, const char *const *env, void (*before_exec)(void))
 {
 	cr_assert_eq(access(AUTOTUNE, X_OK), 0, AUTOTUNE " is missing: run `make build/autotune`");
 	char *argv[64];
@@ -57,7 +63,15 @@ tr_result tr_run(const char *const *args, const char *const *env)
 				snprintf(name, sizeof name, "%.*s", (int)(eq - *env), *env);
 				setenv(name, eq + 1, 1);
 			}
-			execv(AUTOTUNE, argv);
+			/* by a descriptor opened before before_exec, which may take
+			 * away the rights to reach the binary by its path */
+			int exe = open(AUTOTUNE, O_RDONLY | O_CLOEXEC);
+			if (exe >= 0 && before_exec)
+				before_exec();
+			if (exe >= 0) {
+				extern char **environ;
+				fexecve(exe, argv, environ);
+			}
 			dprintf(2, EXEC_FAILED ": %s\n", strerror(errno));
 			_exit(127);
 		}
@@ -105,4 +119,21 @@ void tr_expect_usage_errors(const char *command, const char *const cases[][3], s
 		cr_assert_str_eq(r.out, "", "%s %s: stdout", command, cases[i][0]);
 		tr_free(&r);
 	}
+}
+
+void tr_write_tiny_sweep(void)
+{
+	cr_assert_eq(mkdir(tmp_path("templates"), 0700), 0);
+	tmp_write("templates/tiny.yaml",
+		  "template: tiny\nop: softmax\nsource: tiny.cu\nsummary: test\n"
+		  "dtypes: [f32]\nparams:\n  - name: k\n"
+		  "    values: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]\n"
+		  "    default: 1\n    doc: test\nconstraints:\n"
+		  "  - expr: \"k * 64 >= N && (k - 4) * 64 < N\"\n    why: test\n"
+		  "launch:\n  threads: \"32\"\n  rows_per_cta: \"1\"\n  smem_bytes: \"0\"\n"
+		  "  persistent: \"0\"\n  max_n: \"k * 64\"\n");
+	tmp_write("templates/tiny.cu",
+		  "extern \"C\" __global__ void softmax_kernel(float *y) { y[0] = K; }\n");
+	tmp_write("c.yaml", "sweeps:\n  - op: softmax\n    dtypes: [f32]\n    M: 64\n"
+			    "    N: {from: 64, to: 640, step: 64}\n");
 }

@@ -19,6 +19,10 @@ typedef struct tr_result {
  * set and "NAME" to unset (NULL-terminated, or NULL). $AUTOTUNE_DB is
  * tmp_path("env.db") unless env sets it; $AUTOTUNE_TEMPLATES is unset. */
 tr_result tr_run(const char *const *args, const char *const *env);
+
+/* tr_run, calling before_exec (if not NULL) in the child just before the
+ * program starts (after its output is redirected): e.g. to drop rights. */
+tr_result tr_run_as(const char *const *args, const char *const *env, void (*before_exec)(void));
 void tr_free(tr_result *r);
 
 /* Fail the test, showing what the command wrote, unless it exited with
@@ -30,6 +34,13 @@ void tr_expect_in(const char *text, const char *want);
  * { option, value or NULL, message } and expects a usage error of each:
  * exit status 2, the message in stderr, nothing on stdout. */
 void tr_expect_usage_errors(const char *command, const char *const cases[][3], size_t n);
+
+/* A tiny template (folder tmp_path("templates"): a one-line kernel per
+ * value of k, 1 to 13, quick to compile) and a config of ten shapes using
+ * it (tmp_path("c.yaml"): f32, M = 64, N = 64 to 640 step 64; four of the
+ * thirteen kernels each), for tests of what a sweep does around its
+ * compiles. */
+void tr_write_tiny_sweep(void);
 
 /* RUN("sweep", "--db", path): tr_run with these arguments, no environment. */
 #define RUN(...) tr_run((const char *const[]){ __VA_ARGS__, NULL }, NULL)

@@ -9,6 +9,7 @@
  * acquire operations, cp.async, 16-byte stores, no float atomics) and one for
  * sm_75 (no cp.async there). */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -547,33 +548,45 @@ Test(split_template, the_float_atomic_detector_sees_them)
 				    "\tatom.add.acq_rel.gpu.global.u32 %r1, [%rd2], 1;\n"));
 }
 
-/* Every variant at M x N with 256 threads (small) or more (!small): split
- * in two tests so that each stays well within its time on two cores, under
- * ASan too. */
-static void compile_all(at_dtype dt, long long M, long long N, int small)
+/* A share of the variants at one shape: threads per CTA and threads
+ * resident per multiprocessor (threads x ctas_per_sm) in these ranges, and
+ * one value of fit. */
+typedef struct split_share {
+	at_dtype dt;
+	long long M, N;
+	int threads_lo, threads_hi, resident_lo, resident_hi;
+	int fit;
+} split_share;
+
+/* Every variant of share g compiles cleanly for sm_90 within its register
+ * and shared memory budget, with the exchange's instructions and no float
+ * atomics. */
+static void compile_share(const split_share *g)
 {
 	variant *vs;
-	size_t n = enumerate_at(90, dt, M, N, &vs);
-	cr_assert_gt(n, 0, "no variant at %s %lld x %lld", at_dtype_name(dt), M, N);
+	size_t n = enumerate_at(90, g->dt, g->M, g->N, &vs);
+	cr_assert_gt(n, 0, "no variant at %s %lld x %lld", at_dtype_name(g->dt), g->M, g->N);
 	size_t compiled = 0;
 	for (size_t i = 0; i < n; i++) {
+		long long threads = tf_value(&vs[i], "threads");
+		long long resident = threads * tf_value(&vs[i], "ctas_per_sm");
+		if (threads < g->threads_lo || threads > g->threads_hi || resident < g->resident_lo ||
+		    resident > g->resident_hi || tf_value(&vs[i], "fit") != g->fit)
+			continue;
 		/* a staggered start is a few instructions before the loop: one
 		 * geometry of it suffices (time on two cores) */
-		if ((tf_value(&vs[i], "threads") == 256) != small)
-			continue;
 		if (tf_value(&vs[i], "stagger") &&
-		    (tf_value(&vs[i], "threads") != 256 || tf_value(&vs[i], "ctas_per_sm") != 3))
+		    (threads != 256 || tf_value(&vs[i], "ctas_per_sm") != 3))
 			continue;
 		char *params = variant_params_str(&vs[i]);
 		char *src = tf_specialize(&vs[i]);
 		compiled_kernel k;
 		tf_compile_clean(&vs[i], src, 90, &k);
-		long long per_thread =
-			65536 / (tf_value(&vs[i], "threads") * tf_value(&vs[i], "ctas_per_sm"));
+		long long per_thread = 65536 / resident;
 		cr_assert_leq(k.registers, per_thread > 255 ? 255 : per_thread, "%s %s: %d registers",
-			      at_dtype_name(dt), params, k.registers);
+			      at_dtype_name(g->dt), params, k.registers);
 		cr_assert_leq(k.smem_bytes, STATIC_SMEM_ALLOWANCE, "%s %s: %d bytes static smem",
-			      at_dtype_name(dt), params, k.smem_bytes);
+			      at_dtype_name(g->dt), params, k.smem_bytes);
 		static const char *const wanted[] = {
 			"cp.async.cg.shared.global",   /* the slice comes in by cp.async */
 			"st.global.v4.b32",            /* and goes out by 16-byte stores */
@@ -589,42 +602,79 @@ static void compile_all(at_dtype dt, long long M, long long N, int small)
 		if (lag > 0) {
 			char wait[64];
 			snprintf(wait, sizeof wait, "cp.async.wait_group %lld;", lag);
-			cr_assert_not_null(strstr(k.ptx, wait), "%s %s: no %s", at_dtype_name(dt),
+			cr_assert_not_null(strstr(k.ptx, wait), "%s %s: no %s", at_dtype_name(g->dt),
 					   params, wait);
 		}
-		cr_assert(!has_float_atomic(k.ptx), "%s %s: a float atomic", at_dtype_name(dt), params);
+		cr_assert(!has_float_atomic(k.ptx), "%s %s: a float atomic", at_dtype_name(g->dt),
+			  params);
 		compiled_kernel_free(&k);
 		compiled++;
 		free(src);
 		free(params);
 	}
-	cr_assert_gt(compiled, 0, "no %s variant at %s %lld x %lld", small ? "256-thread" : "wider",
-		     at_dtype_name(dt), M, N);
+	cr_assert_gt(compiled, 0,
+		     "no %s variant at %lld x %lld with %d-%d threads, %d-%d resident, fit %d",
+		     at_dtype_name(g->dt), g->M, g->N, g->threads_lo, g->threads_hi,
+		     g->resident_lo, g->resident_hi, g->fit);
 	free(vs);
 }
 
-Test(split_template, every_f32_variant_at_8_x_1m_with_256_threads_compiles_for_sm_90,
-     .timeout = 300)
+/* Every variant at f32 8 x 1M and bf16 64 x 512K, in shares of at most 13
+ * compiles (about a minute and a half on two cores at a load of five), so
+ * that each test keeps its time with margin when nothing is in the compile
+ * memo: these five geometries at each shape, each with fit 0 and 1. */
+#define SPLIT_SHARES (2 * 5 * 2)
+ParameterizedTestParameters(split_template, every_variant_compiles_for_sm_90)
 {
-	compile_all(AT_F32, 8, 1048576, 1);
+	static const struct {
+		at_dtype dt;
+		long long M, N;
+	} shapes[] = { { AT_F32, 8, 1048576 }, { AT_BF16, 64, 524288 } };
+	static const int geometry[5][4] = {
+		{ 256, 256, 256, 256 },	  { 256, 256, 512, 512 },    { 256, 256, 768, 1024 },
+		{ 512, 1024, 512, 512 }, { 512, 1024, 1024, 1024 },
+	};
+	static split_share shares[SPLIT_SHARES];
+	size_t n = 0;
+	for (size_t s = 0; s < 2; s++)
+		for (size_t g = 0; g < 5; g++)
+			for (int fit = 0; fit <= 1; fit++)
+				shares[n++] = (split_share){ shapes[s].dt, shapes[s].M, shapes[s].N,
+							     geometry[g][0], geometry[g][1],
+							     geometry[g][2], geometry[g][3], fit };
+	return cr_make_param_array(split_share, shares, n);
 }
 
-Test(split_template, every_f32_variant_at_8_x_1m_with_512_threads_or_more_compiles_for_sm_90,
-     .timeout = 300)
+ParameterizedTest(split_share *g, split_template, every_variant_compiles_for_sm_90,
+		  .timeout = 300)
 {
-	compile_all(AT_F32, 8, 1048576, 0);
+	compile_share(g);
 }
 
-Test(split_template, every_bf16_variant_at_64_x_512k_with_256_threads_compiles_for_sm_90,
-     .timeout = 300)
+/* The shares above cover every variant. */
+Test(split_template, the_compile_shares_cover_every_variant)
 {
-	compile_all(AT_BF16, 64, 524288, 1);
-}
-
-Test(split_template, every_bf16_variant_at_64_x_512k_with_512_threads_or_more_compiles_for_sm_90,
-     .timeout = 300)
-{
-	compile_all(AT_BF16, 64, 524288, 0);
+	static const struct {
+		at_dtype dt;
+		long long M, N;
+	} shapes[] = { { AT_F32, 8, 1048576 }, { AT_BF16, 64, 524288 } };
+	for (size_t c = 0; c < 2; c++) {
+		variant *vs;
+		size_t n = enumerate_at(90, shapes[c].dt, shapes[c].M, shapes[c].N, &vs);
+		for (size_t i = 0; i < n; i++) {
+			long long threads = tf_value(&vs[i], "threads");
+			long long resident = threads * tf_value(&vs[i], "ctas_per_sm");
+			int in = (threads == 256 && (resident == 256 || resident == 512 ||
+						     (resident >= 768 && resident <= 1024))) ||
+				 (threads >= 512 && threads <= 1024 &&
+				  (resident == 512 || resident == 1024));
+			cr_assert(in, "threads %lld x ctas_per_sm %lld is in no share", threads,
+				  resident / threads);
+			long long fit = tf_value(&vs[i], "fit");
+			cr_assert(fit == 0 || fit == 1, "fit %lld is in no share", fit);
+		}
+		free(vs);
+	}
 }
 
 Test(split_template, compiles_for_sm_75_without_cp_async)

@@ -81,9 +81,10 @@ const cli_command cli_commands[] = {
 	  "                      timed (torch.softmax, the Triton tutorial, torch.compile)\n"
 	  "                      on the curves, and add them to the tables with the\n"
 	  "                      winner's speed-up over the best peer at each shape\n" },
-	{ "db", cmd_db, "merge tuning databases, or export the part an application ships",
+	{ "db", cmd_db, "merge, export or migrate tuning databases",
 	  "usage: autotune db merge OUT IN...\n"
 	  "       autotune db export IN OUT\n"
+	  "       autotune db migrate FILE\n"
 	  "\n"
 	  "merge copies every GPU, sweep, result and stored kernel of the IN databases\n"
 	  "into OUT (created if missing) and recomputes the winner of every shape over\n"
@@ -92,7 +93,12 @@ const cli_command cli_commands[] = {
 	  "\n"
 	  "export writes a new OUT with what libautotune-dispatch reads: the GPUs, the\n"
 	  "winners, their results and stored kernels, and their sweeps; not the compile\n"
-	  "cache, the other variants or the baselines. That is the file to ship.\n" },
+	  "cache, the other variants or the baselines. That is the file to ship.\n"
+	  "\n"
+	  "migrate brings FILE, written by an older autotune (an older schema version),\n"
+	  "to this program's schema in one transaction. Readers (list, show, report,\n"
+	  "the library) read older versions as they are; merge and export need this\n"
+	  "one. A newer version is refused: use a newer autotune.\n" },
 	{ "bench", cmd_bench, "tune the benchmark shapes and report them against the goals",
 	  "usage: autotune bench [-c CONFIG] [--db FILE] [--csv FILE] [--dtype f32,f16,bf16]\n"
 	  "                      [--device N] [--templates DIR] [--threads N] [--report-only]\n"
@@ -220,18 +226,40 @@ int cli_parse_long(const char *cmd, const char *opt, const char *text, long long
 	return 0;
 }
 
-int cli_parse_arch(const char *cmd, const char *text, int *out)
+/* "sm_90", "90", "9.0" into 90 ("sm_120", "12.0" into 120); -1 if it is
+ * none of those. */
+static int parse_cc(const char *text)
 {
 	const char *p = strncmp(text, "sm_", 3) == 0 ? text + 3 : text;
-	int value = 0, digits = 0;
+	int value = 0, digits = 0, dot = -1;
 	for (; *p; p++) {
-		if (*p == '.' && digits == 1)
-			continue; /* "9.0" */
+		if (*p == '.' && dot < 0 && p != text && (digits == 1 || digits == 2)) {
+			dot = digits; /* "9.0", "12.0": one digit must follow */
+			continue;
+		}
 		if (*p < '0' || *p > '9' || ++digits > 3)
 			break;
 		value = value * 10 + (*p - '0');
 	}
-	if (*p || digits < 2 || value < 50)
+	if (*p || digits < 2 || value < 50 || (dot >= 0 && digits != dot + 1))
+		return -1;
+	return value;
+}
+
+int cli_parse_cc(const char *cmd, const char *opt, const char *text, int *out)
+{
+	int value = parse_cc(text);
+	if (value < 0)
+		return cli_usage_error(cmd, "%s expects a compute capability X.Y (e.g. 9.0), got \"%s\"",
+				       opt, text);
+	*out = value;
+	return 0;
+}
+
+int cli_parse_arch(const char *cmd, const char *text, int *out)
+{
+	int value = parse_cc(text);
+	if (value < 0)
 		return cli_usage_error(cmd, "--arch expects sm_XX (e.g. sm_90), got \"%s\"", text);
 	char list[1024];
 	at_error err;
@@ -256,7 +284,8 @@ int cmd_help(int argc, char **argv)
 {
 	/* `help db merge` is `db merge --help`: one page for db's subcommands */
 	if (argc == 3 && strcmp(argv[1], "db") == 0 &&
-	    (strcmp(argv[2], "merge") == 0 || strcmp(argv[2], "export") == 0))
+	    (strcmp(argv[2], "merge") == 0 || strcmp(argv[2], "export") == 0 ||
+	     strcmp(argv[2], "migrate") == 0))
 		return cli_help(argv[1]);
 	if (argc > 2)
 		return cli_usage_error("help", "expected at most one command name");

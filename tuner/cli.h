@@ -32,8 +32,13 @@ int cli_help(const char *name);
 int cli_parse_long(const char *cmd, const char *opt, const char *text, long long min,
 		   long long max, long long *out);
 
-/* Parses "sm_90", "90" or "9.0" into 90. */
+/* Parses --arch's "sm_90", "90" or "9.0" into 90: an architecture to
+ * compile for, so one that this NVRTC cannot compile for is refused too. */
 int cli_parse_arch(const char *cmd, const char *text, int *out);
+
+/* Parses a GPU's compute capability given as option opt ("9.0", also
+ * "90" or "sm_90") into 90; nothing is compiled for it. */
+int cli_parse_cc(const char *cmd, const char *opt, const char *text, int *out);
 
 int cmd_sweep(int argc, char **argv);
 int cmd_list(int argc, char **argv);

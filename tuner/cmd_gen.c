@@ -90,7 +90,8 @@ static const tmpl_manifest *find_template(const tmpl_manifest *ts, size_t n, con
 	return NULL;
 }
 
-/* Builds the variant and checks it; 0, or an exit status. */
+/* Builds the variant and checks it; 0, or an exit status: what the
+ * options ask for that the templates do not have is a usage error. */
 static int make_variant(const gen_options *o, const tmpl_manifest *ts, size_t n, variant *v)
 {
 	const tmpl_manifest *t = find_template(ts, n, o->template_name);
@@ -98,33 +99,33 @@ static int make_variant(const gen_options *o, const tmpl_manifest *ts, size_t n,
 		strbuf known = { 0 };
 		for (size_t i = 0; i < n; i++)
 			strbuf_printf(&known, "%s%s", i ? ", " : "", ts[i].name);
-		fprintf(stderr, "autotune: unknown template \"%s\" (known: %s)\n", o->template_name,
-			known.data ? known.data : "none");
+		cli_usage_error("gen", "unknown template \"%s\" (known: %s)", o->template_name,
+				known.data ? known.data : "none");
 		strbuf_free(&known);
-		return 1;
+		return 2;
 	}
-	if (!(t->dtype_mask & (1u << o->dtype))) {
-		fprintf(stderr, "autotune: template %s does not serve dtype %s\n", t->name,
-			at_dtype_name(o->dtype));
-		return 1;
-	}
+	if (!(t->dtype_mask & (1u << o->dtype)))
+		return cli_usage_error("gen", "template %s does not serve dtype %s", t->name,
+				       at_dtype_name(o->dtype));
 	at_error err = { { 0 } };
 	variant_defaults(v, t, o->dtype);
 	for (int i = 0; i < o->nparams; i++)
 		if (variant_set(v, o->params[i], &err))
-			return cli_fail(err.msg);
+			return cli_usage_error("gen", "%s", err.msg);
 	int arch = o->arch ? o->arch : 90;
 	/* Without -M/-N only the constraints on them are left unchecked: the
 	 * dtype's and the architecture's still hold (vec=8 is no f32 variant). */
 	long long M = o->M ? o->M : (o->N ? 1 : -1);
 	shape_env env = nominal_shape_env(arch, M, o->N ? o->N : -1, at_dtype_size(o->dtype));
 	int ok = manifest_check(t, v->values, &env, &err);
-	if (ok <= 0) {
+	if (ok < 0)
+		return cli_fail(err.msg);
+	if (ok == 0) {
 		char *params = variant_params_str(v);
-		fprintf(stderr, "autotune: %s %s is not a valid variant%s: %s\n", t->name, params,
-			o->N ? " for this shape" : "", err.msg);
+		cli_usage_error("gen", "%s %s is not a valid variant%s: %s", t->name, params,
+				o->N ? " for this shape" : "", err.msg);
 		free(params);
-		return 1;
+		return 2;
 	}
 	return 0;
 }

@@ -60,7 +60,7 @@ static int parse_show(int argc, char **argv, show_options *o)
 			o->gpu_name = optarg;
 			break;
 		case OPT_CC:
-			if (cli_parse_arch("show", optarg, &o->arch))
+			if (cli_parse_cc("show", "--cc", optarg, &o->arch))
 				return 2;
 			break;
 		case OPT_SM_COUNT:
@@ -185,12 +185,9 @@ int cmd_show(int argc, char **argv)
 	int rc = parse_show(argc, argv, &o);
 	if (rc)
 		return rc;
-	if (strcmp(o.op, "softmax") != 0) {
-		char msg[256];
-		snprintf(msg, sizeof msg, "no op \"%.100s\": the dispatch library serves only softmax",
-			 o.op);
-		return cli_fail(msg);
-	}
+	if (strcmp(o.op, "softmax") != 0)
+		return cli_usage_error("show", "no op \"%.100s\": the dispatch library serves only "
+					       "softmax", o.op);
 	const char *path = tdb_default_path(o.db_path);
 	atd_handle *h;
 	if (atd_open(path, 0, &h) != ATD_OK)

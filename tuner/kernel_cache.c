@@ -262,6 +262,16 @@ static int load_from_db(kernel_cache *c, kernel_entry *e, int *found, at_error *
 	return 0;
 }
 
+/* Moves a queued entry to the front: a caller waits for it. Under lock. */
+static void promote(kernel_cache *c, kernel_entry *e)
+{
+	if (e->state == ENTRY_QUEUED && !e->urgent) {
+		e->urgent = 1;
+		fifo_push(&c->urgent, e);
+		pthread_cond_signal(&c->work);
+	}
+}
+
 /* The entry of src: found, read from the database, or new and queued (at
  * the front when urgent). A queued entry asked for urgently moves up. */
 static kernel_entry *resolve(kernel_cache *c, const char *src, int urgent, int *rc,
@@ -294,14 +304,40 @@ static kernel_entry *resolve(kernel_cache *c, const char *src, int urgent, int *
 	}
 	if (urgent) {
 		pthread_mutex_lock(&c->lock);
-		if (e->state == ENTRY_QUEUED && !e->urgent) {
-			e->urgent = 1;
-			fifo_push(&c->urgent, e);
-			pthread_cond_signal(&c->work);
-		}
+		promote(c, e);
 		pthread_mutex_unlock(&c->lock);
 	}
 	return e;
+}
+
+/* Waits until every entry is ready, compiling urgent ones in this thread
+ * too rather than sit idle; tells c->progress after each wake. */
+static void wait_ready(kernel_cache *c, kernel_entry **entries, size_t n)
+{
+	double start = now_ms();
+	int waited = 0;
+	pthread_mutex_lock(&c->lock);
+	for (size_t i = 0; i < n; i++)
+		promote(c, entries[i]);
+	for (size_t i = 0; i < n; i++) {
+		while (entries[i]->state != ENTRY_READY) {
+			waited = 1;
+			kernel_entry *job = fifo_pop(&c->urgent);
+			if (job && job->state == ENTRY_QUEUED)
+				compile_job(c, job);
+			else if (!job)
+				pthread_cond_wait(&c->done, &c->lock);
+			if (c->progress) {
+				size_t compiled = c->compiled, pending = c->pending;
+				pthread_mutex_unlock(&c->lock);
+				c->progress(c->progress_arg, compiled, pending);
+				pthread_mutex_lock(&c->lock);
+			}
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (waited)
+		c->compile_ms += now_ms() - start;
 }
 
 int kernel_cache_get(kernel_cache *c, char *const *sources, size_t n,
@@ -310,23 +346,21 @@ int kernel_cache_get(kernel_cache *c, char *const *sources, size_t n,
 	int rc = 0;
 	for (size_t i = 0; i < n; i++)
 		entries[i] = resolve(c, sources[i], 1, &rc, err);
-	double start = now_ms();
-	int waited = 0;
-	pthread_mutex_lock(&c->lock);
+	wait_ready(c, entries, n);
+	if (rc == 0)
+		rc = store_finished(c, err);
+	return rc;
+}
+
+int kernel_cache_queue(kernel_cache *c, char *const *sources, size_t n,
+		       kernel_entry **entries, at_error *err)
+{
+	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
-		while (entries[i]->state != ENTRY_READY) {
-			waited = 1;
-			/* the caller compiles too rather than sit idle */
-			kernel_entry *job = fifo_pop(&c->urgent);
-			if (job && job->state == ENTRY_QUEUED)
-				compile_job(c, job);
-			else if (!job)
-				pthread_cond_wait(&c->done, &c->lock);
-		}
+		kernel_entry *e = resolve(c, sources[i], 0, &rc, err);
+		if (entries)
+			entries[i] = e;
 	}
-	pthread_mutex_unlock(&c->lock);
-	if (waited)
-		c->compile_ms += now_ms() - start;
 	if (rc == 0)
 		rc = store_finished(c, err);
 	return rc;
@@ -334,12 +368,21 @@ int kernel_cache_get(kernel_cache *c, char *const *sources, size_t n,
 
 int kernel_cache_prefetch(kernel_cache *c, char *const *sources, size_t n, at_error *err)
 {
-	int rc = 0;
-	for (size_t i = 0; i < n; i++)
-		resolve(c, sources[i], 0, &rc, err);
-	if (rc == 0)
-		rc = store_finished(c, err);
-	return rc;
+	return kernel_cache_queue(c, sources, n, NULL, err);
+}
+
+int kernel_cache_wait(kernel_cache *c, kernel_entry **entries, size_t n, at_error *err)
+{
+	wait_ready(c, entries, n);
+	return store_finished(c, err);
+}
+
+void kernel_cache_counts(kernel_cache *c, size_t *compiled, size_t *pending)
+{
+	pthread_mutex_lock(&c->lock);
+	*compiled = c->compiled;
+	*pending = c->pending;
+	pthread_mutex_unlock(&c->lock);
 }
 
 size_t kernel_cache_pending(kernel_cache *c)

@@ -62,6 +62,11 @@ typedef struct kernel_cache {
 	size_t compiled;       /* programs compiled in this run */
 	size_t from_db;        /* programs found in the database's cache */
 	tdb *db;               /* NULL: no persistent cache */
+	/* Called by the thread waiting in kernel_cache_get or _wait each time
+	 * it wakes (a kernel is ready), without the lock: the programs
+	 * compiled in this run so far and those queued or compiling. */
+	void (*progress)(void *arg, size_t compiled, size_t pending);
+	void *progress_arg;
 
 	/* the pool; everything below is under lock */
 	pthread_mutex_t lock;
@@ -97,6 +102,19 @@ int kernel_cache_get(kernel_cache *c, char *const *sources, size_t n,
  * in the background and returns without waiting. Fails only if the
  * database does. */
 int kernel_cache_prefetch(kernel_cache *c, char *const *sources, size_t n, at_error *err);
+
+/* kernel_cache_prefetch that also sets entries[i] to sources[i]'s entry,
+ * to wait for later with kernel_cache_wait. */
+int kernel_cache_queue(kernel_cache *c, char *const *sources, size_t n,
+		       kernel_entry **entries, at_error *err);
+
+/* Waits until every one of entries (from kernel_cache_queue) is ready,
+ * moving those still queued to the front; then stores what was compiled.
+ * Fails only if the database does. */
+int kernel_cache_wait(kernel_cache *c, kernel_entry **entries, size_t n, at_error *err);
+
+/* Programs compiled in this run so far, and those queued or compiling. */
+void kernel_cache_counts(kernel_cache *c, size_t *compiled, size_t *pending);
 
 /* Kernels queued or being compiled now. */
 size_t kernel_cache_pending(kernel_cache *c);

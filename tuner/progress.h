@@ -1,5 +1,7 @@
 /* Sweep progress on stderr: a bar redrawn in place on a terminal, plain
- * lines otherwise (logs, CI). */
+ * lines otherwise (logs, CI). Used by the sweep on the GPU (shape by shape)
+ * and by sweep --compile-only (shapes whose kernels are ready, kernels
+ * compiled, the time left). */
 #ifndef AT_TUNER_PROGRESS_H
 #define AT_TUNER_PROGRESS_H
 
@@ -24,5 +26,18 @@ void progress_end_shape(progress *p, const char *outcome);
 
 /* Clears the bar. */
 void progress_finish(progress *p);
+
+/* On a terminal: the bar at frac (0 to 1), "done/total label" and text;
+ * nothing otherwise. */
+void progress_status(progress *p, double frac, const char *text);
+
+/* A duration for people: "45s", "3m05s", "2h07m". */
+void progress_duration(double seconds, char *buf, size_t cap);
+
+/* "1234/2694 kernels compiled, ETA 2m05s": of the programs to compile in
+ * this run, those done, and the time the rest take at the rate so far
+ * ("ETA ?" before the first is done). */
+void progress_kernels_text(size_t compiled, size_t to_compile, double elapsed_s, char *buf,
+			   size_t cap);
 
 #endif

@@ -11,6 +11,7 @@
 #include "cuda/nvrtc_compile.h"
 #include "tuner/baselines.h"
 #include "tuner/gpu_compare.h"
+#include "tuner/progress.h"
 #include "tuner/table.h"
 #include "tuner/supervisor.h"
 #include "tuner/sweep_worker.h"
@@ -185,6 +186,45 @@ int sweep_run(const sweep_options *o, at_error *err)
 	return rc;
 }
 
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* Compile-only progress: the kernels compiled of those queued, the time
+ * left, on the bar (at most ten redraws a second). */
+typedef struct compile_progress {
+	progress bar;
+	double start, last_draw;
+	size_t compiled, pending;
+} compile_progress;
+
+static void kernels_text(const compile_progress *cp, char *buf, size_t cap)
+{
+	if (cp->compiled + cp->pending == 0)
+		snprintf(buf, cap, "every kernel from the compile cache");
+	else
+		progress_kernels_text(cp->compiled, cp->compiled + cp->pending, now_s() - cp->start, buf,
+				      cap);
+}
+
+static void on_compiled(void *arg, size_t compiled, size_t pending)
+{
+	compile_progress *cp = arg;
+	cp->compiled = compiled;
+	cp->pending = pending;
+	double t = now_s();
+	if (t - cp->last_draw < 0.1)
+		return;
+	cp->last_draw = t;
+	char text[160];
+	kernels_text(cp, text, sizeof text);
+	progress_status(&cp->bar, compiled + pending ? (double)compiled / (compiled + pending) : 1,
+			text);
+}
+
 int sweep_compile_only(const sweep_options *o, at_error *err)
 {
 	sweep_plan p;
@@ -192,16 +232,30 @@ int sweep_compile_only(const sweep_options *o, at_error *err)
 		return -1;
 	int cc = o->arch ? o->arch : 90;
 	tdb *db;
-	if (tdb_open(tdb_default_path(o->db_path), &db, err)) {
+	/* without NVRTC, one message rather than one per kernel, and no database */
+	if (nvrtc_load(err) || tdb_open(tdb_default_path(o->db_path), &db, err)) {
 		plan_free(&p);
 		return -1;
 	}
 	kernel_cache cache;
 	kernel_cache_init(&cache, cc, compile_threads(o), db);
+	compile_progress cp = { .start = now_s() };
+	progress_init(&cp.bar, p.nshapes);
+	cache.progress = on_compiled;
+	cache.progress_arg = &cp;
 	size_t variants = 0, failed = 0, errors = 0;
 	int rc = 0;
+	/* Every shape's kernels are queued first (the pool compiles meanwhile),
+	 * so that the count to compile, and the time left, is known; then the
+	 * shapes are waited for in turn. */
+	kernel_entry ***entries = xcalloc(p.nshapes ? p.nshapes : 1, sizeof *entries);
+	size_t *counts = xcalloc(p.nshapes ? p.nshapes : 1, sizeof *counts);
 	for (size_t i = 0; i < p.nshapes && rc == 0; i++) {
 		const sweep_shape *s = &p.shapes[i];
+		char label[128];
+		sweep_shape_label(s, label, sizeof label);
+		progress_begin_shape(&cp.bar, label);
+		progress_status(&cp.bar, 0, "queueing its variants");
 		shape_env env = nominal_shape_env(cc, s->M, s->N, at_dtype_size(s->dtype));
 		variant *vs;
 		size_t n;
@@ -210,19 +264,38 @@ int sweep_compile_only(const sweep_options *o, at_error *err)
 			break;
 		}
 		char **sources = plan_sources(vs, n, err);
+		free(vs);
 		if (!sources) {
-			free(vs);
 			rc = -1;
 			break;
 		}
-		kernel_entry **entries = xcalloc(n ? n : 1, sizeof *entries);
-		if (kernel_cache_get(&cache, sources, n, entries, err))
+		entries[i] = xcalloc(n ? n : 1, sizeof **entries);
+		counts[i] = n;
+		if (kernel_cache_queue(&cache, sources, n, entries[i], err))
 			rc = -1;
 		variants += n;
 		plan_free_sources(sources, n);
-		free(entries);
-		free(vs);
 	}
+	for (size_t i = 0; i < p.nshapes && rc == 0; i++) {
+		char label[128];
+		sweep_shape_label(&p.shapes[i], label, sizeof label);
+		progress_begin_shape(&cp.bar, label);
+		if (kernel_cache_wait(&cache, entries[i], counts[i], err)) {
+			rc = -1;
+			break;
+		}
+		kernel_cache_counts(&cache, &cp.compiled, &cp.pending);
+		char text[160], outcome[256];
+		kernels_text(&cp, text, sizeof text);
+		snprintf(outcome, sizeof outcome, "%zu variants; %s", counts[i], text);
+		progress_end_shape(&cp.bar, outcome);
+	}
+	progress_finish(&cp.bar);
+	cache.progress = NULL;
+	for (size_t i = 0; i < p.nshapes; i++)
+		free(entries[i]);
+	free(entries);
+	free(counts);
 	/* Report each distinct kernel once, failures with their logs. */
 	for (size_t b = 0; b < cache.nbuckets && rc == 0; b++) {
 		for (kernel_entry *e = cache.buckets[b]; e; e = e->next) {

@@ -157,7 +157,9 @@ typedef struct atd_handle atd_handle;
 /*
 ** Opens a tuning database read-only. path NULL means $AUTOTUNE_DB if set,
 ** else "autotune.db" (as the autotune command line). The tuned shapes'
-** metadata is read now; kernels are loaded on first use.
+** metadata is read now; kernels are loaded on first use. Nothing is
+** written beside the file (no -wal or -shm is left), so it may lie in a
+** folder this process cannot write (e.g. under /usr/share).
 ** Returns ATD_OK and *out; or ATD_ERR_DB_MISSING, ATD_ERR_DB_CORRUPT,
 ** ATD_ERR_DB_NEWER, ATD_ERR_NO_MEMORY with *out NULL (without
 ** ATD_OPEN_FALLBACK), or ATD_ERR_INVALID_ARGUMENT if out is NULL.
