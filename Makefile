@@ -44,7 +44,7 @@ CUDA_SRC    := $(wildcard cuda/*.c)
 GEN_SRC     := $(filter-out gen/emit_rules_main.c,$(wildcard gen/*.c))
 DB_SRC      := $(wildcard db/*.c)
 DISPATCH_SRC := $(wildcard dispatch/*.c)
-TUNER_SRC   := $(filter-out tuner/main.c,$(wildcard tuner/*.c))
+TUNER_SRC   := $(filter-out tuner/cli/main.c,$(wildcard tuner/*.c tuner/*/*.c))
 REPORT_SRC  := $(wildcard reports/*.c)
 TEST_SRC    := $(wildcard tests/*.c)
 
@@ -207,7 +207,7 @@ $(BUILD)/examples/softmax_example: examples/softmax_example.c lib
 	  $$(PKG_CONFIG_SYSROOT_DIR=$(STAGE) PKG_CONFIG_LIBDIR=$(STAGE)/usr/lib/pkgconfig pkg-config --cflags autotune-dispatch) \
 	  -L$(STAGE)/usr/lib -Wl,-Bstatic -lautotune-dispatch -lsqlite3 -Wl,-Bdynamic -ldl -lpthread -lm
 
-$(BUILD)/autotune: $(BUILD)/obj/tuner/main.o $(LIB_OBJ)
+$(BUILD)/autotune: $(BUILD)/obj/tuner/cli/main.o $(LIB_OBJ)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) -o $@ $^ $(STATIC_LIBS) $(SYS_LIBS)
 
@@ -221,7 +221,7 @@ test: $(BUILD)/tests $(BUILD)/autotune lib
 # fuzz-build, fuzz, fuzz-replay and sanitize (ASan + UBSan test suite)
 include fuzz/Makefile.inc
 
-# Renders reports/example/h100-default.db and checks the page in headless Chromium.
+# Renders results/example/h100-default.db and checks the page in headless Chromium.
 browser-test: $(BUILD)/autotune
 	tests/browser/check_report.sh
 
@@ -235,7 +235,7 @@ sweep: $(BUILD)/autotune
 
 # The benchmark (needs a GPU): tunes configs/bench.yaml into $(BENCH_DB)
 # (resumes; tuned shapes are skipped), prints the goals table and writes
-# reports/bench-<gpu>.csv.
+# results/bench-<gpu>.csv.
 BENCH_DB ?= bench.db
 .PHONY: bench
 bench: $(BUILD)/autotune

@@ -1,4 +1,4 @@
-/* Tests for tuner/enumerate.c with the real templates in templates/: the
+/* Tests for tuner/sweep/enumerate.c with the real templates in templates/: the
  * variants enumerated at a shape are exactly those that a brute-force loop
  * over the manifest's values, with the constraints written out here in C,
  * accepts (so the manifest and the enumerator must agree with this file), in

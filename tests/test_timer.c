@@ -1,6 +1,6 @@
-/* tuner/bench.c's timing loop on a fake CUDA driver (the cudrv table filled
+/* tuner/timing/timer.c's timing loop on a fake CUDA driver (the cudrv table filled
  * with stand-ins): warm-up, flush before every repetition, interleaving,
- * batches until the stopping rule of tuner/rep_rule.c is met, and the
+ * batches until the stopping rule of tuner/timing/rep_rule.c is met, and the
  * repetitions reported. The fake GPU's times are scripted per launch. */
 #include <criterion/criterion.h>
 
@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "db/tuning_db.h"
-#include "tuner/bench.h"
-#include "tuner/refine.h"
+#include "tuner/timing/timer.h"
+#include "tuner/timing/refine.h"
 
 #define MAX_EVENTS 4096
 
@@ -143,7 +143,7 @@ static int launch_series(void *arg, CUstream s, at_error *err)
 	return 0;
 }
 
-static bench b;
+static gpu_timer b;
 
 static void open_bench(const char *timing_yaml)
 {
@@ -155,25 +155,25 @@ static void open_bench(const char *timing_yaml)
 	at_error err = { { 0 } };
 	cr_assert_eq(config_parse(yaml, strlen(yaml), "t.yaml", &cfg, &err), 0, "%s", err.msg);
 	gpu_device gpu = { .cc = 90, .l2_bytes = 50 << 20, .info = { .sm_count = 132 } };
-	cr_assert_eq(bench_open(&b, &gpu, &cfg, &err), 0, "%s", err.msg);
+	cr_assert_eq(gpu_timer_open(&b, &gpu, &cfg, &err), 0, "%s", err.msg);
 	config_free(&cfg);
 	flushes = discards = syncs = 0;
 }
 
 static void close_bench(void)
 {
-	bench_close(&b);
+	gpu_timer_close(&b);
 }
 
-TestSuite(bench_timing, .fini = close_bench);
+TestSuite(timer, .fini = close_bench);
 
-Test(bench_timing, steady_times_take_the_fewest_repetitions_in_one_batch)
+Test(timer, steady_times_take_the_fewest_repetitions_in_one_batch)
 {
 	open_bench("warmup: 3\nmin_repetitions: 10\nrepetitions: 50\ntolerance: 0.01\n"
 		   "time_budget_ms: 0\n");
 	timing t;
 	at_error err = { { 0 } };
-	cr_assert_eq(bench_time(&b, launch_series, (void *)0, &t, &err), 0, "%s", err.msg);
+	cr_assert_eq(gpu_time(&b, launch_series, (void *)0, &t, &err), 0, "%s", err.msg);
 	cr_assert_eq(t.reps, 10);
 	cr_assert_eq(timed[0], 10);
 	cr_assert_eq(warmups, 3);
@@ -184,13 +184,13 @@ Test(bench_timing, steady_times_take_the_fewest_repetitions_in_one_batch)
 	cr_assert_eq(b.stops[REP_CONVERGED], 1);
 }
 
-Test(bench_timing, noisy_times_take_batches_up_to_the_most)
+Test(timer, noisy_times_take_batches_up_to_the_most)
 {
 	open_bench("warmup: 2\nmin_repetitions: 10\nrepetitions: 50\ntolerance: 0.01\n"
 		   "time_budget_ms: 0\n");
 	timing t;
 	at_error err = { { 0 } };
-	cr_assert_eq(bench_time(&b, launch_series, (void *)1, &t, &err), 0, "%s", err.msg);
+	cr_assert_eq(gpu_time(&b, launch_series, (void *)1, &t, &err), 0, "%s", err.msg);
 	cr_assert_eq(t.reps, 50, "+-50%% noise never narrows to 1%% in 50");
 	cr_assert_eq(timed[1], 50);
 	cr_assert_eq(warmups, 2, "warm-up only before the first batch");
@@ -199,15 +199,15 @@ Test(bench_timing, noisy_times_take_batches_up_to_the_most)
 	cr_assert_gt(t.interval, 0.01);
 }
 
-Test(bench_timing, interleaved_launches_alternate_and_wait_for_each_other)
+Test(timer, interleaved_launches_alternate_and_wait_for_each_other)
 {
 	open_bench("warmup: 1\nmin_repetitions: 10\nrepetitions: 30\ntolerance: 0.01\n"
 		   "time_budget_ms: 0\n");
-	bench_launch_fn launch[2] = { launch_series, launch_series };
+	timed_launch_fn launch[2] = { launch_series, launch_series };
 	void *arg[2] = { (void *)0, (void *)1 };
 	timing t[2];
 	at_error err = { { 0 } };
-	cr_assert_eq(bench_time_interleaved(&b, launch, arg, 2, t, &err), 0, "%s", err.msg);
+	cr_assert_eq(gpu_time_interleaved(&b, launch, arg, 2, t, &err), 0, "%s", err.msg);
 	cr_assert_eq(t[0].reps, 30, "the steady launch is timed as long as the noisy one");
 	cr_assert_eq(t[1].reps, 30);
 	cr_assert_eq(timed[0], 30);
@@ -221,7 +221,7 @@ Test(bench_timing, interleaved_launches_alternate_and_wait_for_each_other)
 	cr_assert(fabs(t[1].median_us - 20.0) < 5.0, "%f", t[1].median_us);
 }
 
-Test(bench_timing, each_flush_mode_writes_discards_and_sizes_as_documented)
+Test(timer, each_flush_mode_writes_discards_and_sizes_as_documented)
 {
 	/* the fake GPU's L2 is 50 MB: clean writes twice that, write do_bench's 256 */
 	static const struct { const char *mode; int flushes, discards; size_t bytes; } cases[] = {
@@ -232,51 +232,51 @@ Test(bench_timing, each_flush_mode_writes_discards_and_sizes_as_documented)
 		unsetenv("AUTOTUNE_FLUSH");
 		timing t;
 		at_error err = { { 0 } };
-		cr_assert_eq(bench_time_n(&b, launch_series, (void *)0, 0, 4, &t, &err), 0, "%s",
+		cr_assert_eq(gpu_time_n(&b, launch_series, (void *)0, 0, 4, &t, &err), 0, "%s",
 			     err.msg);
 		cr_assert_eq(flushes, cases[i].flushes, "%s", cases[i].mode);
 		if (flushes)
 			cr_assert_eq(flush_bytes, cases[i].bytes, "%s: %zu bytes", cases[i].mode,
 				     flush_bytes);
 		cr_assert_eq(discards, cases[i].discards, "%s", cases[i].mode);
-		bench_close(&b);
+		gpu_timer_close(&b);
 	}
 }
 
-Test(bench_timing, an_unknown_flush_mode_is_refused)
+Test(timer, an_unknown_flush_mode_is_refused)
 {
 	install_fake_driver();
 	setenv("AUTOTUNE_FLUSH", "sometimes", 1);
 	sweep_config cfg = { .warmup = 1, .repetitions = 10, .min_repetitions = 5 };
 	gpu_device gpu = { .cc = 90 };
 	at_error err = { { 0 } };
-	cr_assert_eq(bench_open(&b, &gpu, &cfg, &err), -1);
+	cr_assert_eq(gpu_timer_open(&b, &gpu, &cfg, &err), -1);
 	unsetenv("AUTOTUNE_FLUSH");
 	cr_assert_str_eq(err.msg, "AUTOTUNE_FLUSH must be clean, write, read or none, got \"sometimes\"");
 }
 
-Test(bench_timing, a_fixed_count_ignores_the_rule)
+Test(timer, a_fixed_count_ignores_the_rule)
 {
 	open_bench("repetitions: 40\ntolerance: 0.01\n");
 	timing t;
 	at_error err = { { 0 } };
-	cr_assert_eq(bench_time_n(&b, launch_series, (void *)0, 1, 3, &t, &err), 0, "%s", err.msg);
+	cr_assert_eq(gpu_time_n(&b, launch_series, (void *)0, 1, 3, &t, &err), 0, "%s", err.msg);
 	cr_assert_eq(t.reps, 3, "the quick round's 3, steady or not");
 	cr_assert_eq(syncs, 1);
 }
 
-Test(bench_timing, bad_timing_settings_are_refused)
+Test(timer, bad_timing_settings_are_refused)
 {
 	install_fake_driver();
 	sweep_config cfg = { .warmup = 1, .repetitions = 10, .min_repetitions = 20,
 			     .tolerance = 0.01 };
 	gpu_device gpu = { .cc = 90 };
 	at_error err = { { 0 } };
-	cr_assert_eq(bench_open(&b, &gpu, &cfg, &err), -1);
+	cr_assert_eq(gpu_timer_open(&b, &gpu, &cfg, &err), -1);
 	cr_assert_str_eq(err.msg, "the fewest repetitions must be 1..10, got 20");
 }
 
-/* ---- the rounds of tuner/refine.c on the fake GPU --------------------------- */
+/* ---- the rounds of tuner/timing/refine.c on the fake GPU --------------------------- */
 
 static result_row rows[REP_MAX_SERIES];
 
@@ -285,7 +285,7 @@ static refine_candidate candidate(int series)
 	return (refine_candidate){ &rows[series], launch_series, (void *)(intptr_t)series };
 }
 
-Test(bench_timing, the_first_round_stops_early_only_when_its_median_is_known)
+Test(timer, the_first_round_stops_early_only_when_its_median_is_known)
 {
 	open_bench("repetitions: 40\ntolerance: 0.01\n");
 	refine_candidate c[2] = { candidate(0), candidate(1) };
@@ -297,7 +297,7 @@ Test(bench_timing, the_first_round_stops_early_only_when_its_median_is_known)
 	cr_assert_float_eq(rows[0].gbps, 1e6 / (10.0 * 1e3), 1e-3);
 }
 
-Test(bench_timing, the_noise_band_is_kept_between_its_bounds)
+Test(timer, the_noise_band_is_kept_between_its_bounds)
 {
 	open_bench("repetitions: 40\ntolerance: 0.01\n");
 	at_error err = { { 0 } };
@@ -321,7 +321,7 @@ Test(bench_timing, the_noise_band_is_kept_between_its_bounds)
  * not win on its first-round time, nor those the finalists' round left out
  * on the full round's. Eight steady variants; the first round takes 6
  * repetitions each (48 launches), the full round 10 of the 7 it picks. */
-Test(bench_timing, rows_left_out_of_a_round_are_put_on_its_clock)
+Test(timer, rows_left_out_of_a_round_are_put_on_its_clock)
 {
 	open_bench("min_repetitions: 10\nrepetitions: 40\ntolerance: 0.01\ntime_budget_ms: 0\n");
 	enum { N = 8 };
@@ -356,7 +356,7 @@ Test(bench_timing, rows_left_out_of_a_round_are_put_on_its_clock)
 
 /* Baselines are timed beside the winner and stored on the winner's time
  * base: cuDNN measured a minute later, on another clock, is no comparison. */
-Test(bench_timing, baselines_are_timed_with_the_winner_on_its_clock)
+Test(timer, baselines_are_timed_with_the_winner_on_its_clock)
 {
 	open_bench("min_repetitions: 10\nrepetitions: 40\ntolerance: 0.01\ntime_budget_ms: 0\n");
 	at_error err = { { 0 } };
@@ -364,7 +364,7 @@ Test(bench_timing, baselines_are_timed_with_the_winner_on_its_clock)
 	refine_candidate winner = candidate(0);
 	result_row cudnn = { .baseline = 1 }, copy = { .baseline = 1 };
 	result_row *out[2] = { &cudnn, &copy };
-	bench_launch_fn launch[2] = { launch_series, launch_series };
+	timed_launch_fn launch[2] = { launch_series, launch_series };
 	void *arg[2] = { (void *)2, (void *)3 };
 	cr_assert_eq(refine_beside(&b, &winner, launch, arg, 2, 1e6, 3000, out, &err), 0, "%s",
 		     err.msg);
@@ -391,7 +391,7 @@ Test(bench_timing, baselines_are_timed_with_the_winner_on_its_clock)
 /* The full round's set: the REFINE_FULL_MIN fastest by first-round median,
  * then, up to REFINE_FULL_MAX, those whose fastest repetition came within
  * REFINE_FULL_WITHIN of the best median, in median order at the front. */
-Test(bench_timing, full_timing_goes_to_the_fastest_and_to_those_noise_may_hide)
+Test(timer, full_timing_goes_to_the_fastest_and_to_those_noise_may_hide)
 {
 	enum { N = 24 };
 	result_row r[N];

@@ -1,7 +1,7 @@
 /* Reads the sweep config (YAML, see config.h) into a sweep_config, checking
  * every node so that a mistake is reported with its file:line:column, and
  * expands it into the list of (op, dtype, M, N) shapes to tune. */
-#include "config.h"
+#include "tuner/config.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /* The benchmark's goals: see bench_goals.h. */
-#include "tuner/bench_goals.h"
+#include "tuner/bench/bench_goals.h"
 
 #include <stdio.h>
 #include <string.h>

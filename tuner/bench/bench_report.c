@@ -1,5 +1,5 @@
 /* The benchmark's table: see bench_report.h. */
-#include "tuner/bench_report.h"
+#include "tuner/bench/bench_report.h"
 
 #include <ctype.h>
 #include <sqlite3.h>

@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "db/tuning_db.h"
-#include "tuner/bench_goals.h"
+#include "tuner/bench/bench_goals.h"
 #include "tuner/config.h"
 #include "tuner/table.h"
 

@@ -1,5 +1,5 @@
 /* GPU-side comparison with the reference: see gpu_compare.h. */
-#include "tuner/gpu_compare.h"
+#include "tuner/check/gpu_compare.h"
 
 #include <math.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include "tuner/helper_module.h"
 
 static const char compare_source[] =
-	"// autotune: compares an output with the reference (tuner/gpu_compare.c)\n"
+	"// autotune: compares an output with the reference (tuner/check/gpu_compare.c)\n"
 	"__device__ double load_f32(const void *p, long long i) { return ((const float *)p)[i]; }\n"
 	"__device__ double load_f16(const void *p, long long i)\n"
 	"{\n"

@@ -3,14 +3,14 @@
  * variant's check is one kernel that sums the squared error and the squared
  * reference in double and counts NaN mismatches, instead of copying the
  * whole output back and comparing on the host (hundreds of MB a variant at
- * large shapes). Same definition as ref_compare (tuner/reference.h). */
+ * large shapes). Same definition as ref_compare (tuner/check/reference.h). */
 #ifndef AT_TUNER_GPU_COMPARE_H
 #define AT_TUNER_GPU_COMPARE_H
 
 #include "common/dtype.h"
 #include "common/error.h"
 #include "cuda/driver.h"
-#include "tuner/reference.h"
+#include "tuner/check/reference.h"
 
 typedef struct gpu_compare {
 	CUmodule module;

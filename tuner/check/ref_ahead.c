@@ -1,12 +1,12 @@
 /* A shape's input and reference, computed ahead: see ref_ahead.h. */
-#include "tuner/ref_ahead.h"
+#include "tuner/check/ref_ahead.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/strbuf.h"
-#include "tuner/reference.h"
+#include "tuner/check/reference.h"
 
 /* Buffers for one shape's input and reference. */
 typedef struct ref_slot {

@@ -1,5 +1,5 @@
 /* CPU reference and comparison: see reference.h. */
-#include "tuner/reference.h"
+#include "tuner/check/reference.h"
 
 #include <math.h>
 #include <pthread.h>

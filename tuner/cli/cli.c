@@ -1,5 +1,5 @@
 /* The subcommand table and helpers shared by the subcommands. */
-#include "tuner/cli.h"
+#include "tuner/cli/cli.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -104,7 +104,7 @@ const cli_command cli_commands[] = {
 	  "\n"
 	  "  -c, --config FILE   the benchmark config (YAML)\n"
 	  "      --db FILE       the tuning database (default autotune.db, or $AUTOTUNE_DB)\n"
-	  "      --csv FILE      the CSV to write (default reports/bench-<gpu>.csv)\n"
+	  "      --csv FILE      the CSV to write (default results/bench-<gpu>.csv)\n"
 	  "      --dtype LIST    only these dtypes of the config (comma-separated or repeated)\n"
 	  "      --device N      which GPU (default 0)\n"
 	  "      --templates DIR templates folder\n"

@@ -1,23 +1,23 @@
 /* `autotune bench`: tunes the benchmark config through the normal sweep
  * (shapes already in the database are skipped), then reads the results back
  * and prints (and writes as CSV) the winner of each shape against the copy
- * bandwidth and the baselines, with the goals of tuner/bench_goals.h. */
+ * bandwidth and the baselines, with the goals of tuner/bench/bench_goals.h. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "tuner/bench_report.h"
-#include "tuner/cli.h"
-#include "tuner/plan.h"
-#include "tuner/config_subset.h"
+#include "tuner/bench/bench_report.h"
+#include "tuner/cli/cli.h"
+#include "tuner/sweep/plan.h"
+#include "tuner/cli/config_subset.h"
 #include "tuner/device.h"
-#include "tuner/sweep.h"
+#include "tuner/sweep/sweep.h"
 
 typedef struct bench_options {
 	sweep_options sweep;
-	const char *csv_path;  /* NULL: reports/bench-<gpu>.csv */
+	const char *csv_path;  /* NULL: results/bench-<gpu>.csv */
 	unsigned dtype_mask;   /* 0: every dtype of the config */
 	int report_only;
 } bench_options;
@@ -124,7 +124,7 @@ static int report(const bench_options *o, const sweep_shape *shapes, size_t n,
 	if (o->csv_path)
 		snprintf(csv, sizeof csv, "%s", o->csv_path);
 	else
-		snprintf(csv, sizeof csv, "reports/bench-%s.csv", slug);
+		snprintf(csv, sizeof csv, "results/bench-%s.csv", slug);
 	printf("\nBenchmark on %s (sm_%d%d), %s, database %s:\n", gpu.name, gpu.cc_major,
 	       gpu.cc_minor, o->sweep.config_path, db_path);
 	table_print(&t, stdout, TABLE_TEXT, NULL);

@@ -5,7 +5,7 @@
 
 #include "db/export.h"
 #include "db/merge.h"
-#include "tuner/cli.h"
+#include "tuner/cli/cli.h"
 
 static int db_export_cmd(int argc, char **argv)
 {

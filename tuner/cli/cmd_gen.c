@@ -8,9 +8,9 @@
 #include "gen/manifest.h"
 #include "cuda/nvrtc_compile.h"
 #include "gen/specialize.h"
-#include "tuner/cli.h"
+#include "tuner/cli/cli.h"
 #include "tuner/device.h"
-#include "tuner/plan.h"
+#include "tuner/sweep/plan.h"
 
 #define MAX_ASSIGNMENTS 64
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "db/tuning_db.h"
-#include "tuner/cli.h"
+#include "tuner/cli/cli.h"
 #include "tuner/table.h"
 
 static int add_winner(const winner_row *w, void *ctx)

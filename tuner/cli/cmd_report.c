@@ -7,7 +7,7 @@
 
 #include "db/tuning_db.h"
 #include "reports/report.h"
-#include "tuner/cli.h"
+#include "tuner/cli/cli.h"
 #include "tuner/version.h"
 
 /* Parses "MxN" (e.g. 4096x8192) into two positive integers. */

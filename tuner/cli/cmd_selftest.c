@@ -7,12 +7,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "tuner/cli.h"
-#include "tuner/config_subset.h"
-#include "tuner/plan.h"
-#include "tuner/selftest.h"
-#include "tuner/selftest_gpu.h"
-#include "tuner/selftest_sanitize.h"
+#include "tuner/cli/cli.h"
+#include "tuner/cli/config_subset.h"
+#include "tuner/sweep/plan.h"
+#include "tuner/selftest/selftest.h"
+#include "tuner/selftest/selftest_gpu.h"
+#include "tuner/selftest/selftest_sanitize.h"
 
 static double now_s(void)
 {

@@ -10,7 +10,7 @@
 #include "common/dtype.h"
 #include "db/tuning_db.h"
 #include "include/autotune/dispatch.h"
-#include "tuner/cli.h"
+#include "tuner/cli/cli.h"
 #include "tuner/device.h"
 
 typedef struct show_options {

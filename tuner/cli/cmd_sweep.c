@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tuner/cli.h"
-#include "tuner/plan.h"
-#include "tuner/sweep.h"
+#include "tuner/cli/cli.h"
+#include "tuner/sweep/plan.h"
+#include "tuner/sweep/sweep.h"
 
 /* --devices 0,1,3: distinct GPU ordinals. */
 static int parse_devices(const char *list, sweep_options *o)

@@ -4,8 +4,8 @@
 
 #include "common/dtype.h"
 #include "gen/manifest.h"
-#include "tuner/cli.h"
-#include "tuner/plan.h"
+#include "tuner/cli/cli.h"
+#include "tuner/sweep/plan.h"
 
 static void print_template(const tmpl_manifest *t)
 {

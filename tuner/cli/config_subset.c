@@ -1,5 +1,5 @@
 /* A dtype subset of a config: see config_subset.h. */
-#include "tuner/config_subset.h"
+#include "tuner/cli/config_subset.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* autotune: the command line. The subcommands live in tuner/cmd_*.c and are
- * listed in tuner/cli.c. */
-#include "tuner/cli.h"
+ * listed in tuner/cli/cli.c. */
+#include "tuner/cli/cli.h"
 
 int main(int argc, char **argv)
 {

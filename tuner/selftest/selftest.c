@@ -1,13 +1,13 @@
 /* The selftest driver: see selftest.h. */
-#include "tuner/selftest.h"
+#include "tuner/selftest/selftest.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/strbuf.h"
 #include "tuner/device.h"
-#include "tuner/enumerate.h"
-#include "tuner/plan.h"
+#include "tuner/sweep/enumerate.h"
+#include "tuner/sweep/plan.h"
 
 /* What to do with each shape's jobs: run them (selftest_run) or count them
  * (selftest_count). */

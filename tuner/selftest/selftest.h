@@ -22,8 +22,8 @@
 #include "common/error.h"
 #include "dispatch/launch_geometry.h"
 #include "gen/specialize.h"
-#include "tuner/selftest_cases.h"
-#include "tuner/selftest_report.h"
+#include "tuner/selftest/selftest_cases.h"
+#include "tuner/selftest/selftest_report.h"
 
 /* One variant to run at a shape. */
 typedef struct st_job {

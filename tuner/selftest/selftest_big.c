@@ -1,4 +1,4 @@
-/* The selftest's 2^31 case on the GPU (see selftest_gpu.h): M x N just above
+/* The selftest's 2^31 case on the GPU (see selftest_big.h): M x N just above
  * 2^31 elements, so that any 32-bit element offset wraps. The input is made
  * on the host in chunks (host memory stays at a chunk plus the rows kept for
  * checking) and never copied back; each variant's output is checked by
@@ -7,14 +7,14 @@
  *   - every row's sum (1 within the dtype's tolerance) on the GPU, which
  *     also finds rows left unwritten (the output starts as NaN);
  *   - a guard after the last row, which must come back untouched. */
-#include "tuner/selftest_gpu.h"
+#include "tuner/selftest/selftest_big.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/strbuf.h"
-#include "tuner/reference.h"
+#include "tuner/check/reference.h"
 
 #define CHUNK_ELEMS (64ll << 20)
 #define MAX_CHECKED_ROWS 8

@@ -1,5 +1,5 @@
 /* The selftest's cases, inputs and checks: see selftest_cases.h. */
-#include "tuner/selftest_cases.h"
+#include "tuner/selftest/selftest_cases.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "common/strbuf.h"
-#include "tuner/reference.h"
+#include "tuner/check/reference.h"
 
 const char *st_case_name(st_case c)
 {

@@ -1,5 +1,5 @@
 /* The selftest's table and verdict: see selftest_report.h. */
-#include "tuner/selftest_report.h"
+#include "tuner/selftest/selftest_report.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -200,7 +200,7 @@ void st_report_print(const st_report *r, FILE *out)
 		const st_row *row = &r->rows[i];
 		if (first_of_pair(r, i) && !tested(r, row->dt, row->template_name))
 			fprintf(out, "\nNot tested: %s %s: no shape of the cases run reaches it (add one to "
-				     "tuner/selftest_cases.c)\n", at_dtype_name(row->dt),
+				     "tuner/selftest/selftest_cases.c)\n", at_dtype_name(row->dt),
 				row->template_name);
 	}
 	st_totals t = st_report_totals(r);

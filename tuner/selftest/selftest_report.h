@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "common/dtype.h"
-#include "tuner/selftest_cases.h"
+#include "tuner/selftest/selftest_cases.h"
 
 typedef enum st_status { ST_PASSED, ST_FAILED, ST_NOT_RUN } st_status;
 

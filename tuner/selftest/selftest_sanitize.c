@@ -1,5 +1,5 @@
 /* The selftest under compute-sanitizer: see selftest_sanitize.h. */
-#include "tuner/selftest_sanitize.h"
+#include "tuner/selftest/selftest_sanitize.h"
 
 #include <fcntl.h>
 #include <ftw.h>

@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#include "tuner/selftest.h"
+#include "tuner/selftest/selftest.h"
 
 typedef struct sanitize_options {
 	const selftest_options *st; /* config, templates and dtypes to pass on */

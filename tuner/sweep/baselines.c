@@ -1,5 +1,5 @@
 /* The naive and cuDNN baselines: see baselines.h. */
-#include "tuner/baselines.h"
+#include "tuner/sweep/baselines.h"
 
 #include <cudnn.h>
 #include <dlfcn.h>

@@ -28,7 +28,7 @@ int baselines_cudnn_available(const baselines *b);
 /* Why cuDNN is not available ("" when it is). */
 const char *baselines_cudnn_reason(const baselines *b);
 
-/* A baseline bound to one shape's buffers, launchable by bench_time. */
+/* A baseline bound to one shape's buffers, launchable by gpu_time. */
 typedef struct baseline_run {
 	baselines *b;
 	at_dtype dtype;
@@ -42,7 +42,7 @@ int baseline_run_init(baseline_run *r, baselines *b, at_dtype dt, CUdeviceptr y,
 		      CUdeviceptr x, long long M, long long N, at_error *err);
 void baseline_run_free(baseline_run *r);
 
-/* bench_launch_fn-compatible launchers (arg is a baseline_run). */
+/* timed_launch_fn-compatible launchers (arg is a baseline_run). */
 int baseline_launch_naive(void *arg, CUstream stream, at_error *err);
 int baseline_launch_cudnn(void *arg, CUstream stream, at_error *err);
 int baseline_launch_copy(void *arg, CUstream stream, at_error *err);

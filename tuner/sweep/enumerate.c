@@ -1,5 +1,5 @@
 /* Enumeration of a template's variants: see enumerate.h. */
-#include "tuner/enumerate.h"
+#include "tuner/sweep/enumerate.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* The run's compiled-kernel cache: see kernel_cache.h. */
-#include "tuner/kernel_cache.h"
+#include "tuner/sweep/kernel_cache.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 /* Work for the next shapes, started early: see lookahead.h. */
-#include "tuner/lookahead.h"
+#include "tuner/sweep/lookahead.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner/ref_ahead.h"
+#include "tuner/check/ref_ahead.h"
 
 static struct {
 	const sweep_plan *plan;
@@ -24,7 +24,7 @@ static int enabled(void)
 	return !la.off;
 }
 
-static int is_done(tune_ctx *ctx, const sweep_shape *s)
+static int is_done(const lookahead_ctx *ctx, const sweep_shape *s)
 {
 	int done = 0;
 	at_error err = { { 0 } };
@@ -35,7 +35,7 @@ static int is_done(tune_ctx *ctx, const sweep_shape *s)
 
 /* Queues shape s's kernels; -1 on an error (which the shape's own tuning
  * will meet and report). */
-static int queue_kernels(tune_ctx *ctx, const sweep_shape *s)
+static int queue_kernels(const lookahead_ctx *ctx, const sweep_shape *s)
 {
 	shape_env env = gpu_shape_env(ctx->gpu, s->M, s->N, at_dtype_size(s->dtype));
 	variant *vs;
@@ -52,7 +52,7 @@ static int queue_kernels(tune_ctx *ctx, const sweep_shape *s)
 	return rc;
 }
 
-void lookahead_after(tune_ctx *ctx, const sweep_shape *s)
+void lookahead_after(const lookahead_ctx *ctx, const sweep_shape *s)
 {
 	const sweep_plan *p = ctx->plan;
 	if (!enabled() || !p || s < p->shapes || s >= p->shapes + p->nshapes)

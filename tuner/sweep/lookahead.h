@@ -10,7 +10,10 @@
 #ifndef AT_TUNER_LOOKAHEAD_H
 #define AT_TUNER_LOOKAHEAD_H
 
-#include "tuner/tune_shape.h"
+#include "db/tuning_db.h"
+#include "tuner/device.h"
+#include "tuner/sweep/kernel_cache.h"
+#include "tuner/sweep/plan.h"
 
 /* Kernels kept queued ahead per compile thread, and how far ahead (in
  * shapes) they are looked for: always the next LOOKAHEAD_MIN_SHAPES, so
@@ -20,7 +23,18 @@
 #define LOOKAHEAD_MIN_SHAPES 2
 #define LOOKAHEAD_MAX_SHAPES 16
 
+/* What the look-ahead works with: the sweep's plan, its GPU, kernel cache
+ * and database (the tuner passes these from its tune_ctx). */
+typedef struct lookahead_ctx {
+	const sweep_plan *plan;
+	gpu_device *gpu;
+	kernel_cache *cache;
+	tdb *db;
+	long long gpu_id;
+	unsigned long long seed; /* the sweep's, for the shapes' random input */
+} lookahead_ctx;
+
 /* Starts the work for the shapes after s (a shape of ctx->plan). */
-void lookahead_after(tune_ctx *ctx, const sweep_shape *s);
+void lookahead_after(const lookahead_ctx *ctx, const sweep_shape *s);
 
 #endif

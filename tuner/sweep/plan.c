@@ -1,5 +1,5 @@
 /* Sweep planning: see plan.h. */
-#include "tuner/plan.h"
+#include "tuner/sweep/plan.h"
 
 
 #include <libgen.h>
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "common/strbuf.h"
-#include "tuner/enumerate.h"
+#include "tuner/sweep/enumerate.h"
 
 #ifndef AT_SOURCE_TEMPLATES_DIR
 #define AT_SOURCE_TEMPLATES_DIR "templates"
@@ -202,4 +202,9 @@ void plan_free_sources(char **sources, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(sources[i]);
 	free(sources);
+}
+
+void sweep_shape_label(const sweep_shape *s, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s %s M=%lld N=%lld", s->op, at_dtype_name(s->dtype), s->M, s->N);
 }

@@ -35,6 +35,9 @@ int plan_template_serves(const tmpl_manifest *t, const sweep_shape *s);
 int plan_shape_variants(const sweep_plan *p, const sweep_shape *s, const shape_env *env,
 			variant **out, size_t *n, at_error *err);
 
+/* "softmax f32 M=4096 N=1024" */
+void sweep_shape_label(const sweep_shape *s, char *buf, size_t cap);
+
 /* The specialised source of each variant, malloc'd (free with
  * plan_free_sources). NULL on error. */
 char **plan_sources(const variant *vs, size_t n, at_error *err);

@@ -1,5 +1,5 @@
 /* Progress display: see progress.h. */
-#include "tuner/progress.h"
+#include "tuner/sweep/progress.h"
 
 #include <stdio.h>
 #include <string.h>

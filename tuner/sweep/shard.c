@@ -1,5 +1,5 @@
 /* Shape sharding: see shard.h. */
-#include "tuner/shard.h"
+#include "tuner/sweep/shard.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* The sweep's process supervisor: see supervisor.h. */
-#include "tuner/supervisor.h"
+#include "tuner/sweep/supervisor.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "common/strbuf.h"
-#include "tuner/progress.h"
+#include "tuner/sweep/progress.h"
 
 typedef enum slot_state { SLOT_STARTING, SLOT_IDLE, SLOT_BUSY, SLOT_QUITTING, SLOT_GONE } slot_state;
 

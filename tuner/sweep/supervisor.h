@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 #include "common/error.h"
-#include "tuner/worker_msg.h"
+#include "tuner/sweep/worker_msg.h"
 
 typedef struct worker_start {
 	int device;            /* GPU ordinal */

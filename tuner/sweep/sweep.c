@@ -1,5 +1,5 @@
 /* The sweep driver: see sweep.h. */
-#include "tuner/sweep.h"
+#include "tuner/sweep/sweep.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,12 +9,12 @@
 
 #include "common/strbuf.h"
 #include "cuda/nvrtc_compile.h"
-#include "tuner/baselines.h"
-#include "tuner/gpu_compare.h"
+#include "tuner/sweep/baselines.h"
+#include "tuner/check/gpu_compare.h"
 #include "tuner/table.h"
-#include "tuner/supervisor.h"
-#include "tuner/sweep_worker.h"
-#include "tuner/tune_shape.h"
+#include "tuner/sweep/supervisor.h"
+#include "tuner/sweep/sweep_worker.h"
+#include "tuner/sweep/tune_shape.h"
 
 /* A shape whose worker dies more often than this is abandoned. */
 #define SWEEP_MAX_DEATHS 8

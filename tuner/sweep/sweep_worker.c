@@ -1,5 +1,5 @@
 /* The sweep's worker process: see sweep_worker.h. */
-#include "tuner/sweep_worker.h"
+#include "tuner/sweep/sweep_worker.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "cuda/nvrtc_compile.h"
-#include "tuner/baselines.h"
-#include "tuner/gpu_compare.h"
-#include "tuner/tune_shape.h"
+#include "tuner/sweep/baselines.h"
+#include "tuner/check/gpu_compare.h"
+#include "tuner/sweep/tune_shape.h"
 #include "tuner/version.h"
 
 #define COPY_BENCH_BYTES (1ull << 30)
@@ -27,8 +27,8 @@ typedef struct worker {
 	gpu_device gpu;
 	int gpu_open;
 	tdb *db;
-	bench b;
-	int bench_open;
+	gpu_timer b;
+	int timer_open;
 	kernel_cache cache;
 	int cache_open;
 	gpu_compare compare;
@@ -39,11 +39,6 @@ typedef struct worker {
 	double last_sent_ms;
 	worker_stats reported; /* totals already sent with SHAPE_DONE */
 } worker;
-
-void sweep_shape_label(const sweep_shape *s, char *buf, size_t cap)
-{
-	snprintf(buf, cap, "%s %s M=%lld N=%lld", s->op, at_dtype_name(s->dtype), s->M, s->N);
-}
 
 static double now_ms(void)
 {
@@ -137,14 +132,14 @@ static int open_worker(worker *w, at_error *err)
 	kernel_cache_init(&w->cache, w->gpu.cc, compile_threads(w->o, st->nworkers), w->db);
 	w->cache_open = 1;
 	tune_ctx *ctx = &w->ctx;
-	*ctx = (tune_ctx){ .plan = w->p, .gpu = &w->gpu, .bench = &w->b, .cache = &w->cache,
+	*ctx = (tune_ctx){ .plan = w->p, .gpu = &w->gpu, .timer = &w->b, .cache = &w->cache,
 			   .db = w->db, .full_timing = w->o->full_timing,
 			   .audit = w->o->audit, .compare = &w->compare,
 			   .seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32),
 			   .hooks = { hook_gpu, hook_cpu, hook_step, w } };
-	if (bench_open(&w->b, &w->gpu, &w->p->cfg, err))
+	if (gpu_timer_open(&w->b, &w->gpu, &w->p->cfg, err))
 		return -1;
-	w->bench_open = 1;
+	w->timer_open = 1;
 	if (gpu_compare_open(&w->compare, w->gpu.cc, err) ||
 	    baselines_open(&ctx->baselines, w->gpu.cc, err))
 		return -1;
@@ -163,7 +158,7 @@ static int open_worker(worker *w, at_error *err)
 	size_t free_b = 0, total_b = 0;
 	cudrv.cuMemGetInfo(&free_b, &total_b);
 	size_t bytes = COPY_BENCH_BYTES < free_b / 4 ? COPY_BENCH_BYTES : free_b / 4;
-	if (bench_copy_gbps(&w->b, bytes, &ctx->copy_gbps, err))
+	if (gpu_copy_gbps(&w->b, bytes, &ctx->copy_gbps, err))
 		return -1;
 	fprintf(stderr, "autotune: GPU %d: %s (sm_%d, %d SMs), driver %d, NVRTC %s; "
 		"device-to-device copy %.0f GB/s\n", st->device, w->gpu.info.name, w->gpu.cc,
@@ -179,8 +174,8 @@ static void close_worker(worker *w)
 	gpu_compare_close(&w->compare);
 	if (w->cache_open)
 		kernel_cache_free(&w->cache);
-	if (w->bench_open)
-		bench_close(&w->b);
+	if (w->timer_open)
+		gpu_timer_close(&w->b);
 	tdb_close(w->db);
 	if (w->gpu_open)
 		gpu_close(&w->gpu);

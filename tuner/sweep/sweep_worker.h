@@ -4,9 +4,9 @@
 #ifndef AT_TUNER_SWEEP_WORKER_H
 #define AT_TUNER_SWEEP_WORKER_H
 
-#include "tuner/plan.h"
-#include "tuner/supervisor.h"
-#include "tuner/sweep.h"
+#include "tuner/sweep/plan.h"
+#include "tuner/sweep/supervisor.h"
+#include "tuner/sweep/sweep_options.h"
 
 typedef struct sweep_worker_arg {
 	const sweep_options *options;
@@ -15,8 +15,5 @@ typedef struct sweep_worker_arg {
 
 /* A worker_main_fn; arg is a sweep_worker_arg. */
 int sweep_worker_main(void *arg, const worker_start *start, int in, int out);
-
-/* "softmax f32 M=4096 N=1024" */
-void sweep_shape_label(const sweep_shape *s, char *buf, size_t cap);
 
 #endif

@@ -1,5 +1,5 @@
 /* Tuning one shape: see tune_shape.h. */
-#include "tuner/tune_shape.h"
+#include "tuner/sweep/tune_shape.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -8,13 +8,13 @@
 #include <time.h>
 
 #include "common/strbuf.h"
-#include "tuner/enumerate.h"
-#include "tuner/baselines.h"
-#include "tuner/gpu_compare.h"
-#include "tuner/lookahead.h"
-#include "tuner/ref_ahead.h"
-#include "tuner/reference.h"
-#include "tuner/refine.h"
+#include "tuner/sweep/enumerate.h"
+#include "tuner/sweep/baselines.h"
+#include "tuner/check/gpu_compare.h"
+#include "tuner/sweep/lookahead.h"
+#include "tuner/check/ref_ahead.h"
+#include "tuner/check/reference.h"
+#include "tuner/timing/refine.h"
 
 /* The buffers of one shape, on both sides. */
 typedef struct shape_data {
@@ -25,7 +25,7 @@ typedef struct shape_data {
 	size_t bytes;
 } shape_data;
 
-/* One variant being launched (for bench_time's callback). */
+/* One variant being launched (for gpu_time's callback). */
 typedef struct variant_launch {
 	tune_ctx *ctx;
 	int index;                /* among the shape's variants */
@@ -108,16 +108,16 @@ static int context_is_dead(CUresult rc)
  * reference. Returns 0 (row->status says pass or fail), or -1 when the
  * context died. */
 static int check_launch(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
-			bench_launch_fn launch, void *arg, result_row *row, char *reason,
+			timed_launch_fn launch, void *arg, result_row *row, char *reason,
 			size_t cap, at_error *err)
 {
 	at_error lerr = { { 0 } };
 	/* 0xff bytes are NaN in every dtype: an unwritten element fails. */
-	CUresult rc = cudrv.cuMemsetD8Async(d->y, 0xff, d->bytes, ctx->bench->stream);
-	if (rc == CUDA_SUCCESS && launch(arg, ctx->bench->stream, &lerr) != 0)
+	CUresult rc = cudrv.cuMemsetD8Async(d->y, 0xff, d->bytes, ctx->timer->stream);
+	if (rc == CUDA_SUCCESS && launch(arg, ctx->timer->stream, &lerr) != 0)
 		rc = CUDA_ERROR_LAUNCH_FAILED;
 	if (rc == CUDA_SUCCESS)
-		rc = cudrv.cuStreamSynchronize(ctx->bench->stream);
+		rc = cudrv.cuStreamSynchronize(ctx->timer->stream);
 	if (rc != CUDA_SUCCESS) {
 		if (!lerr.msg[0])
 			cudrv_error(&lerr, rc, "running the variant");
@@ -129,7 +129,7 @@ static int check_launch(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	}
 	check_result c;
 	if (gpu_compare_run(ctx->compare, s->dtype, d->y, d->ref_dev, s->M, s->N, s->N,
-			    ctx->bench->stream, &c, err))
+			    ctx->timer->stream, &c, err))
 		return -1;
 	row->rel_err = c.rel_l2;
 	double tol = ref_tolerance(s->dtype);
@@ -219,9 +219,9 @@ static int run_baselines(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 		return 0; /* no room for the naive intermediates: skip baselines */
 	}
 	static const char *const names[] = { "naive", "cudnn", "copy" };
-	const bench_launch_fn launchers[] = { baseline_launch_naive, baseline_launch_cudnn,
+	const timed_launch_fn launchers[] = { baseline_launch_naive, baseline_launch_cudnn,
 					      baseline_launch_copy };
-	bench_launch_fn launch[3];
+	timed_launch_fn launch[3];
 	void *arg[3];
 	result_row *timed[3];
 	int n = 0, ntimed = 0;
@@ -254,7 +254,7 @@ static int run_baselines(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 		n++;
 	}
 	at_error terr = { { 0 } };
-	if (ntimed && refine_beside(ctx->bench, winner, launch, arg, ntimed,
+	if (ntimed && refine_beside(ctx->timer, winner, launch, arg, ntimed,
 				    2.0 * (double)d->bytes, ctx->copy_gbps, timed, &terr)) {
 		/* not the winner's failure: it ran many times before */
 		for (int i = 0; i < ntimed; i++) {
@@ -312,7 +312,7 @@ static int audit_rounds(tune_ctx *ctx, result_row *rows, size_t n, refine_candid
 		return 0;
 	result_row *saved = xmalloc(n * sizeof *saved);
 	memcpy(saved, rows, n * sizeof *saved);
-	int rc = refine_all(ctx->bench, passed, npassed, moved, ctx->copy_gbps, err);
+	int rc = refine_all(ctx->timer, passed, npassed, moved, ctx->copy_gbps, err);
 	size_t best = 0, mine = 0;
 	for (size_t i = 0; i < npassed; i++) {
 		if (passed[i].row->time_us < passed[best].row->time_us)
@@ -328,10 +328,10 @@ static int audit_rounds(tune_ctx *ctx, result_row *rows, size_t n, refine_candid
 		sum->audit_best_full = best < nfull;
 	}
 	if (rc == 0 && best != mine) {
-		bench_launch_fn launch[2] = { passed[mine].launch, passed[best].launch };
+		timed_launch_fn launch[2] = { passed[mine].launch, passed[best].launch };
 		void *arg[2] = { passed[mine].arg, passed[best].arg };
 		timing t[2];
-		rc = bench_time_interleaved(ctx->bench, launch, arg, 2, t, err);
+		rc = gpu_time_interleaved(ctx->timer, launch, arg, 2, t, err);
 		if (rc == 0)
 			sum->audit_head_ratio = t[0].median_us / t[1].median_us;
 	}
@@ -395,7 +395,9 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	shape_summary audit = { 0 };
 	int rc = make_data(ctx, s, &d, err);
 	if (rc == 0)
-		lookahead_after(ctx, s);
+		lookahead_after(&(lookahead_ctx){ ctx->plan, ctx->gpu, ctx->cache, ctx->db,
+						  ctx->gpu_id, ctx->seed },
+				s);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		params[i] = variant_params_str(&vs[i]);
 		rows[i].params = params[i];
@@ -412,10 +414,10 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	/* a timing failure is the GPU's, not a variant's: it ends the sweep */
 	double moved = 2.0 * (double)d.bytes;
 	if (rc == 0 && ctx->full_timing)
-		rc = refine_all(ctx->bench, passed, npassed, moved, ctx->copy_gbps, err);
+		rc = refine_all(ctx->timer, passed, npassed, moved, ctx->copy_gbps, err);
 	else if (rc == 0)
-		rc = refine_quick(ctx->bench, passed, npassed, moved, ctx->copy_gbps, err) ||
-		     refine_finish(ctx->bench, passed, npassed, moved, ctx->copy_gbps, &band, &nfull,
+		rc = refine_quick(ctx->timer, passed, npassed, moved, ctx->copy_gbps, err) ||
+		     refine_finish(ctx->timer, passed, npassed, moved, ctx->copy_gbps, &band, &nfull,
 				   err);
 	if (rc == 0 && ctx->audit && !ctx->full_timing)
 		rc = audit_rounds(ctx, rows, n, passed, npassed, nfull, band, moved, &audit, err);

@@ -5,10 +5,10 @@
 #define AT_TUNER_TUNE_SHAPE_H
 
 #include "db/tuning_db.h"
-#include "tuner/bench.h"
+#include "tuner/timing/timer.h"
 #include "tuner/device.h"
-#include "tuner/kernel_cache.h"
-#include "tuner/plan.h"
+#include "tuner/sweep/kernel_cache.h"
+#include "tuner/sweep/plan.h"
 
 /* A variant that must fail without running (it killed or hung an earlier
  * worker process; supervisor.h). */
@@ -30,7 +30,7 @@ typedef struct tune_hooks {
 typedef struct tune_ctx {
 	const sweep_plan *plan;
 	gpu_device *gpu;
-	bench *bench;
+	gpu_timer *timer;
 	kernel_cache *cache;
 	tdb *db;
 	long long gpu_id, sweep_id;

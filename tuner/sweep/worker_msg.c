@@ -1,5 +1,5 @@
 /* Reading and writing supervisor/worker records: see worker_msg.h. */
-#include "tuner/worker_msg.h"
+#include "tuner/sweep/worker_msg.h"
 
 #include <errno.h>
 #include <string.h>

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "tuner/tune_shape.h"
+#include "tuner/sweep/tune_shape.h"
 
 typedef enum worker_msg_type {
 	/* worker -> supervisor */

@@ -1,5 +1,5 @@
 /* L2 flushing before timed launches: see l2_flush.h. */
-#include "tuner/l2_flush.h"
+#include "tuner/timing/l2_flush.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -13,7 +13,7 @@
  * - none: never (timings of data already in L2; not for tuning).
  * Discarding only the timed buffers' own lines (~0.1 ms cheaper a
  * repetition) was tried and measured on the H100: per-variant medians moved
- * by -13% to +10% against `clean`, so it is not a mode (NOTES.md). */
+ * by -13% to +10% against `clean`, so it is not a mode (docs/NOTES.md). */
 #ifndef AT_TUNER_L2_FLUSH_H
 #define AT_TUNER_L2_FLUSH_H
 

@@ -1,5 +1,5 @@
 /* Timing rounds and the noise band: see refine.h. */
-#include "tuner/refine.h"
+#include "tuner/timing/refine.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,25 +24,25 @@ rep_policy refine_quick_policy(void)
 			     .tolerance = REFINE_QUICK_TOLERANCE, .budget_ms = 0 };
 }
 
-int refine_quick(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
+int refine_quick(gpu_timer *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
 		 at_error *err)
 {
 	const rep_policy quick = refine_quick_policy();
 	for (size_t i = 0; i < n; i++) {
 		timing t;
-		if (bench_time_policy(b, &quick, c[i].launch, c[i].arg, &t, err))
+		if (gpu_time_policy(b, &quick, c[i].launch, c[i].arg, &t, err))
 			return -1;
 		refine_set_timing(c[i].row, &t, bytes, copy_gbps);
 	}
 	return 0;
 }
 
-int refine_all(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
+int refine_all(gpu_timer *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
 	       at_error *err)
 {
 	for (size_t i = 0; i < n; i++) {
 		timing t;
-		if (bench_time(b, c[i].launch, c[i].arg, &t, err))
+		if (gpu_time(b, c[i].launch, c[i].arg, &t, err))
 			return -1;
 		refine_set_timing(c[i].row, &t, bytes, copy_gbps);
 	}
@@ -98,10 +98,10 @@ static void rebase(refine_candidate *c, size_t n, size_t retimed, const double *
 }
 
 /* Times c[0..k) interleaved, then rebases the rest of c[0..n) onto them. */
-static int retime(bench *b, refine_candidate *c, size_t n, size_t k, double bytes,
+static int retime(gpu_timer *b, refine_candidate *c, size_t n, size_t k, double bytes,
 		  double copy_gbps, timing *t, at_error *err)
 {
-	bench_launch_fn launch[REP_MAX_SERIES];
+	timed_launch_fn launch[REP_MAX_SERIES];
 	void *arg[REP_MAX_SERIES];
 	double before[REP_MAX_SERIES];
 	if (k == 0)
@@ -111,7 +111,7 @@ static int retime(bench *b, refine_candidate *c, size_t n, size_t k, double byte
 		arg[i] = c[i].arg;
 		before[i] = c[i].row->time_us;
 	}
-	if (bench_time_interleaved(b, launch, arg, (int)k, t, err))
+	if (gpu_time_interleaved(b, launch, arg, (int)k, t, err))
 		return -1;
 	for (size_t i = 0; i < k; i++)
 		refine_set_timing(c[i].row, &t[i], bytes, copy_gbps);
@@ -119,7 +119,7 @@ static int retime(bench *b, refine_candidate *c, size_t n, size_t k, double byte
 	return 0;
 }
 
-int refine_finish(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
+int refine_finish(gpu_timer *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
 		  double *band, size_t *nfull, at_error *err)
 {
 	*band = REFINE_BAND_MIN;
@@ -150,11 +150,11 @@ int refine_finish(bench *b, refine_candidate *c, size_t n, double bytes, double 
 	return 0;
 }
 
-int refine_beside(bench *b, const refine_candidate *ref, const bench_launch_fn *launch,
+int refine_beside(gpu_timer *b, const refine_candidate *ref, const timed_launch_fn *launch,
 		  void *const *arg, int k, double bytes, double copy_gbps, result_row *const *rows,
 		  at_error *err)
 {
-	bench_launch_fn launches[REP_MAX_SERIES];
+	timed_launch_fn launches[REP_MAX_SERIES];
 	void *args[REP_MAX_SERIES];
 	timing t[REP_MAX_SERIES];
 	int first = ref ? 1 : 0;
@@ -169,7 +169,7 @@ int refine_beside(bench *b, const refine_candidate *ref, const bench_launch_fn *
 		launches[first + i] = launch[i];
 		args[first + i] = arg[i];
 	}
-	if (bench_time_interleaved(b, launches, args, k + first, t, err))
+	if (gpu_time_interleaved(b, launches, args, k + first, t, err))
 		return -1;
 	double scale = ref ? ref->row->time_us / t[0].median_us : 1.0;
 	for (int i = 0; i < k; i++) {

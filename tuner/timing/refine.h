@@ -2,7 +2,7 @@
  * variant that passed its check gets a short first round (a few
  * repetitions, more while its median is uncertain); the fastest few get the
  * config's full timing (repetitions until the median is known,
- * tuner/rep_rule.h), all interleaved at once; the top four are re-timed
+ * tuner/timing/rep_rule.h), all interleaved at once; the top four are re-timed
  * interleaved (one repetition of each in turn, until every median is
  * known), and the spread of those repetitions is the noise band. After each
  * round the variants it left out are rescaled by how much the ones it
@@ -19,7 +19,7 @@
 #include <stddef.h>
 
 #include "db/tuning_db.h"
-#include "tuner/bench.h"
+#include "tuner/timing/timer.h"
 
 /* The first round only ranks: it stops once the median's 95% interval is
  * within 4% (6 repetitions, the fewest that have one, for a steady kernel). */
@@ -36,7 +36,7 @@
 
 typedef struct refine_candidate {
 	result_row *row;
-	bench_launch_fn launch;
+	timed_launch_fn launch;
 	void *arg;
 } refine_candidate;
 
@@ -47,17 +47,17 @@ void refine_set_timing(result_row *row, const timing *t, double bytes, double co
 rep_policy refine_quick_policy(void);
 
 /* Times every candidate briefly (first round). */
-int refine_quick(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
+int refine_quick(gpu_timer *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
 		 at_error *err);
 
 /* Full timing of every candidate (sweep --full-timing: the reference the
  * rounds are measured against). */
-int refine_all(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
+int refine_all(gpu_timer *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
 	       at_error *err);
 
 /* The later rounds over candidates that all passed the first; sets *band.
  * Leaves c[0..*nfull) the candidates that got full timing. */
-int refine_finish(bench *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
+int refine_finish(gpu_timer *b, refine_candidate *c, size_t n, double bytes, double copy_gbps,
 		  double *band, size_t *nfull, at_error *err);
 
 /* How many of c[0..n) (sorted by first-round median) get full timing,
@@ -72,7 +72,7 @@ size_t refine_pick_full(refine_candidate *c, size_t n);
  * times ref's stored median over ref's median in this timing. So "faster
  * than cuDNN" compares kernels timed together, not a minute apart. Without
  * ref (no winner), they are timed among themselves. */
-int refine_beside(bench *b, const refine_candidate *ref, const bench_launch_fn *launch,
+int refine_beside(gpu_timer *b, const refine_candidate *ref, const timed_launch_fn *launch,
 		  void *const *arg, int k, double bytes, double copy_gbps, result_row *const *rows,
 		  at_error *err);
 

@@ -1,5 +1,5 @@
 /* The stopping rule of timing: see rep_rule.h. */
-#include "tuner/rep_rule.h"
+#include "tuner/timing/rep_rule.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* GPU timing: see bench.h. */
-#include "tuner/bench.h"
+/* GPU timing: see timer.h. */
+#include "tuner/timing/timer.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -8,26 +8,26 @@
 #include "common/strbuf.h"
 
 
-rep_policy bench_policy(const sweep_config *cfg)
+rep_policy gpu_timer_policy(const sweep_config *cfg)
 {
 	return (rep_policy){ .warmup = cfg->warmup, .min_reps = cfg->min_repetitions,
 			     .max_reps = cfg->repetitions, .tolerance = cfg->tolerance,
 			     .budget_ms = cfg->time_budget_ms };
 }
 
-int bench_open(bench *b, const gpu_device *gpu, const sweep_config *cfg, at_error *err)
+int gpu_timer_open(gpu_timer *b, const gpu_device *gpu, const sweep_config *cfg, at_error *err)
 {
 	memset(b, 0, sizeof *b);
-	b->policy = bench_policy(cfg);
-	if (b->policy.max_reps > BENCH_MAX_REPS)
-		return at_error_set(err, "repetitions must be 1..%d", BENCH_MAX_REPS);
+	b->policy = gpu_timer_policy(cfg);
+	if (b->policy.max_reps > TIMER_MAX_REPS)
+		return at_error_set(err, "repetitions must be 1..%d", TIMER_MAX_REPS);
 	if (rep_policy_check(&b->policy, err))
 		return -1;
 	/* events for the largest batch (rep_next_batch never exceeds the most
 	 * repetitions) of every interleaved launch; the quick round's few too */
-	int batch = b->policy.max_reps > BENCH_MIN_EVENT_REPS ? b->policy.max_reps
-							       : BENCH_MIN_EVENT_REPS;
-	b->nevents = batch * BENCH_MAX_INTERLEAVED;
+	int batch = b->policy.max_reps > TIMER_MIN_EVENT_REPS ? b->policy.max_reps
+							       : TIMER_MIN_EVENT_REPS;
+	b->nevents = batch * TIMER_MAX_INTERLEAVED;
 	b->start = xcalloc((size_t)b->nevents, sizeof *b->start);
 	b->stop = xcalloc((size_t)b->nevents, sizeof *b->stop);
 	CU_TRY(err, cudrv.cuStreamCreate(&b->stream, CU_STREAM_NON_BLOCKING));
@@ -38,7 +38,7 @@ int bench_open(bench *b, const gpu_device *gpu, const sweep_config *cfg, at_erro
 	return l2_flush_open(&b->flush, gpu, b->stream, err);
 }
 
-void bench_close(bench *b)
+void gpu_timer_close(gpu_timer *b)
 {
 	for (int i = 0; i < b->nevents; i++) {
 		if (b->start && b->start[i])
@@ -74,7 +74,7 @@ static double now_ms(void)
 }
 
 /* One repetition into event pair e: flush, then the launch between events. */
-static int timed_launch(bench *b, int e, bench_launch_fn launch, void *arg, at_error *err)
+static int timed_launch(gpu_timer *b, int e, timed_launch_fn launch, void *arg, at_error *err)
 {
 	if (l2_flush_run(&b->flush, b->stream, (unsigned)e, err))
 		return -1;
@@ -86,12 +86,12 @@ static int timed_launch(bench *b, int e, bench_launch_fn launch, void *arg, at_e
 }
 
 /* k launches timed together, batch by batch, for rep_run. */
-typedef struct bench_series {
-	bench *b;
-	const bench_launch_fn *launch;
+typedef struct timer_series {
+	gpu_timer *b;
+	const timed_launch_fn *launch;
 	void *const *arg;
 	int k, warmup;
-} bench_series;
+} timer_series;
 
 /* rep_batch_fn: warm-up before the first batch, then `reps` repetitions of
  * each launch in turn (so that drift in clocks or temperature affects all
@@ -103,8 +103,8 @@ typedef struct bench_series {
 static int time_batch(void *arg, int reps, double *const *samples, double *elapsed_ms,
 		      at_error *err)
 {
-	bench_series *s = arg;
-	bench *b = s->b;
+	timer_series *s = arg;
+	gpu_timer *b = s->b;
 	double start = now_ms();
 	if (reps * s->k > b->nevents)
 		return at_error_set(err, "%d repetitions do not fit the benchmark's events", reps);
@@ -133,13 +133,13 @@ static int time_batch(void *arg, int reps, double *const *samples, double *elaps
 	return 0;
 }
 
-static int time_series(bench *b, const rep_policy *p, const bench_launch_fn *launch,
+static int time_series(gpu_timer *b, const rep_policy *p, const timed_launch_fn *launch,
 		       void *const *arg, int k, timing *out, at_error *err)
 {
-	if (k < 1 || k > BENCH_MAX_INTERLEAVED)
-		return at_error_set(err, "can interleave 1 to %d launches", BENCH_MAX_INTERLEAVED);
-	bench_series s = { b, launch, arg, k, p->warmup };
-	rep_result r[BENCH_MAX_INTERLEAVED];
+	if (k < 1 || k > TIMER_MAX_INTERLEAVED)
+		return at_error_set(err, "can interleave 1 to %d launches", TIMER_MAX_INTERLEAVED);
+	timer_series s = { b, launch, arg, k, p->warmup };
+	rep_result r[TIMER_MAX_INTERLEAVED];
 	rep_verdict why;
 	if (rep_run(p, k, time_batch, &s, r, &why, err))
 		return -1;
@@ -152,25 +152,25 @@ static int time_series(bench *b, const rep_policy *p, const bench_launch_fn *lau
 	return 0;
 }
 
-int bench_time_policy(bench *b, const rep_policy *p, bench_launch_fn launch, void *arg,
+int gpu_time_policy(gpu_timer *b, const rep_policy *p, timed_launch_fn launch, void *arg,
 		      timing *out, at_error *err)
 {
 	return time_series(b, p, &launch, &arg, 1, out, err);
 }
 
-int bench_time_n(bench *b, bench_launch_fn launch, void *arg, int warmup, int reps,
+int gpu_time_n(gpu_timer *b, timed_launch_fn launch, void *arg, int warmup, int reps,
 		 timing *out, at_error *err)
 {
 	rep_policy fixed = rep_policy_fixed(warmup, reps);
-	return bench_time_policy(b, &fixed, launch, arg, out, err);
+	return gpu_time_policy(b, &fixed, launch, arg, out, err);
 }
 
-int bench_time(bench *b, bench_launch_fn launch, void *arg, timing *out, at_error *err)
+int gpu_time(gpu_timer *b, timed_launch_fn launch, void *arg, timing *out, at_error *err)
 {
 	return time_series(b, &b->policy, &launch, &arg, 1, out, err);
 }
 
-int bench_time_interleaved(bench *b, const bench_launch_fn *launch, void *const *arg, int k,
+int gpu_time_interleaved(gpu_timer *b, const timed_launch_fn *launch, void *const *arg, int k,
 			   timing *out, at_error *err)
 {
 	return time_series(b, &b->policy, launch, arg, k, out, err);
@@ -188,7 +188,7 @@ static int launch_copy(void *arg, CUstream stream, at_error *err)
 	return 0;
 }
 
-int bench_copy_gbps(bench *b, size_t bytes, double *gbps, at_error *err)
+int gpu_copy_gbps(gpu_timer *b, size_t bytes, double *gbps, at_error *err)
 {
 	copy_arg c = { 0, 0, bytes };
 	CU_TRY(err, cudrv.cuMemAlloc(&c.src, bytes));
@@ -202,7 +202,7 @@ int bench_copy_gbps(bench *b, size_t bytes, double *gbps, at_error *err)
 	rc = cudrv.cuMemsetD32Async(c.src, 0x3f800000u, bytes / 4, b->stream);
 	if (rc != CUDA_SUCCESS)
 		status = cudrv_error(err, rc, "filling the copy benchmark's source");
-	else if (bench_time(b, launch_copy, &c, &t, err) != 0)
+	else if (gpu_time(b, launch_copy, &c, &t, err) != 0)
 		status = -1;
 	else
 		*gbps = 2.0 * (double)bytes / (t.median_us * 1e3);

@@ -1,33 +1,33 @@
 /* Timing on the GPU with CUDA events: warm-up launches, then repetitions
- * each preceded by an L2 flush (tuner/l2_flush.h), so that every repetition
+ * each preceded by an L2 flush (tuner/timing/l2_flush.h), so that every repetition
  * starts from a cold, clean L2. Launches are queued back to back and timed
  * by events between flush and kernel, so host launch overhead stays out of
  * the numbers. They are timed in batches until the median is known within
- * the config's tolerance (tuner/rep_rule.h), between its min_repetitions
+ * the config's tolerance (tuner/timing/rep_rule.h), between its min_repetitions
  * and repetitions and within its time_budget_ms. */
-#ifndef AT_TUNER_BENCH_H
-#define AT_TUNER_BENCH_H
+#ifndef AT_TUNER_TIMING_TIMER_H
+#define AT_TUNER_TIMING_TIMER_H
 
 #include <stddef.h>
 
 #include "common/error.h"
 #include "tuner/config.h"
 #include "tuner/device.h"
-#include "tuner/l2_flush.h"
-#include "tuner/rep_rule.h"
+#include "tuner/timing/l2_flush.h"
+#include "tuner/timing/rep_rule.h"
 
-#define BENCH_MAX_REPS 10000
-#define BENCH_MAX_INTERLEAVED REP_MAX_SERIES
-#define BENCH_MIN_EVENT_REPS 16 /* events for at least this many repetitions */
+#define TIMER_MAX_REPS 10000
+#define TIMER_MAX_INTERLEAVED REP_MAX_SERIES
+#define TIMER_MIN_EVENT_REPS 16 /* events for at least this many repetitions */
 
-typedef struct bench {
+typedef struct gpu_timer {
 	CUstream stream;
 	CUevent *start, *stop; /* one pair per repetition and interleaved launch */
 	int nevents;
 	l2_flush flush; /* before every timed launch; name what they touch there */
 	rep_policy policy;     /* the config's */
 	size_t stops[REP_BUDGET + 1]; /* timings ended per rep_verdict */
-} bench;
+} gpu_timer;
 
 typedef struct timing {
 	double median_us, min_us, max_us;
@@ -37,38 +37,38 @@ typedef struct timing {
 } timing;
 
 /* One launch of the thing being timed, on stream. */
-typedef int (*bench_launch_fn)(void *arg, CUstream stream, at_error *err);
+typedef int (*timed_launch_fn)(void *arg, CUstream stream, at_error *err);
 
 /* The config's warmup, repetitions (the most), min_repetitions, tolerance
  * and time_budget_ms. */
-rep_policy bench_policy(const sweep_config *cfg);
+rep_policy gpu_timer_policy(const sweep_config *cfg);
 
-int bench_open(bench *b, const gpu_device *gpu, const sweep_config *cfg, at_error *err);
-void bench_close(bench *b);
+int gpu_timer_open(gpu_timer *b, const gpu_device *gpu, const sweep_config *cfg, at_error *err);
+void gpu_timer_close(gpu_timer *b);
 
 /* The config's warm-up, then repetitions until the median is known. */
-int bench_time(bench *b, bench_launch_fn launch, void *arg, timing *out, at_error *err);
+int gpu_time(gpu_timer *b, timed_launch_fn launch, void *arg, timing *out, at_error *err);
 
-/* As bench_time, under policy p (max_reps <= the config's most, or
- * BENCH_MIN_EVENT_REPS). */
-int bench_time_policy(bench *b, const rep_policy *p, bench_launch_fn launch, void *arg,
+/* As gpu_time, under policy p (max_reps <= the config's most, or
+ * TIMER_MIN_EVENT_REPS). */
+int gpu_time_policy(gpu_timer *b, const rep_policy *p, timed_launch_fn launch, void *arg,
 		      timing *out, at_error *err);
 
 /* Exactly the given warm-up and repetitions (reps <= the config's most, or
- * BENCH_MIN_EVENT_REPS). */
-int bench_time_n(bench *b, bench_launch_fn launch, void *arg, int warmup, int reps,
+ * TIMER_MIN_EVENT_REPS). */
+int gpu_time_n(gpu_timer *b, timed_launch_fn launch, void *arg, int warmup, int reps,
 		 timing *out, at_error *err);
 
-/* Times k <= BENCH_MAX_INTERLEAVED launches as bench_time does, one
+/* Times k <= TIMER_MAX_INTERLEAVED launches as gpu_time does, one
  * repetition of each in turn, so that drift in clocks or temperature
  * affects all alike; until every median is known (the budget is per
  * launch). out[i] also gets the interquartile spread. */
-int bench_time_interleaved(bench *b, const bench_launch_fn *launch, void *const *arg, int k,
+int gpu_time_interleaved(gpu_timer *b, const timed_launch_fn *launch, void *const *arg, int k,
 			   timing *out, at_error *err);
 
 /* Device-to-device copy bandwidth (bytes read + written per second / 1e9)
  * over buffers of `bytes`, the ceiling results are compared with. */
-int bench_copy_gbps(bench *b, size_t bytes, double *gbps, at_error *err);
+int gpu_copy_gbps(gpu_timer *b, size_t bytes, double *gbps, at_error *err);
 
 /* The median of v[0..n) (sorts v). */
 double median_of(double *v, size_t n);
