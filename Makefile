@@ -2,7 +2,7 @@
 #   make            build build/autotune
 #   make deps       install missing Debian packages, check the CUDA toolkit
 #   make deps-ci    also what browser-test and the fuzz targets need (chromium, clang)
-#   make test       build and run the Criterion tests (no GPU needed)
+#   make test       check the room graph, build and run the Criterion tests (no GPU needed)
 #   make browser-test  render the example report and check it in headless Chromium
 #   make sanitize   the tests under AddressSanitizer and UndefinedBehaviorSanitizer
 #   make fuzz       libFuzzer runs of the config, manifest, expression and database readers
@@ -215,7 +215,10 @@ $(BUILD)/tests: $(TEST_OBJ) $(LIB_OBJ)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) -o $@ $^ -lcriterion $(STATIC_LIBS) $(SYS_LIBS)
 
+# The room graph (tools/room_graph.py) first: no room above a third of the
+# lines, no include loop, the dispatch library reaching no tuner code.
 test: $(BUILD)/tests $(BUILD)/autotune lib
+	python3 tools/room_graph.py
 	$(BUILD)/tests --jobs 2
 
 # fuzz-build, fuzz, fuzz-replay and sanitize (ASan + UBSan test suite)

@@ -171,6 +171,26 @@ Test(dispatch_install, the_shared_library_exports_exactly_the_api)
 	}
 }
 
+/* An application that links the library must not pull in the tuner, the
+ * generator or the report code: no symbol the library defines or needs is
+ * one that their objects define (tools/room_graph.py checks the includes). */
+Test(dispatch_install, the_library_holds_and_needs_no_tuner_generator_or_report_code)
+{
+	assert_repo_root();
+	static char out[1 << 16];
+	const char *objs = tmp_path("foreign.syms"), *lib = tmp_path("lib.syms");
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd,
+		 "set -e; find build/obj/tuner build/obj/gen build/obj/reports -name '*.o' | "
+		 "xargs nm -g --defined-only | awk 'NF == 3 { print $3 }' | sort -u > %s; "
+		 "test -s %s; nm -g build/lib/" LIB ".a | awk 'NF >= 2 { print $NF }' | sort -u > %s; "
+		 "grep -qx atd_open %s; comm -12 %s %s",
+		 objs, objs, lib, lib, objs, lib);
+	cr_assert_eq(run(cmd, out, sizeof out), 0, "%s\n%s", cmd, out);
+	cr_assert_str_eq(out, "", "the library defines or needs these symbols of the tuner, "
+		 "the generator or the reports:\n%s", out);
+}
+
 Test(dispatch_install, builtin_sources_are_what_the_generator_makes_of_their_params)
 {
 	assert_repo_root();
