@@ -101,7 +101,8 @@ $(BUILD)/emit-builtin: $(BUILD)/obj/gen/emit_builtin_main.o $(GEN_TOOL_OBJ)
 # On the generator's sources rather than its binary, so that a build tree
 # given the plain build's outputs (fuzz/sanitize.sh) keeps them.
 $(BUILD)/builtin/softmax_online_%.cu: gen/emit_builtin_main.c dispatch/builtin_params.h $(GEN_SRC) $(COMMON_SRC) \
-		$(TEMPLATE_FILES) | $(BUILD)/emit-builtin
+		templates/softmax_online.yaml templates/softmax_online.cu $(wildcard templates/*.cuh) \
+		| $(BUILD)/emit-builtin
 	@mkdir -p $(dir $@)
 	$(Q)$(BUILD)/emit-builtin templates $* $@
 
