@@ -12,6 +12,8 @@
 
 #include <yaml.h>
 
+#include "common/bytes_moved.h"
+
 #define DEFAULT_WARMUP 5
 /* Timing stops once the median is known within DEFAULT_TOLERANCE (rep_rule.h),
  * after at least DEFAULT_MIN_REPETITIONS and at most DEFAULT_REPETITIONS
@@ -452,9 +454,11 @@ static long long max_of(const long long *v, size_t n)
 /* The entry's largest shape in its widest dtype must fit MAX_SHAPE_BYTES. */
 static int check_shape_bytes(const parse_ctx *ctx, const yaml_node_t *at, const sweep_spec *spec)
 {
-	size_t elem = 0;
-	for (size_t i = 0; i < spec->ndtypes; i++)
-		elem = at_dtype_size(spec->dtypes[i]) > elem ? at_dtype_size(spec->dtypes[i]) : elem;
+	at_dtype widest = spec->dtypes[0];
+	for (size_t i = 1; i < spec->ndtypes; i++)
+		if (at_dtype_size(spec->dtypes[i]) > at_dtype_size(widest))
+			widest = spec->dtypes[i];
+	size_t elem = at_dtype_size(widest);
 	long long M = max_of(spec->Ms, spec->nM), N = max_of(spec->Ns, spec->nN), bytes;
 	if (!__builtin_mul_overflow(M, N, &bytes) &&
 	    !__builtin_mul_overflow(bytes, (long long)(2 * elem), &bytes) && bytes <= MAX_SHAPE_BYTES)
@@ -462,7 +466,7 @@ static int check_shape_bytes(const parse_ctx *ctx, const yaml_node_t *at, const 
 	return fail_at(ctx, at->start_mark,
 		       "shape M=%lld x N=%lld needs %.3g GB for its input and output; no GPU "
 		       "holds that (at most %lld GB a shape)",
-		       M, N, 2.0 * (double)elem * (double)M * (double)N / 1e9,
+		       M, N, softmax_bytes_moved(widest, M, N) / 1e9,
 		       MAX_SHAPE_BYTES / 1000000000LL);
 }
 

@@ -1,6 +1,8 @@
 /* The benchmark's goals: see bench_goals.h. */
 #include "tuner/bench/bench_goals.h"
 
+#include "common/bytes_moved.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -16,7 +18,7 @@ const char *goal_verdict_name(goal_verdict v)
 
 double bench_row_bytes(const bench_row *r)
 {
-	return 2.0 * (double)r->M * (double)r->N * (double)at_dtype_size(r->dtype);
+	return softmax_bytes_moved(r->dtype, r->M, r->N);
 }
 
 static void append(char *buf, size_t cap, const char *text)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/bytes_moved.h"
 #include "common/strbuf.h"
 #include "tuner/sweep/enumerate.h"
 #include "tuner/sweep/baselines.h"
@@ -255,7 +256,8 @@ static int run_baselines(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	}
 	at_error terr = { { 0 } };
 	if (ntimed && refine_beside(ctx->timer, winner, launch, arg, ntimed,
-				    2.0 * (double)d->bytes, ctx->copy_gbps, timed, &terr)) {
+				    softmax_bytes_moved(s->dtype, s->M, s->N), ctx->copy_gbps, timed,
+				    &terr)) {
 		/* not the winner's failure: it ran many times before */
 		for (int i = 0; i < ntimed; i++) {
 			char *reason = reasons + (size_t)(timed[i] - rows) * cap;
@@ -412,7 +414,7 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 			ctx->hooks.on_step(ctx->hooks.arg, i + 1, n);
 	}
 	/* a timing failure is the GPU's, not a variant's: it ends the sweep */
-	double moved = 2.0 * (double)d.bytes;
+	double moved = softmax_bytes_moved(s->dtype, s->M, s->N);
 	if (rc == 0 && ctx->full_timing)
 		rc = refine_all(ctx->timer, passed, npassed, moved, ctx->copy_gbps, err);
 	else if (rc == 0)
