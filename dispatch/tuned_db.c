@@ -195,20 +195,28 @@ static int entry_from_row(const atdi_table *t, sqlite3_stmt *st, atdi_entry *e)
 	return 1;
 }
 
+/* Whether table has both columns a and b (added by a later schema version). */
+static int has_columns(sqlite3 *db, const char *table, const char *a, const char *b)
+{
+	sqlite3_stmt *st;
+	int n = 0;
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info(?1) WHERE name IN (?2, ?3)",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, a, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, b, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			n = sqlite3_column_int(st, 0);
+	}
+	sqlite3_finalize(st);
+	return n == 2;
+}
+
 /* Whether results has the launch columns of schema version 3; older
  * databases hold only kernels launched one CTA per row step, normally. */
 static int has_v3_geometry(sqlite3 *db)
 {
-	sqlite3_stmt *st;
-	int n = 0;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT count(*) FROM pragma_table_info('results') "
-			       "WHERE name IN ('ctas_per_row', 'cooperative')",
-			       -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	return n == 2;
+	return has_columns(db, "results", "ctas_per_row", "cooperative");
 }
 
 static atd_status load_entries(sqlite3 *db, const char *path, atdi_table *t, char *msg,
@@ -271,16 +279,7 @@ atd_status atdi_db_load(sqlite3 *db, const char *path, atdi_table *t, char *msg,
 /* Whether kernels carries the digests of schema version 4. */
 static int has_digests(sqlite3 *db)
 {
-	sqlite3_stmt *st;
-	int n = 0;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT count(*) FROM pragma_table_info('kernels') "
-			       "WHERE name IN ('cubin_sha256', 'ptx_sha256')",
-			       -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	return n == 2;
+	return has_columns(db, "kernels", "cubin_sha256", "ptx_sha256");
 }
 
 /* The image of `what` (size bytes) against the digest stored beside it. */
