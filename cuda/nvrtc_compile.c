@@ -15,7 +15,7 @@
  * the tuner stores without needing a GPU to ask (it costs under 1% of the
  * compile time). --minimal leaves out the texture, device-runtime and
  * driver-API declarations that no template uses: 3% less compile time and
- * byte-identical cubins for the seeds benchmark's kernels (NOTES.md). */
+ * byte-identical cubins for the seeds benchmark's kernels (docs/NOTES.md). */
 #define OPT_STD "--std=c++17"
 #define OPT_PTXAS_VERBOSE "-Xptxas=-v"
 #define OPT_MINIMAL "--minimal"

@@ -110,8 +110,8 @@ static const char copy_sql[] =
 	"  persistent, max_n, ctas_per_row, cooperative"
 	"  FROM src.results r JOIN result_map rm ON rm.old = r.id"
 	"  JOIN sweep_map sm ON sm.old = r.sweep_id JOIN gpu_map g ON g.old = r.gpu_id;"
-	"INSERT INTO kernels (result_id, arch, entry, cubin, ptx)"
-	"  SELECT rm.new, arch, entry, cubin, ptx FROM src.kernels k"
+	"INSERT INTO kernels (result_id, arch, entry, cubin, ptx, cubin_sha256, ptx_sha256)"
+	"  SELECT rm.new, arch, entry, cubin, ptx, cubin_sha256, ptx_sha256 FROM src.kernels k"
 	"  JOIN result_map rm ON rm.old = k.result_id;"
 	"INSERT OR IGNORE INTO compile_cache SELECT * FROM src.compile_cache;"
 	"DROP TABLE temp.gpu_map; DROP TABLE temp.sweep_map; DROP TABLE temp.result_map;";

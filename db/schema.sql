@@ -1,7 +1,8 @@
--- The tuning database, schema version 3 (PRAGMA user_version = 3).
+-- The tuning database, schema version 4 (PRAGMA user_version = 4).
 -- Version 2 added compile_cache and winners.noise_band; version 3 added
--- results.ctas_per_row and results.cooperative. An older database opened
--- for writing is migrated, and readers accept versions 1 to 3.
+-- results.ctas_per_row and results.cooperative; version 4 added
+-- kernels.cubin_sha256 and kernels.ptx_sha256. An older database opened
+-- for writing is migrated, and readers accept versions 1 to 4.
 -- Documented in db/SCHEMA.md; embedded into the programs at build time.
 -- Writers: the tuner (autotune sweep). Readers: autotune list/show/report
 -- and the dispatch library (read-only).
@@ -91,12 +92,17 @@ CREATE TABLE IF NOT EXISTS winners (
 
 -- Compiled code of winners, so that the dispatch library loads it without
 -- NVRTC. arch is the compute capability the cubin was built for (e.g. 90).
+-- The digests (v4) are SHA-256 in hex of the cubin's bytes and of the PTX
+-- text: the library and `autotune show` refuse an image that does not
+-- match its digest.
 CREATE TABLE IF NOT EXISTS kernels (
-	result_id  INTEGER PRIMARY KEY REFERENCES results(id),
-	arch       INTEGER NOT NULL,
-	entry      TEXT    NOT NULL,
-	cubin      BLOB    NOT NULL,
-	ptx        TEXT    NOT NULL
+	result_id    INTEGER PRIMARY KEY REFERENCES results(id),
+	arch         INTEGER NOT NULL,
+	entry        TEXT    NOT NULL,
+	cubin        BLOB    NOT NULL,
+	ptx          TEXT    NOT NULL,
+	cubin_sha256 TEXT,  -- (v4) NULL only in a database migrated without its kernels
+	ptx_sha256   TEXT   -- (v4)
 );
 
 -- Compiled kernels by what determines them, so that a second sweep of a

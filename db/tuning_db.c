@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "common/sqlite_reader.h"
+#include "common/sha256.h"
 #include "common/strbuf.h"
 
 extern const char db_schema_sql[];
@@ -89,6 +90,21 @@ static int add_column(tdb *db, int from, int version, const char *table, const c
 	return exec(db, sql, err);
 }
 
+/* sha256_hex(x) in SQL: the digest of a blob's or text's bytes (NULL for
+ * NULL), for the kernels' digests (v4) when they are stored or migrated. */
+static void sql_sha256(sqlite3_context *c, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+		sqlite3_result_null(c);
+		return;
+	}
+	const void *data = sqlite3_value_blob(argv[0]);
+	char hex[SHA256_HEX_LEN + 1];
+	sha256_hex(data ? data : "", (size_t)sqlite3_value_bytes(argv[0]), hex);
+	sqlite3_result_text(c, hex, SHA256_HEX_LEN, SQLITE_TRANSIENT);
+}
+
 /* Brings an older tuning database to this version: the schema's CREATE
  * statements are idempotent, so running them adds the new tables; new
  * columns of old tables are added by name, with the defaults that keep old
@@ -101,6 +117,10 @@ static int migrate(tdb *db, int from, at_error *err)
 	    add_column(db, from, 2, "winners", "noise_band", "REAL", err) ||
 	    add_column(db, from, 3, "results", "ctas_per_row", "INTEGER NOT NULL DEFAULT 1", err) ||
 	    add_column(db, from, 3, "results", "cooperative", "INTEGER NOT NULL DEFAULT 0", err) ||
+	    add_column(db, from, 4, "kernels", "cubin_sha256", "TEXT", err) ||
+	    add_column(db, from, 4, "kernels", "ptx_sha256", "TEXT", err) ||
+	    (from < 4 && exec(db, "UPDATE kernels SET cubin_sha256 = sha256_hex(cubin), "
+				  "ptx_sha256 = sha256_hex(ptx) WHERE cubin_sha256 IS NULL", err)) ||
 	    exec(db, pragma, err) || exec(db, "COMMIT", err)) {
 		sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
@@ -190,6 +210,13 @@ static int open_db(const char *path, int writable, tdb **out, at_error *err)
 		return -1;
 	}
 	sqlite3_busy_timeout(db->sql, 10000);
+	if (sqlite3_create_function(db->sql, "sha256_hex", 1,
+				    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+				    sql_sha256, NULL, NULL) != SQLITE_OK) {
+		at_error_set(err, "%s: %s", path, sqlite3_errmsg(db->sql));
+		tdb_close(db);
+		return -1;
+	}
 	if (prepare_schema(db, writable, err) ||
 	    (writable && (exec(db, "PRAGMA journal_mode = WAL", err) ||
 			  exec(db, "PRAGMA foreign_keys = ON", err)))) {
@@ -473,8 +500,9 @@ static int insert_kernel(tdb *db, long long result_id, const result_row *r, at_e
 {
 	sqlite3_stmt *st;
 	if (prepare(db,
-		    "INSERT INTO kernels (result_id, arch, entry, cubin, ptx) "
-		    "VALUES (?1, ?2, 'softmax_kernel', ?3, ?4)",
+		    "INSERT INTO kernels (result_id, arch, entry, cubin, ptx, cubin_sha256, "
+		    "ptx_sha256) VALUES (?1, ?2, 'softmax_kernel', ?3, ?4, sha256_hex(?3), "
+		    "sha256_hex(?4))",
 		    &st, err))
 		return -1;
 	sqlite3_bind_int64(st, 1, result_id);

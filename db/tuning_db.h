@@ -9,7 +9,7 @@
 #include "common/dtype.h"
 #include "common/error.h"
 
-#define TDB_SCHEMA_VERSION 3     /* written by this program */
+#define TDB_SCHEMA_VERSION 4     /* written by this program */
 #define TDB_SCHEMA_MIN_READ 1    /* the oldest version readers accept */
 #define TDB_DEFAULT_PATH "autotune.db"
 #define TDB_PATH_ENV "AUTOTUNE_DB"

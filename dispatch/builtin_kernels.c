@@ -1,19 +1,13 @@
-/* The table of built-in kernels: see builtin_kernels.h. The params must
- * match the Makefile's BUILTIN_PARAMS (a test regenerates the sources and
- * compares). */
+/* The table of built-in kernels: see builtin_kernels.h; their params are
+ * builtin_params.h's, from which the Makefile also generates their sources. */
 #include "dispatch/builtin_kernels.h"
 
-static const builtin_kernel builtins[AT_DTYPE_COUNT] = {
-	[AT_F32] = { atd_builtin_softmax_online_f32, "softmax_online",
-		     "threads=256 vec=4 unroll=2 cache_hint=0 persistent=0",
-		     { 256, 1, 0, 0, 0 } },
-	[AT_F16] = { atd_builtin_softmax_online_f16, "softmax_online",
-		     "threads=256 vec=8 unroll=2 cache_hint=0 persistent=0",
-		     { 256, 1, 0, 0, 0 } },
-	[AT_BF16] = { atd_builtin_softmax_online_bf16, "softmax_online",
-		      "threads=256 vec=8 unroll=2 cache_hint=0 persistent=0",
-		      { 256, 1, 0, 0, 0 } },
-};
+#include "dispatch/builtin_params.h"
+
+#define BUILTIN_ROW(dt, name, params)                                                   \
+	[dt] = { atd_builtin_softmax_online_##name, BUILTIN_TEMPLATE, params,           \
+		 { BUILTIN_THREADS, 1, 0, 0, 0 } },
+static const builtin_kernel builtins[AT_DTYPE_COUNT] = { BUILTIN_KERNELS(BUILTIN_ROW) };
 
 const builtin_kernel *builtin_kernel_for(at_dtype dt)
 {

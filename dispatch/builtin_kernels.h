@@ -1,6 +1,7 @@
 /* The built-in kernels the library falls back to: the softmax_online
- * template specialised per dtype (sources in dispatch/builtin/, generated
- * by `make regen-builtin`), embedded as fat binaries by the Makefile. */
+ * template specialised per dtype with the params of builtin_params.h (the
+ * build generates their sources into build/builtin/ and embeds them as fat
+ * binaries). */
 #ifndef AT_DISPATCH_BUILTIN_KERNELS_H
 #define AT_DISPATCH_BUILTIN_KERNELS_H
 

@@ -15,6 +15,12 @@
 #include "dispatch/plan.h"
 #include "dispatch/tuned_table.h"
 
+/* The API's dtype (atd_dtype) and the inside's (at_dtype) are cast into each
+ * other at every entry point: one list of values. */
+_Static_assert(ATD_F32 == (int)AT_F32 && ATD_F16 == (int)AT_F16 && ATD_BF16 == (int)AT_BF16 &&
+		       AT_DTYPE_COUNT == 3,
+	       "atd_dtype and at_dtype must have the same values");
+
 #define ATDI_MSG_CAP 1024
 #define ATDI_DERIVED_KEY (-1000LL)
 

@@ -9,6 +9,7 @@
 #include "dispatch/builtin_kernels.h"
 #include "dispatch/handle.h"
 #include "dispatch/template_table.h"
+#include "dispatch/tuned_db.h"
 
 static void fill_choice(const atd_handle *h, const atdi_entry *e, atd_level level,
 			atd_dtype dtype, const char *derived_template, const char *derived_params,
@@ -37,6 +38,26 @@ static void fill_choice(const atd_handle *h, const atdi_entry *e, atd_level leve
 		.tuned_us = isfinite(e->time_us) ? e->time_us : 0,
 		.from_params = e->params,
 	};
+}
+
+/* Whether the stored kernel that plan would run (none for a derived or
+ * built-in choice) matches its digests: a choice atd_softmax would refuse
+ * is refused here too, naming the shape. Takes slow. */
+static atd_status verify_stored(atd_handle *h, const atdi_plan *plan, atd_dtype dtype,
+				int64_t M, int64_t N)
+{
+	const atdi_entry *e = plan->entry;
+	if (!e || !h->db || plan->level == ATD_LEVEL_DERIVED || plan->level == ATD_LEVEL_TUNED)
+		return ATD_OK;
+	char why[ATDI_MSG_CAP];
+	pthread_mutex_lock(&h->slow);
+	atd_status s = atdi_db_verify(h->db, e->result_id, why, sizeof why);
+	pthread_mutex_unlock(&h->slow);
+	if (s != ATD_ERR_KERNEL_ALTERED)
+		return ATD_OK; /* anything else is met, and fallen back from, at the call */
+	return atdi_fail(h, s, "%s M=%lld N=%lld: the tuned kernel %s %s (tuned at M=%lld N=%lld): %s",
+			 at_dtype_name((at_dtype)dtype), (long long)M, (long long)N,
+			 e->template_name, e->params, e->M, e->N, why);
 }
 
 /* The choice from a plan; a derived variant's params are kept in the
@@ -115,6 +136,8 @@ ATD_API atd_status atd_query_gpu(atd_handle *h, const atd_gpu *gpu, atd_dtype dt
 	atdi_plan plan;
 	atdi_plan_shape(&h->table, rules_if_jit(h), tr_ntemplates, gpu, &env, (at_dtype)dtype,
 			&plan);
+	if ((s = verify_stored(h, &plan, dtype, M, N)) != ATD_OK)
+		return s;
 	return fill_plan(h, &plan, dtype, out);
 }
 
@@ -164,5 +187,7 @@ ATD_API atd_status atd_query(atd_handle *h, atd_dtype dtype, int64_t M, int64_t 
 	}
 	atdi_plan_shape(&h->table, rules_if_jit(h), tr_ntemplates, &gpu, &env, (at_dtype)dtype,
 			&plan);
+	if ((s = verify_stored(h, &plan, dtype, M, N)) != ATD_OK)
+		return s;
 	return fill_plan(h, &plan, dtype, out);
 }

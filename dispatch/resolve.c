@@ -41,9 +41,10 @@ static atd_status prepare_launch(const atdi_ctx_info *ci, CUfunction fn,
 	return ATD_OK;
 }
 
-/* The tuned kernel e at level, into out; NO_MEMORY is the only failure
- * returned as such, any other is warned about (once a shape) and returned
- * so that the caller falls back. */
+/* The tuned kernel e at level, into out; NO_MEMORY and KERNEL_ALTERED (its
+ * stored image does not match its digest) are returned as errors, any other
+ * failure is warned about (once a shape) and returned so that the caller
+ * falls back. */
 static atd_status use_entry(atd_handle *h, const atdi_ctx_info *ci, const atdi_entry *e,
 			    atd_level level, at_dtype dtype, long long M, long long N,
 			    atdi_resolved *out, atdi_notes *notes)
@@ -55,6 +56,10 @@ static atd_status use_entry(atd_handle *h, const atdi_ctx_info *ci, const atdi_e
 		s = prepare_launch(ci, fn, &e->geom, M, out, why, sizeof why);
 	if (s == ATD_ERR_NO_MEMORY)
 		return atdi_fail(h, s, "%s", why);
+	if (s == ATD_ERR_KERNEL_ALTERED) /* an error, never a fallback */
+		return atdi_fail(h, s, "%s M=%lld N=%lld: the tuned kernel %s %s (tuned at M=%lld "
+				 "N=%lld): %s", at_dtype_name(dtype), M, N, e->template_name,
+				 e->params, e->M, e->N, why);
 	if (s == ATD_OK) {
 		out->level = level;
 		out->entry = e;
@@ -228,7 +233,7 @@ static atd_status resolve_locked(atd_handle *h, CUcontext ctx, at_dtype dtype, l
 	}
 	if (s != ATD_OK && plan.entry && plan.level != ATD_LEVEL_DERIVED) {
 		s = use_entry(h, ci, plan.entry, plan.level, dtype, M, N, out, notes);
-		if (s == ATD_ERR_NO_MEMORY)
+		if (s == ATD_ERR_NO_MEMORY || s == ATD_ERR_KERNEL_ALTERED)
 			return s;
 	}
 	if (s != ATD_OK) {

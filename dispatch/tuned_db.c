@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "common/sqlite_reader.h"
+#include "common/sha256.h"
 #include "db/tuning_db.h" /* TDB_SCHEMA_VERSION only: nothing is linked */
 
 /* How long a read waits for the tuner's write transaction to end. */
@@ -207,20 +208,28 @@ static int entry_from_row(const atdi_table *t, sqlite3_stmt *st, atdi_entry *e)
 	return 1;
 }
 
+/* Whether table has both columns a and b (added by a later schema version). */
+static int has_columns(sqlite3 *db, const char *table, const char *a, const char *b)
+{
+	sqlite3_stmt *st;
+	int n = 0;
+	if (sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info(?1) WHERE name IN (?2, ?3)",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, a, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, b, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			n = sqlite3_column_int(st, 0);
+	}
+	sqlite3_finalize(st);
+	return n == 2;
+}
+
 /* Whether results has the launch columns of schema version 3; older
  * databases hold only kernels launched one CTA per row step, normally. */
 static int has_v3_geometry(sqlite3 *db)
 {
-	sqlite3_stmt *st;
-	int n = 0;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT count(*) FROM pragma_table_info('results') "
-			       "WHERE name IN ('ctas_per_row', 'cooperative')",
-			       -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	return n == 2;
+	return has_columns(db, "results", "ctas_per_row", "cooperative");
 }
 
 static atd_status load_entries(sqlite3 *db, const char *path, atdi_table *t, char *msg,
@@ -280,26 +289,100 @@ atd_status atdi_db_load(sqlite3 *db, const char *path, atdi_table *t, char *msg,
 	return s;
 }
 
+/* Whether kernels carries the digests of schema version 4. */
+static int has_digests(sqlite3 *db)
+{
+	return has_columns(db, "kernels", "cubin_sha256", "ptx_sha256");
+}
+
+/* The image of `what` (size bytes) against the digest stored beside it. */
+static atd_status check_digest(long long result_id, const char *what, const void *image,
+			       size_t size, const unsigned char *stored, char *msg, size_t cap)
+{
+	if (!stored)
+		return fail(ATD_ERR_KERNEL_ALTERED, msg, cap,
+			    "result %lld's %s has no digest in a database that keeps them: "
+			    "refusing to load it unchecked",
+			    result_id, what);
+	char got[SHA256_HEX_LEN + 1];
+	sha256_hex(image, size, got);
+	if (strcmp((const char *)stored, got) != 0)
+		return fail(ATD_ERR_KERNEL_ALTERED, msg, cap,
+			    "result %lld's %s does not match the digest stored beside it "
+			    "(sha256 %.16s... stored, %.16s... read): the image was altered after "
+			    "the sweep stored it; refusing to load it",
+			    result_id, what, (const char *)stored, got);
+	return ATD_OK;
+}
+
+/* The row of result_id's code: arch, entry, cubin, ptx and (NULL in a
+ * database older than version 4) their digests; SQLITE_ROW, or the step's
+ * code with st finalised. */
+static int code_row(sqlite3 *db, long long result_id, sqlite3_stmt **st)
+{
+	const char *sql = has_digests(db)
+				  ? "SELECT arch, entry, cubin, ptx, cubin_sha256, ptx_sha256 FROM kernels "
+				    "WHERE result_id = ?1"
+				  : "SELECT arch, entry, cubin, ptx, NULL, NULL FROM kernels "
+				    "WHERE result_id = ?1";
+	if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(*st);
+		*st = NULL;
+		return SQLITE_ERROR;
+	}
+	sqlite3_bind_int64(*st, 1, result_id);
+	int rc = sqlite3_step(*st);
+	if (rc != SQLITE_ROW) {
+		sqlite3_finalize(*st);
+		*st = NULL;
+	}
+	return rc;
+}
+
+static atd_status no_row(sqlite3 *db, int rc, long long result_id, char *msg, size_t cap)
+{
+	return rc == SQLITE_DONE
+		       ? fail(ATD_ERR_NO_KERNEL, msg, cap, "result %lld has no stored code", result_id)
+		       : fail(sql_status(db), msg, cap, "reading the code of result %lld: %s",
+			      result_id, sqlite3_errmsg(db));
+}
+
+/* Whether the row of st keeps digests (a version 4 database) and the image
+ * in column col (2: cubin, 3: PTX) matches its own. */
+static atd_status check_column(sqlite3_stmt *st, int digests, long long result_id, int col,
+			       char *msg, size_t cap)
+{
+	if (!digests)
+		return ATD_OK;
+	const void *image = col == 2 ? sqlite3_column_blob(st, 2) : sqlite3_column_text(st, 3);
+	size_t size = (size_t)sqlite3_column_bytes(st, col);
+	return check_digest(result_id, col == 2 ? "cubin" : "PTX", image ? image : "", size,
+			    sqlite3_column_text(st, col + 2), msg, cap);
+}
+
+atd_status atdi_db_verify(sqlite3 *db, long long result_id, char *msg, size_t cap)
+{
+	sqlite3_stmt *st;
+	int rc = code_row(db, result_id, &st);
+	if (rc != SQLITE_ROW)
+		return no_row(db, rc, result_id, msg, cap);
+	int digests = has_digests(db);
+	atd_status s = check_column(st, digests, result_id, 2, msg, cap);
+	if (s == ATD_OK)
+		s = check_column(st, digests, result_id, 3, msg, cap);
+	sqlite3_finalize(st);
+	return s;
+}
+
 atd_status atdi_db_code(sqlite3 *db, long long result_id, int gpu_arch, atdi_code *out,
 			char *msg, size_t cap)
 {
 	memset(out, 0, sizeof *out);
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(db, "SELECT arch, entry, cubin, ptx FROM kernels WHERE result_id = ?1",
-			       -1, &st, NULL) != SQLITE_OK)
-		return fail(sql_status(db), msg, cap, "reading the code of result %lld: %s", result_id,
-			    sqlite3_errmsg(db));
-	sqlite3_bind_int64(st, 1, result_id);
-	int rc = sqlite3_step(st);
+	int rc = code_row(db, result_id, &st);
+	if (rc != SQLITE_ROW)
+		return no_row(db, rc, result_id, msg, cap);
 	atd_status s = ATD_OK;
-	if (rc != SQLITE_ROW) {
-		s = rc == SQLITE_DONE
-			    ? fail(ATD_ERR_NO_KERNEL, msg, cap, "result %lld has no stored code", result_id)
-			    : fail(sql_status(db), msg, cap, "reading the code of result %lld: %s",
-				   result_id, sqlite3_errmsg(db));
-		sqlite3_finalize(st);
-		return s;
-	}
 	out->arch = sqlite3_column_int(st, 0);
 	out->entry = dup_text(st, 1);
 	/* Only the column used is read: SQLite fetches blobs lazily. */
@@ -319,6 +402,9 @@ atd_status atdi_db_code(sqlite3 *db, long long result_id, int gpu_arch, atdi_cod
 				       result_id, out->arch, gpu_arch)
 				: fail(ATD_ERR_NO_KERNEL, msg, cap, "result %lld has an empty cubin",
 				       result_id);
+	} else if ((s = check_column(st, has_digests(db), result_id, out->is_ptx ? 3 : 2, msg,
+				     cap)) != ATD_OK) {
+		/* never loaded */
 	} else if (!out->entry || !(out->image = malloc(size))) {
 		s = fail(ATD_ERR_NO_MEMORY, msg, cap, "out of memory reading the code of result %lld",
 			 result_id);

@@ -35,12 +35,21 @@ typedef struct atdi_code {
 } atdi_code;
 
 /* Fetches result_id's code: the cubin if it was built for gpu_arch (e.g.
- * 90), else the PTX, which the driver compiles for the GPU. Returns ATD_OK,
- * ATD_ERR_NO_KERNEL (no code, or no PTX for another arch),
+ * 90), else the PTX, which the driver compiles for the GPU. In a database
+ * of schema version 4 the image must match the digest stored beside it.
+ * Returns ATD_OK, ATD_ERR_NO_KERNEL (no code, or no PTX for another arch),
+ * ATD_ERR_KERNEL_ALTERED (a digest that does not match, or none),
  * ATD_ERR_DB_CORRUPT or ATD_ERR_NO_MEMORY with a message. Not thread-safe
  * for one db: the caller serialises. */
 atd_status atdi_db_code(struct sqlite3 *db, long long result_id, int gpu_arch, atdi_code *out,
 			char *msg, size_t cap);
+
+/* Checks both of result_id's images (cubin and PTX) against their digests,
+ * as atdi_db_code would before loading either: ATD_OK (also in a database
+ * older than version 4, which keeps none), ATD_ERR_KERNEL_ALTERED,
+ * ATD_ERR_NO_KERNEL, ATD_ERR_DB_CORRUPT or ATD_ERR_NO_MEMORY with a
+ * message. Not thread-safe for one db. */
+atd_status atdi_db_verify(struct sqlite3 *db, long long result_id, char *msg, size_t cap);
 
 /* NULL-safe; empties c. */
 void atdi_code_free(atdi_code *c);

@@ -8,11 +8,11 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
+
+#include "common/yaml_doc.h"
 
 #define shape_var_names tr_shape_var_names
 _Static_assert(MANIFEST_SHAPE_VARS == TR_SHAPE_VARS, "one list of shape variables");
@@ -38,140 +38,44 @@ _Static_assert(LAUNCH_REQUIRED + sizeof launch_defaults / sizeof *launch_default
 
 struct loader {
 	const char *path;
-	yaml_document_t *doc;
+	ydoc *y; /* the manifest's YAML (common/yaml_doc.h) */
 	tmpl_manifest *m;
 	const char **names; /* params then shape variables, for expr_validate */
 	size_t nnames;
-	at_error *err;
 };
-
-static int node_err(const struct loader *L, const yaml_node_t *node,
-		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int node_err(const struct loader *L, const yaml_node_t *node,
-		    const char *fmt, ...)
-{
-	char what[sizeof L->err->msg];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
-	va_end(ap);
-	return at_error_set(L->err, "%s:%zu:%zu: %s", L->path,
-			    node->start_mark.line + 1, node->start_mark.column + 1,
-			    what);
-}
-
-static int oom(const struct loader *L)
-{
-	return at_error_set(L->err, "%s: out of memory", L->path);
-}
-
-/* What a node is, for "got ..." in messages. */
-static const char *describe(const yaml_node_t *n, char *buf, size_t size)
-{
-	switch (n->type) {
-	case YAML_SCALAR_NODE:
-		snprintf(buf, size, "\"%.80s\"", (const char *)n->data.scalar.value);
-		return buf;
-	case YAML_SEQUENCE_NODE:
-		return "a sequence";
-	case YAML_MAPPING_NODE:
-		return "a mapping";
-	default:
-		return "nothing";
-	}
-}
-
-static yaml_node_t *node_at(const struct loader *L, int id)
-{
-	return yaml_document_get_node(L->doc, id);
-}
-
-static const char *key_text(const struct loader *L, const yaml_node_pair_t *pair)
-{
-	const yaml_node_t *k = node_at(L, pair->key);
-	return k->type == YAML_SCALAR_NODE ? (const char *)k->data.scalar.value :
-					     NULL;
-}
-
-static int in_list(const char *s, const char *const *list)
-{
-	for (; *list; list++)
-		if (strcmp(s, *list) == 0)
-			return 1;
-	return 0;
-}
-
-static void join_list(const char *const *list, char *buf, size_t size)
-{
-	size_t used = 0;
-	buf[0] = '\0';
-	for (; *list && used < size; list++) {
-		int n = snprintf(buf + used, size - used, "%s%s",
-				 used ? ", " : "", *list);
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
-}
 
 static int expect_type(const struct loader *L, const yaml_node_t *n,
 		       yaml_node_type_t type, const char *what)
 {
-	char buf[128];
-	if (n->type == type)
-		return 0;
-	return node_err(L, n, "expected %s, got %s", what,
-			describe(n, buf, sizeof buf));
+	return n->type == type ? 0 : ydoc_fail_got(L->y, n, what);
 }
 
-/* Every key a scalar, known and given once: catches typos such as
+/* Every key a string, known and given once: catches typos such as
  * "default:" misspelt, which would otherwise be silently ignored. */
 static int check_keys(const struct loader *L, const yaml_node_t *map,
 		      const char *const *allowed, const char *where)
 {
-	const yaml_node_pair_t *first = map->data.mapping.pairs.start;
-	const yaml_node_pair_t *top = map->data.mapping.pairs.top;
-
-	for (const yaml_node_pair_t *p = first; p < top; p++) {
-		const yaml_node_t *key = node_at(L, p->key);
-		const char *k = key_text(L, p);
-		char buf[256];
-		if (!k)
-			return node_err(L, key, "expected a key name in %s, got %s",
-					where, describe(key, buf, sizeof buf));
-		if (!in_list(k, allowed)) {
-			join_list(allowed, buf, sizeof buf);
-			return node_err(L, key,
-					"unknown key \"%s\" in %s (expected one of: %s)",
-					k, where, buf);
-		}
-		for (const yaml_node_pair_t *q = first; q < p; q++)
-			if (strcmp(key_text(L, q), k) == 0)
-				return node_err(L, key, "duplicate key \"%s\" in %s",
-						k, where);
-	}
-	return 0;
+	size_t n = 0;
+	while (allowed[n])
+		n++;
+	yaml_node_t *vals[n];
+	char in[200];
+	snprintf(in, sizeof in, "in %s", where);
+	return ydoc_lookup_keys(L->y, map, allowed, n, in, vals);
 }
 
 static yaml_node_t *map_find(const struct loader *L, const yaml_node_t *map,
 			     const char *key)
 {
-	const yaml_node_pair_t *p = map->data.mapping.pairs.start;
-	for (; p < map->data.mapping.pairs.top; p++) {
-		const char *k = key_text(L, p);
-		if (k && strcmp(k, key) == 0)
-			return node_at(L, p->value);
-	}
-	return NULL;
+	return ydoc_find(L->y, map, key);
 }
 
 static yaml_node_t *map_require(const struct loader *L, const yaml_node_t *map,
 				const char *key, const char *where)
 {
-	yaml_node_t *n = map_find(L, map, key);
+	yaml_node_t *n = ydoc_find(L->y, map, key);
 	if (!n)
-		node_err(L, map, "missing required key \"%s\" in %s", key, where);
+		ydoc_fail(L->y, map, "missing key \"%s\" in %s", key, where);
 	return n;
 }
 
@@ -180,30 +84,16 @@ static int take_string(const struct loader *L, const yaml_node_t *n,
 {
 	char buf[128];
 	if (n->type != YAML_SCALAR_NODE)
-		return node_err(L, n, "expected a string for %s, got %s", what,
-				describe(n, buf, sizeof buf));
+		return ydoc_fail(L->y, n, "expected a string for %s, got %s", what,
+				ydoc_describe(n, buf, sizeof buf));
 	const char *s = (const char *)n->data.scalar.value;
 	if (strlen(s) != n->data.scalar.length)
-		return node_err(L, n, "expected a string for %s, got one with a NUL byte",
+		return ydoc_fail(L->y, n, "expected a string for %s, got one with a NUL byte",
 				what);
 	if (nonempty && !*s)
-		return node_err(L, n, "expected a non-empty string for %s", what);
+		return ydoc_fail(L->y, n, "expected a non-empty string for %s", what);
 	*out = strdup(s);
-	return *out ? 0 : oom(L);
-}
-
-static int parse_ll(const char *s, long long *out)
-{
-	/* strtoll would skip leading blanks; a quoted " 12" is no integer. */
-	if (!(*s == '-' || *s == '+' || (*s >= '0' && *s <= '9')))
-		return -1;
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || end == s || *end)
-		return -1;
-	*out = v;
-	return 0;
+	return *out ? 0 : ydoc_oom(L->y);
 }
 
 static int take_int(const struct loader *L, const yaml_node_t *n,
@@ -212,9 +102,9 @@ static int take_int(const struct loader *L, const yaml_node_t *n,
 	char buf[128];
 	if (n->type != YAML_SCALAR_NODE ||
 	    strlen((const char *)n->data.scalar.value) != n->data.scalar.length ||
-	    parse_ll((const char *)n->data.scalar.value, out))
-		return node_err(L, n, "expected an integer in %s, got %s", what,
-				describe(n, buf, sizeof buf));
+	    ydoc_parse_ll((const char *)n->data.scalar.value, out))
+		return ydoc_fail(L->y, n, "expected an integer in %s, got %s", what,
+				ydoc_describe(n, buf, sizeof buf));
 	return 0;
 }
 
@@ -225,7 +115,7 @@ static int take_expr(const struct loader *L, const yaml_node_t *n,
 		return -1;
 	at_error e;
 	if (expr_validate(*out, L->names, L->nnames, &e) != EXPR_OK)
-		return node_err(L, n, "expected a valid expression in %s: %s",
+		return ydoc_fail(L->y, n, "expected a valid expression in %s: %s",
 				what, e.msg);
 	return 0;
 }
@@ -248,7 +138,7 @@ static int load_template(const struct loader *L, const yaml_node_t *root)
 	char stem[256];
 	file_stem(L->path, stem, sizeof stem);
 	if (strcmp(stem, L->m->name) != 0)
-		return node_err(L, n,
+		return ydoc_fail(L->y, n,
 				"expected template \"%s\" (the file's name), got \"%s\"",
 				stem, L->m->name);
 	return 0;
@@ -264,7 +154,7 @@ static int load_source(const struct loader *L, const yaml_node_t *root)
 		return -1;
 	if (src[0] == '/') {
 		free(src);
-		return node_err(L, n, "expected a source path relative to the manifest's folder");
+		return ydoc_fail(L->y, n, "expected a source path relative to the manifest's folder");
 	}
 	const char *slash = strrchr(L->path, '/');
 	int dlen = slash ? (int)(slash - L->path) + 1 : 2;
@@ -274,7 +164,7 @@ static int load_source(const struct loader *L, const yaml_node_t *root)
 	if (L->m->source_path)
 		snprintf(L->m->source_path, len, "%.*s%s", dlen, dir, src);
 	free(src);
-	return L->m->source_path ? 0 : oom(L);
+	return L->m->source_path ? 0 : ydoc_oom(L->y);
 }
 
 static int check_source(const struct loader *L, const yaml_node_t *root)
@@ -284,7 +174,7 @@ static int check_source(const struct loader *L, const yaml_node_t *root)
 		fclose(f);
 		return 0;
 	}
-	return node_err(L, map_find(L, root, "source"),
+	return ydoc_fail(L->y, map_find(L, root, "source"),
 			"expected a readable source file, cannot open \"%s\": %s",
 			L->m->source_path, strerror(errno));
 }
@@ -297,18 +187,18 @@ static int load_dtypes(const struct loader *L, const yaml_node_t *root)
 		return -1;
 	const yaml_node_item_t *it = seq->data.sequence.items.start;
 	if (it == seq->data.sequence.items.top)
-		return node_err(L, seq, "expected at least one dtype in dtypes");
+		return ydoc_fail(L->y, seq, "expected at least one dtype in dtypes");
 	for (; it < seq->data.sequence.items.top; it++) {
-		const yaml_node_t *n = node_at(L, *it);
+		const yaml_node_t *n = ydoc_node(L->y, *it);
 		char buf[128];
 		at_dtype dt;
 		if (n->type != YAML_SCALAR_NODE ||
 		    at_dtype_parse((const char *)n->data.scalar.value, &dt))
-			return node_err(L, n,
+			return ydoc_fail(L->y, n,
 					"expected a dtype (f32, f16, bf16) in dtypes, got %s",
-					describe(n, buf, sizeof buf));
+					ydoc_describe(n, buf, sizeof buf));
 		if (L->m->dtype_mask & (1u << dt))
-			return node_err(L, n, "duplicate dtype \"%s\" in dtypes",
+			return ydoc_fail(L->y, n, "duplicate dtype \"%s\" in dtypes",
 					at_dtype_name(dt));
 		L->m->dtype_mask |= 1u << dt;
 	}
@@ -334,16 +224,16 @@ static int load_param_name(const struct loader *L, const yaml_node_t *map,
 	if (!n || take_string(L, n, "the param's name", 1, &p->name))
 		return -1;
 	if (!valid_param_name(p->name))
-		return node_err(L, n,
+		return ydoc_fail(L->y, n,
 				"expected a param name matching [a-z][a-z0-9_]*, got \"%s\"",
 				p->name);
 	for (size_t j = 0; j < i; j++)
 		if (strcmp(L->m->params[j].name, p->name) == 0)
-			return node_err(L, n, "duplicate param name \"%s\"",
+			return ydoc_fail(L->y, n, "duplicate param name \"%s\"",
 					p->name);
 	for (size_t j = 0; j < MANIFEST_SHAPE_VARS; j++)
 		if (strcmp(shape_var_names[j], p->name) == 0)
-			return node_err(L, n,
+			return ydoc_fail(L->y, n,
 					"param name \"%s\" clashes with the shape variable of that name",
 					p->name);
 	return 0;
@@ -361,17 +251,17 @@ static int load_values(const struct loader *L, const yaml_node_t *map,
 	const yaml_node_item_t *it = seq->data.sequence.items.start;
 	size_t n = (size_t)(seq->data.sequence.items.top - it);
 	if (n == 0)
-		return node_err(L, seq, "expected at least one integer in %s", what);
+		return ydoc_fail(L->y, seq, "expected at least one integer in %s", what);
 	p->values = calloc(n, sizeof *p->values);
 	if (!p->values)
-		return oom(L);
+		return ydoc_oom(L->y);
 	for (size_t k = 0; k < n; k++) {
-		const yaml_node_t *v = node_at(L, it[k]);
+		const yaml_node_t *v = ydoc_node(L->y, it[k]);
 		if (take_int(L, v, what, &p->values[k]))
 			return -1;
 		for (size_t j = 0; j < k; j++)
 			if (p->values[j] == p->values[k])
-				return node_err(L, v, "expected distinct %s, got %lld twice",
+				return ydoc_fail(L->y, v, "expected distinct %s, got %lld twice",
 						what, p->values[k]);
 		p->nvalues = k + 1;
 	}
@@ -389,7 +279,7 @@ static int load_default(const struct loader *L, const yaml_node_t *map,
 	for (size_t k = 0; k < p->nvalues; k++)
 		if (p->values[k] == p->def)
 			return 0;
-	return node_err(L, n, "expected the default of %s to be one of its values, got %lld",
+	return ydoc_fail(L->y, n, "expected the default of %s to be one of its values, got %lld",
 			where, p->def);
 }
 
@@ -412,7 +302,7 @@ static int load_param(const struct loader *L, const yaml_node_t *map, size_t i)
 	if (doc)
 		return take_string(L, doc, what, 0, &p->doc);
 	p->doc = strdup("");
-	return p->doc ? 0 : oom(L);
+	return p->doc ? 0 : ydoc_oom(L->y);
 }
 
 static int load_params(const struct loader *L, const yaml_node_t *root)
@@ -424,13 +314,13 @@ static int load_params(const struct loader *L, const yaml_node_t *root)
 	const yaml_node_item_t *it = seq->data.sequence.items.start;
 	size_t n = (size_t)(seq->data.sequence.items.top - it);
 	if (n == 0)
-		return node_err(L, seq, "expected at least one param in params");
+		return ydoc_fail(L->y, seq, "expected at least one param in params");
 	L->m->params = calloc(n, sizeof *L->m->params);
 	if (!L->m->params)
-		return oom(L);
+		return ydoc_oom(L->y);
 	L->m->nparams = n;
 	for (size_t i = 0; i < n; i++)
-		if (load_param(L, node_at(L, it[i]), i))
+		if (load_param(L, ydoc_node(L->y, it[i]), i))
 			return -1;
 	return 0;
 }
@@ -441,7 +331,7 @@ static int build_names(struct loader *L)
 	L->nnames = m->nparams + MANIFEST_SHAPE_VARS;
 	L->names = malloc(L->nnames * sizeof *L->names);
 	if (!L->names)
-		return oom(L);
+		return ydoc_oom(L->y);
 	for (size_t i = 0; i < m->nparams; i++)
 		L->names[i] = m->params[i].name;
 	for (size_t i = 0; i < MANIFEST_SHAPE_VARS; i++)
@@ -484,10 +374,10 @@ static int load_constraint_list(const struct loader *L, const yaml_node_t *map,
 		return 0;
 	*out = calloc(n, sizeof **out);
 	if (!*out)
-		return oom(L);
+		return ydoc_oom(L->y);
 	*count = n;
 	for (size_t i = 0; i < n; i++)
-		if (load_constraint(L, node_at(L, it[i]), list, i, &(*out)[i]))
+		if (load_constraint(L, ydoc_node(L->y, it[i]), list, i, &(*out)[i]))
 			return -1;
 	return 0;
 }
@@ -515,17 +405,17 @@ static int load_param_names(const struct loader *L, const yaml_node_t *map, cons
 		return 0;
 	*out = calloc(n, sizeof **out);
 	if (!*out)
-		return oom(L);
+		return ydoc_oom(L->y);
 	*count = n;
 	for (size_t i = 0; i < n; i++) {
-		const yaml_node_t *v = node_at(L, it[i]);
+		const yaml_node_t *v = ydoc_node(L->y, it[i]);
 		char buf[128];
 		int idx = v->type == YAML_SCALAR_NODE
 				  ? manifest_param_index(L->m, (const char *)v->data.scalar.value)
 				  : -1;
 		if (idx < 0)
-			return node_err(L, v, "expected the name of a param in derive.%s, got %s", key,
-					describe(v, buf, sizeof buf));
+			return ydoc_fail(L->y, v, "expected the name of a param in derive.%s, got %s", key,
+					ydoc_describe(v, buf, sizeof buf));
 		(*out)[i] = idx;
 	}
 	return 0;
@@ -565,7 +455,7 @@ static int load_launch(const struct loader *L, const yaml_node_t *root)
 		if (!n && i >= LAUNCH_REQUIRED) {
 			*slots[i] = strdup(launch_defaults[i - LAUNCH_REQUIRED]);
 			if (!*slots[i])
-				return oom(L);
+				return ydoc_oom(L->y);
 			continue;
 		}
 		char what[64];
@@ -590,14 +480,14 @@ static int load_header(const struct loader *L, const yaml_node_t *root)
 	if (n)
 		return take_string(L, n, "summary", 0, &L->m->summary);
 	L->m->summary = strdup("");
-	return L->m->summary ? 0 : oom(L);
+	return L->m->summary ? 0 : ydoc_oom(L->y);
 }
 
 static int load_document(struct loader *L)
 {
-	const yaml_node_t *root = yaml_document_get_root_node(L->doc);
+	const yaml_node_t *root = ydoc_root(L->y);
 	if (!root)
-		return at_error_set(L->err,
+		return at_error_set(L->y->err,
 				    "%s:1:1: expected a mapping of manifest keys, got an empty document",
 				    L->path);
 	if (expect_type(L, root, YAML_MAPPING_NODE,
@@ -611,87 +501,17 @@ static int load_document(struct loader *L)
 	return check_source(L, root);
 }
 
-/* Reader errors (bad encoding) carry a byte offset, not a mark. */
-static void offset_to_mark(FILE *f, size_t offset, size_t *line, size_t *col)
-{
-	*line = 0;
-	*col = 0;
-	rewind(f);
-	for (size_t i = 0; i < offset; i++) {
-		int c = getc(f);
-		if (c == EOF)
-			break;
-		if (c == '\n') {
-			(*line)++;
-			*col = 0;
-		} else {
-			(*col)++;
-		}
-	}
-}
-
-static int yaml_failure(const char *path, FILE *f, const yaml_parser_t *yp,
-			at_error *err)
-{
-	const char *problem = yp->problem ? yp->problem : "unknown error";
-	size_t line = yp->problem_mark.line, col = yp->problem_mark.column;
-
-	if (yp->error == YAML_MEMORY_ERROR)
-		return at_error_set(err, "%s: out of memory", path);
-	if (yp->error == YAML_READER_ERROR) {
-		offset_to_mark(f, yp->problem_offset, &line, &col);
-		return at_error_set(err, "%s:%zu:%zu: invalid YAML: %s at %zu:%zu",
-				    path, line + 1, col + 1, problem, line + 1,
-				    col + 1);
-	}
-	if (yp->context)
-		return at_error_set(err,
-				    "%s:%zu:%zu: invalid YAML: %s at %zu:%zu (%s at %zu:%zu)",
-				    path, line + 1, col + 1, problem, line + 1,
-				    col + 1, yp->context, yp->context_mark.line + 1,
-				    yp->context_mark.column + 1);
-	return at_error_set(err, "%s:%zu:%zu: invalid YAML: %s at %zu:%zu", path,
-			    line + 1, col + 1, problem, line + 1, col + 1);
-}
-
-/* A second document would be silently ignored; refuse it instead. */
-static int check_single_document(const char *path, FILE *f, yaml_parser_t *yp,
-				 at_error *err)
-{
-	yaml_document_t extra;
-	if (!yaml_parser_load(yp, &extra))
-		return yaml_failure(path, f, yp, err);
-	const yaml_node_t *root = yaml_document_get_root_node(&extra);
-	int rc = 0;
-	if (root)
-		rc = at_error_set(err,
-				  "%s:%zu:%zu: expected a single YAML document, got a second one",
-				  path, root->start_mark.line + 1,
-				  root->start_mark.column + 1);
-	yaml_document_delete(&extra);
-	return rc;
-}
-
-static int parse_file(const char *path, FILE *f, tmpl_manifest *out,
+static int parse_text(const char *path, const char *text, size_t len, tmpl_manifest *out,
 		      at_error *err)
 {
-	yaml_parser_t yp;
-	yaml_document_t doc;
-	if (!yaml_parser_initialize(&yp))
-		return at_error_set(err, "%s: out of memory", path);
-	yaml_parser_set_input_file(&yp, f);
-	int rc;
-	if (!yaml_parser_load(&yp, &doc)) {
-		rc = yaml_failure(path, f, &yp, err);
-	} else {
-		struct loader L = { .path = path, .doc = &doc, .m = out, .err = err };
-		rc = check_single_document(path, f, &yp, err);
-		if (rc == 0)
-			rc = load_document(&L);
+	ydoc y;
+	int rc = ydoc_load(&y, path, text, len, err);
+	if (rc == 0) {
+		struct loader L = { .path = path, .y = &y, .m = out };
+		rc = load_document(&L);
 		free(L.names);
-		yaml_document_delete(&doc);
 	}
-	yaml_parser_delete(&yp);
+	ydoc_free(&y);
 	return rc;
 }
 
@@ -702,8 +522,12 @@ int manifest_load(const char *path, tmpl_manifest *out, at_error *err)
 	if (!f)
 		return at_error_set(err, "%s: cannot open: %s", path,
 				    strerror(errno));
-	int rc = parse_file(path, f, out, err);
+	size_t len = 0;
+	char *text = ydoc_read_all(f, &len);
 	fclose(f);
+	int rc = text ? parse_text(path, text, len, out, err)
+		      : at_error_set(err, "%s: cannot read", path);
+	free(text);
 	if (rc == 0) {
 		out->manifest_path = strdup(path);
 		if (!out->manifest_path)

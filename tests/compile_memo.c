@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "db/tuning_db.h"
-#include "tuner/kernel_cache.h"
+#include "tuner/sweep/kernel_cache.h"
 
 /* One database per test process (Criterion runs each test in its own),
  * closed when the process exits so that its write-ahead log is folded in. */

@@ -13,7 +13,7 @@
 #include "cuda/nvrtc_compile.h"
 #include "gen/specialize.h"
 #include "tuner/device.h"
-#include "tuner/enumerate.h"
+#include "tuner/sweep/enumerate.h"
 
 /* Loads every manifest in templates/ (a suite's .init) and frees them (its
  * .fini); fails the test if they do not load. */

@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "db/tuning_db.h"
-#include "tuner/bench_goals.h"
-#include "tuner/bench_report.h"
-#include "tuner/config_subset.h"
+#include "tuner/bench/bench_goals.h"
+#include "tuner/bench/bench_report.h"
+#include "tuner/cli/config_subset.h"
 
 #include "tests/test_run_fixture.h"
 

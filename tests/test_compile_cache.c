@@ -1,4 +1,4 @@
-/* The persistent compile cache (tuner/kernel_cache.c with a database) and
+/* The persistent compile cache (tuner/sweep/kernel_cache.c with a database) and
  * the schema migration from version 1. */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "db/tuning_db.h"
-#include "tuner/kernel_cache.h"
+#include "tuner/sweep/kernel_cache.h"
 
 #include "tests/sql_probe.h"
 #include "tests/tmp_folder.h"

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tuner/progress.h"
+#include "tuner/sweep/progress.h"
 
 #include "tests/test_run_fixture.h"
 

@@ -232,21 +232,21 @@ Test(config, unknown_keys)
 {
 	expect_error("sweeps:\n- dtype: f32\n",
 		     "x.yaml:2:3: unknown key \"dtype\" in sweep entry (expected "
-		     "op, dtypes, M, N, templates)");
+		     "one of: op, dtypes, M, N, templates)");
 	expect_error("sweep: []\n",
 		     "x.yaml:1:1: unknown key \"sweep\" at the top level (expected "
-		     "sweeps, warmup, repetitions, min_repetitions, tolerance, "
+		     "one of: sweeps, warmup, repetitions, min_repetitions, tolerance, "
 		     "time_budget_ms)");
 	expect_error(ENTRY "    m: 1\n",
-		     "x.yaml:4:5: unknown key \"m\" in sweep entry (expected op, "
-		     "dtypes, M, N, templates)");
+		     "x.yaml:4:5: unknown key \"m\" in sweep entry (expected one of: "
+		     "op, dtypes, M, N, templates)");
 	expect_error(ENTRY "    M: 1\n    N: {from: 1, until: 4, step: 1}\n",
 		     "x.yaml:5:18: unknown key \"until\" in the range for N "
-		     "(expected from, to, step)");
+		     "(expected one of: from, to, step)");
 	expect_error(ENTRY "    op: softmax\n",
 		     "x.yaml:4:5: duplicate key \"op\" in sweep entry");
 	expect_error("? [a]\n: b\n",
-		     "x.yaml:1:3: expected a key (a string), got a sequence");
+		     "x.yaml:1:3: expected a key (a string) at the top level, got a sequence");
 }
 
 Test(config, bad_dtypes)
@@ -432,23 +432,23 @@ Test(config, long_values_are_cut)
 Test(config, yaml_syntax_errors)
 {
 	expect_error("sweeps:\n  - op: softmax\n    dtypes: [f32\n",
-		     "x.yaml:4:1: did not find expected ',' or ']' (while parsing "
+		     "x.yaml:4:1: invalid YAML: did not find expected ',' or ']' (while parsing "
 		     "a flow sequence at 3:13)");
 	expect_error("sweeps:\n  - op: softmax\n   dtypes: [f32]\n",
-		     "x.yaml:3:4: did not find expected '-' indicator (while "
+		     "x.yaml:3:4: invalid YAML: did not find expected '-' indicator (while "
 		     "parsing a block collection at 2:3)");
 	expect_error("a: b: c\n",
-		     "x.yaml:1:5: mapping values are not allowed in this context");
+		     "x.yaml:1:5: invalid YAML: mapping values are not allowed in this context");
 	expect_error("a: \"x\n",
-		     "x.yaml:2:1: found unexpected end of stream (while scanning "
+		     "x.yaml:2:1: invalid YAML: found unexpected end of stream (while scanning "
 		     "a quoted scalar at 1:4)");
 	expect_error("\t- a\n",
-		     "x.yaml:1:1: found character that cannot start any token "
+		     "x.yaml:1:1: invalid YAML: found character that cannot start any token "
 		     "(while scanning for the next token at 1:1)");
 	expect_error("warmup: 5\nsweeps: \xff\n",
-		     "x.yaml:2:9: invalid leading UTF-8 octet");
+		     "x.yaml:2:9: invalid YAML: invalid leading UTF-8 octet");
 	expect_error(ENTRY "    M: 1\n    N: 1\n---\nfoo: [\n",
-		     "x.yaml:8:1: did not find expected node content (while "
+		     "x.yaml:8:1: invalid YAML: did not find expected node content (while "
 		     "parsing a flow node at 8:1)");
 }
 

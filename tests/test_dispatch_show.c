@@ -1,4 +1,4 @@
-/* Tests of `autotune show` (tuner/cmd_show.c), called as a function: what
+/* Tests of `autotune show` (tuner/cli/cmd_show.c), called as a function: what
  * it prints for a described GPU at each level, the database GPU's SM count
  * and memory filled in when omitted, and its exit codes: 2 for usage
  * errors, 1 for an unknown op, a missing database or no GPU. */

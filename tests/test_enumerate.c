@@ -1,4 +1,4 @@
-/* Tests for tuner/enumerate.c with the real templates in templates/: the
+/* Tests for tuner/sweep/enumerate.c with the real templates in templates/: the
  * variants enumerated at a shape are exactly those that a brute-force loop
  * over the manifest's values, with the constraints written out here in C,
  * accepts (so the manifest and the enumerator must agree with this file), in
@@ -269,7 +269,7 @@ static int warp_ok(const long long *v, const shape_env *e)
 	return vec * eb <= 16 && vec * eb >= 4 && ept % vec == 0 &&
 	       (rows % groups == 0 && rows / groups <= 2) && (persistent || stages == 1) &&
 	       lanes * ept >= N && lanes * (ept - vec) < N + (peel ? vec - 1 : 0) &&
-	       (!peel || (vec > 1 && N % vec != 0)) && (lanes / 2) * vec < N &&
+	       (!peel || (vec > 1 && N % vec != 0)) && (lanes == 2 || (lanes / 2) * vec < N) &&
 	       ept * (rows / groups) * stages * eb <= 256;
 }
 
@@ -316,6 +316,24 @@ Test(enumerate, warp_matches_brute_force)
 	cr_assert_gt(check_warp(AT_F16, 4096, 256), 0);
 	cr_assert_gt(check_warp(AT_BF16, 4096, 33), 0);
 	cr_assert_eq(check_warp(AT_F32, 4096, 4096), 0); /* 32 lanes x 32 elements at most */
+}
+
+/* Rows of one vector or less: 2 lanes, one of them idle. */
+Test(enumerate, warp_serves_rows_of_one_vector_with_two_lanes)
+{
+	static const struct { at_dtype dt; long long N; } rows[] = {
+		{ AT_F32, 1 }, { AT_F16, 1 }, { AT_F16, 2 }, { AT_BF16, 2 },
+	};
+	for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+		const tmpl_manifest *t = tf_template("softmax_warp");
+		variant *vs;
+		size_t n = tf_enumerate(t, 90, rows[r].dt, 1, rows[r].N, &vs);
+		cr_assert_gt(n, 0, "%s N=%lld", at_dtype_name(rows[r].dt), rows[r].N);
+		for (size_t i = 0; i < n; i++)
+			cr_assert_eq(tf_value(&vs[i], "lanes"), 2);
+		free(vs);
+		cr_assert_eq(check_warp(rows[r].dt, 1, rows[r].N), n);
+	}
 }
 
 Test(enumerate, warp_geometry_takes_rows_per_cta_from_the_param)

@@ -1,4 +1,4 @@
-/* tuner/lookahead.c without a GPU: which shapes' kernels are queued on the
+/* tuner/sweep/lookahead.c without a GPU: which shapes' kernels are queued on the
  * kernel cache after a shape, with a stand-in device, a real database and a
  * plan over a small template (4 variants per shape that compile fast):
  * softmax f32, M = 64, N = 64, 128, ..., 640. */
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tuner/lookahead.h"
+#include "tuner/sweep/lookahead.h"
 
 #include "tests/test_run_fixture.h"
 #include "tests/tmp_folder.h"
@@ -18,7 +18,7 @@ static sweep_plan plan;
 static tdb *db;
 static gpu_device gpu;
 static kernel_cache cache;
-static tune_ctx ctx;
+static lookahead_ctx ctx;
 
 static void setup(void)
 {
@@ -32,7 +32,7 @@ static void setup(void)
 			    .regs_per_sm = 65536, .info = { .name = "stand-in", .cc_major = 9,
 							    .sm_count = 132 } };
 	kernel_cache_init(&cache, 90, 1, NULL); /* enough queued: 4 kernels, one shape */
-	ctx = (tune_ctx){ .plan = &plan, .gpu = &gpu, .cache = &cache, .db = db, .seed = 1 };
+	ctx = (lookahead_ctx){ .plan = &plan, .gpu = &gpu, .cache = &cache, .db = db, .seed = 1 };
 	cr_assert_eq(tdb_gpu_id(db, &gpu.info, &ctx.gpu_id, &err), 0, "%s", err.msg);
 }
 
@@ -127,10 +127,11 @@ Test(lookahead, a_shape_already_tuned_is_skipped)
 {
 	at_error err = { { 0 } };
 	sweep_info info = { ctx.gpu_id, 13000, "13.0", "test", "c.yaml", "", 3000 };
-	cr_assert_eq(tdb_sweep_begin(db, &info, &ctx.sweep_id, &err), 0, "%s", err.msg);
+	long long sweep_id;
+	cr_assert_eq(tdb_sweep_begin(db, &info, &sweep_id, &err), 0, "%s", err.msg);
 	const sweep_shape *s1 = &plan.shapes[1];
 	shape_key key = { ctx.gpu_id, s1->op, s1->dtype, s1->M, s1->N };
-	cr_assert_eq(tdb_store_shape(db, ctx.sweep_id, &key, NULL, 0, &err), 0, "%s", err.msg);
+	cr_assert_eq(tdb_store_shape(db, sweep_id, &key, NULL, 0, &err), 0, "%s", err.msg);
 	lookahead_after(&ctx, &plan.shapes[0]);
 	cr_assert(all_queued(2));
 	cr_assert(!all_queued(1), "kernel k = 2 is shape 1's alone");

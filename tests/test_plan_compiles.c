@@ -14,7 +14,7 @@
 #include "tests/compile_memo.h"
 #include "tests/tmp_folder.h"
 #include "tuner/device.h"
-#include "tuner/plan.h"
+#include "tuner/sweep/plan.h"
 
 TestSuite(plan_compiles, .init = tmp_setup, .fini = tmp_teardown);
 

@@ -1,4 +1,4 @@
-/* tuner/ref_ahead.c: a shape's input and reference, computed now or ahead
+/* tuner/check/ref_ahead.c: a shape's input and reference, computed now or ahead
  * in a background thread, are exactly what ref_fill_random and ref_softmax
  * give for its seed, whichever way they were made. */
 #include <criterion/criterion.h>
@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner/ref_ahead.h"
-#include "tuner/reference.h"
+#include "tuner/check/ref_ahead.h"
+#include "tuner/check/reference.h"
 
 /* Checks x and ref against a direct computation of (dt, M, N, seed). */
 static void expect_shape(const void *x, const double *ref, at_dtype dt, long long M, long long N,

@@ -1,5 +1,5 @@
 /* Tests for common/dtype.c (the f16/bf16 conversions, bit for bit) and
- * tuner/reference.c: the CPU softmax reference against values computed here
+ * tuner/check/reference.c: the CPU softmax reference against values computed here
  * with exp(), its NaN rules, the comparison's exact error and mismatch
  * counts, the tolerances, and the random input generator. */
 #include <criterion/criterion.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/dtype.h"
-#include "tuner/reference.h"
+#include "tuner/check/reference.h"
 
 TestSuite(reference);
 

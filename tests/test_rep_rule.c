@@ -1,4 +1,4 @@
-/* tuner/rep_rule.c: the confidence interval of the median from order
+/* tuner/timing/rep_rule.c: the confidence interval of the median from order
  * statistics, the stopping rule, and timing runs driven by a fake timing
  * source (no GPU). */
 #include <criterion/criterion.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuner/rep_rule.h"
+#include "tuner/timing/rep_rule.h"
 
 Test(rep_rule, median_ranks_match_the_binomial_table)
 {

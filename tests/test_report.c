@@ -23,7 +23,7 @@
 #include "reports/params.h"
 #include "reports/report.h"
 #include "reports/ties.h"
-#include "tuner/refine.h"
+#include "tuner/timing/refine.h"
 
 #include "tests/test_report_fixture.h"
 

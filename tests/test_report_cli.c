@@ -1,7 +1,7 @@
 /* Tests of `autotune report` as a user runs it: build/autotune (built by
  * `make test` before the tests run, from the repository root) in a
  * subprocess, its exit status and stderr checked for success and for each
- * kind of bad input. Until the command is listed in tuner/cli.c these tests
+ * kind of bad input. Until the command is listed in tuner/cli/cli.c these tests
  * are skipped, saying so. */
 #include <criterion/criterion.h>
 
@@ -24,7 +24,7 @@ static tr_result run_report(const char *const *args)
 		tr_free(&r);
 		tmp_teardown(); /* a skipped test does not reach the suite's .fini */
 		cr_skip_test("build/autotune has no report command yet: list cmd_report in "
-			     "tuner/cli.c");
+			     "tuner/cli/cli.c");
 	}
 	return r;
 }

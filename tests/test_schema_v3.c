@@ -81,7 +81,7 @@ Test(schema_v3, results_store_the_cluster_and_cooperative_geometry)
 			      winner("softmax_block", 0, 0, 10) };
 	make_db("a.db", rows, 3);
 	const char *p = tmp_path("a.db");
-	cr_assert_eq(sql_int(p, "PRAGMA user_version"), 3);
+	cr_assert_eq(sql_int(p, "PRAGMA user_version"), TDB_SCHEMA_VERSION);
 	cr_assert_eq(
 		sql_int(p, "SELECT ctas_per_row FROM results WHERE template = 'softmax_cluster'"),
 		16);
@@ -126,7 +126,9 @@ Test(schema_v3, the_reader_leaves_out_a_geometry_no_launch_can_honour)
  * later. */
 static void downgrade(const char *path, int version)
 {
-	sql_exec(path, "ALTER TABLE results DROP COLUMN ctas_per_row; "
+	sql_exec(path, "ALTER TABLE kernels DROP COLUMN cubin_sha256; "
+		       "ALTER TABLE kernels DROP COLUMN ptx_sha256; "
+		       "ALTER TABLE results DROP COLUMN ctas_per_row; "
 		       "ALTER TABLE results DROP COLUMN cooperative; PRAGMA user_version = 2;");
 	if (version == 1)
 		sql_exec(path, "DROP TABLE compile_cache; ALTER TABLE winners DROP COLUMN noise_band; "
@@ -175,7 +177,7 @@ static void check_old_database_read_then_migrated(int version)
 				"WHERE name = 'noise_band'"), 1);
 	cr_assert_eq(sql_int(p, "SELECT count(*) FROM sqlite_master WHERE name = 'compile_cache'"), 1);
 
-	/* and written to as a version 3 database */
+	/* and written to as a database of this version */
 	result_row more[] = { winner("softmax_cluster", 8, 0, 5), winner("softmax_split", 1, 1, 5) };
 	gpu_info gpu = { .cc_major = 9, .cc_minor = 0, .sm_count = 132, .mem_bytes = 80LL << 30 };
 	snprintf(gpu.name, sizeof gpu.name, "Test GPU old.db");

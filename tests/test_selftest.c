@@ -13,10 +13,10 @@
 
 #include "common/strbuf.h"
 #include "tuner/device.h"
-#include "tuner/reference.h"
-#include "tuner/selftest.h"
-#include "tuner/selftest_cases.h"
-#include "tuner/selftest_report.h"
+#include "tuner/check/reference.h"
+#include "tuner/selftest/selftest.h"
+#include "tuner/selftest/selftest_cases.h"
+#include "tuner/selftest/selftest_report.h"
 
 #include "tests/tmp_folder.h"
 

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "tuner/shard.h"
+#include "tuner/sweep/shard.h"
 
 Test(shard, parses_k_of_n)
 {

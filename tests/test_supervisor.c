@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tuner/supervisor.h"
+#include "tuner/sweep/supervisor.h"
 
 typedef enum action { RUN_OK, RUN_CRASH, RUN_HANG, RUN_LOSE_CONTEXT, RUN_CRASH_ON_CPU_ONCE } action;
 

@@ -4,7 +4,7 @@ only, no code) that the dispatch library carries for a process with no
 tuning database. From them it derives kernels for any shape, compiled with
 NVRTC on first use, as it derives from a database's winners (dispatch.h).
 
-  python3 tools/gen_seed_winners.py reports/example/h100-default.db > dispatch/seed_winners.c
+  python3 tools/gen_seed_winners.py results/example/h100-default.db > dispatch/seed_winners.c
 
 Regenerate after a default sweep whose winners should ship.
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates reports/example/ (the README's example: the default sweep's
+# Regenerates results/example/ (the README's example: the default sweep's
 # database, its log, the report and its picture) from a fresh default sweep
 # (configs/softmax.yaml) on a GPU. Two steps, as the GPU is on another
 # machine:
@@ -15,7 +15,7 @@
 #       need no -wal/-shm beside it) and $OUT/example-sweep.log.
 #
 #   tools/regen_example.sh install FILES/example.db.xz FILES/example-sweep.log [NAME]
-#       here, on the fetched files: reports/example/NAME.db (default
+#       here, on the fetched files: results/example/NAME.db (default
 #       h100-default, the GPU named in the README), NAME-sweep.log,
 #       report.html (rendered by build/autotune from that path, so the page
 #       names it) and report.png (a 1400 x 1400 headless Chromium screenshot,
@@ -76,7 +76,7 @@ install_example() {
 	[ -f "$packed" ] || die "$packed: no such file"
 	[ -f "$log" ] || die "$log: no such file"
 	[ -x build/autotune ] || make -j2 build/autotune
-	local dir=reports/example db=reports/example/$name.db
+	local dir=results/example db=results/example/$name.db
 	xz -dc "$packed" >"$db.new"
 	build/autotune list --db "$db.new" >/dev/null || die "$db.new: not a readable tuning database"
 	mv "$db.new" "$db"

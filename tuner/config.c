@@ -1,16 +1,17 @@
 /* Reads the sweep config (YAML, see config.h) into a sweep_config, checking
  * every node so that a mistake is reported with its file:line:column, and
  * expands it into the list of (op, dtype, M, N) shapes to tune. */
-#include "config.h"
+#include "tuner/config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <yaml.h>
+#include "common/yaml_doc.h"
+
+#include "common/bytes_moved.h"
 
 #define DEFAULT_WARMUP 5
 /* Timing stops once the median is known within DEFAULT_TOLERANCE (rep_rule.h),
@@ -28,14 +29,12 @@
 /* An accidental {from: 1, to: 1000000000, step: 1} must fail fast rather
  * than allocate gigabytes or queue a sweep that never ends. */
 #define MAX_SHAPES 1000000
-/* Long scalars are cut in messages so that the message stays readable. */
+/* Long scalars are cut in messages to this many bytes (common/yaml_doc.c). */
 #define MAX_SHOWN 80
 
-typedef struct parse_ctx {
-	const char *name;
-	yaml_document_t *doc;
-	at_error *err;
-} parse_ctx;
+/* The document being read (common/yaml_doc.h: its messages point at the
+ * node as file:line:column). */
+typedef ydoc parse_ctx;
 
 /* The keys a mapping may have, and how to name the mapping in messages. */
 typedef struct key_spec {
@@ -43,91 +42,6 @@ typedef struct key_spec {
 	size_t nkeys;
 	const char *where; /* "in sweep entry", "at the top level", ... */
 } key_spec;
-
-static int fail_at(const parse_ctx *ctx, yaml_mark_t mark, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail_at(const parse_ctx *ctx, yaml_mark_t mark, const char *fmt, ...)
-{
-	char what[1536];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
-	va_end(ap);
-	return at_error_set(ctx->err, "%s:%zu:%zu: %s", ctx->name,
-			    mark.line + 1, mark.column + 1, what);
-}
-
-static yaml_node_t *node_at(const parse_ctx *ctx, int id)
-{
-	return yaml_document_get_node(ctx->doc, id);
-}
-
-static const char *scalar_text(const yaml_node_t *n)
-{
-	return (const char *)n->data.scalar.value;
-}
-
-/* The scalar's text, or NULL for a non-scalar or for a quoted scalar with
- * an inner NUL ("12\0ab"), which C string functions would cut short. */
-static const char *string_of(const yaml_node_t *n)
-{
-	if (n->type != YAML_SCALAR_NODE ||
-	    strlen(scalar_text(n)) != n->data.scalar.length)
-		return NULL;
-	return scalar_text(n);
-}
-
-/* How many bytes of s to show: at most MAX_SHOWN, not splitting a UTF-8
- * character. */
-static int shown_len(const char *s, size_t len)
-{
-	if (len <= MAX_SHOWN)
-		return (int)len;
-	size_t cut = MAX_SHOWN;
-	while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
-		cut--;
-	return (int)cut;
-}
-
-/* What a node is, for the "got ..." part of a message. */
-static void describe(const yaml_node_t *n, char *buf, size_t size)
-{
-	switch (n->type) {
-	case YAML_SCALAR_NODE:
-		if (n->data.scalar.length == 0 &&
-		    n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
-			snprintf(buf, size, "an empty value");
-		else if (n->data.scalar.length > MAX_SHOWN)
-			snprintf(buf, size, "\"%.*s...\"",
-				 shown_len(scalar_text(n), n->data.scalar.length),
-				 scalar_text(n));
-		else
-			snprintf(buf, size, "\"%s\"", scalar_text(n));
-		break;
-	case YAML_SEQUENCE_NODE:
-		snprintf(buf, size, "%s",
-			 n->data.sequence.items.top == n->data.sequence.items.start
-				 ? "an empty sequence" : "a sequence");
-		break;
-	case YAML_MAPPING_NODE:
-		snprintf(buf, size, "%s",
-			 n->data.mapping.pairs.top == n->data.mapping.pairs.start
-				 ? "an empty mapping" : "a mapping");
-		break;
-	default:
-		snprintf(buf, size, "nothing");
-		break;
-	}
-}
-
-static int fail_got(const parse_ctx *ctx, const yaml_node_t *n,
-		    const char *expected)
-{
-	char got[MAX_SHOWN + 16];
-	describe(n, got, sizeof got);
-	return fail_at(ctx, n->start_mark, "expected %s, got %s", expected, got);
-}
 
 static size_t seq_len(const yaml_node_t *n)
 {
@@ -137,32 +51,7 @@ static size_t seq_len(const yaml_node_t *n)
 static yaml_node_t *seq_item(const parse_ctx *ctx, const yaml_node_t *n,
 			     size_t i)
 {
-	return node_at(ctx, n->data.sequence.items.start[i]);
-}
-
-static int oom(const parse_ctx *ctx)
-{
-	return at_error_set(ctx->err, "%s: out of memory", ctx->name);
-}
-
-/* Only plain decimal digits with an optional minus: strtoll alone would
- * accept " 12", "+12" and stop silently at "12abc". Leading zeros are
- * refused because YAML 1.1 reads "010" as octal. */
-static int parse_ll(const char *s, long long *v)
-{
-	const char *digits = s[0] == '-' ? s + 1 : s;
-	if (digits[0] == '\0' || (digits[0] == '0' && digits[1] != '\0'))
-		return -1;
-	for (const char *p = digits; *p; p++)
-		if (*p < '0' || *p > '9')
-			return -1;
-	char *end;
-	errno = 0;
-	long long x = strtoll(s, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return -1;
-	*v = x;
-	return 0;
+	return ydoc_node(ctx, n->data.sequence.items.start[i]);
 }
 
 static int parse_posint(const parse_ctx *ctx, const yaml_node_t *n,
@@ -170,14 +59,14 @@ static int parse_posint(const parse_ctx *ctx, const yaml_node_t *n,
 {
 	char expected[128];
 	long long x;
-	const char *s = string_of(n);
+	const char *s = ydoc_string(n);
 	snprintf(expected, sizeof expected, "a positive integer for %s", what);
-	if (!s || parse_ll(s, &x) < 0 || x < 1) {
+	if (!s || ydoc_parse_ll(s, &x) < 0 || x < 1) {
 		/* A huge value that overflowed is still a number: say so. */
 		if (s && s[0] >= '1' && s[0] <= '9' &&
 		    strspn(s, "0123456789") == strlen(s))
 			goto too_big;
-		return fail_got(ctx, n, expected);
+		return ydoc_fail_got(ctx, n, expected);
 	}
 	if (x > MAX_DIM)
 		goto too_big;
@@ -186,19 +75,19 @@ static int parse_posint(const parse_ctx *ctx, const yaml_node_t *n,
 too_big:
 	snprintf(expected, sizeof expected,
 		 "a positive integer of at most %lld for %s", MAX_DIM, what);
-	return fail_got(ctx, n, expected);
+	return ydoc_fail_got(ctx, n, expected);
 }
 
 static int parse_bounded_int(const parse_ctx *ctx, const yaml_node_t *n,
 			     const char *what, int lo, int hi, int *v)
 {
 	long long x;
-	const char *s = string_of(n);
-	if (!s || parse_ll(s, &x) < 0 || x < lo || x > hi) {
+	const char *s = ydoc_string(n);
+	if (!s || ydoc_parse_ll(s, &x) < 0 || x < lo || x > hi) {
 		char expected[128];
 		snprintf(expected, sizeof expected,
 			 "an integer from %d to %d for %s", lo, hi, what);
-		return fail_got(ctx, n, expected);
+		return ydoc_fail_got(ctx, n, expected);
 	}
 	*v = (int)x;
 	return 0;
@@ -209,7 +98,7 @@ static int parse_bounded_int(const parse_ctx *ctx, const yaml_node_t *n,
 static int parse_number(const parse_ctx *ctx, const yaml_node_t *n,
 			const char *what, double lo, double hi, double *v)
 {
-	const char *s = string_of(n);
+	const char *s = ydoc_string(n);
 	int ok = s && s[0] && strspn(s, "0123456789.eE+-") == strlen(s);
 	char *end = NULL;
 	double x = 0;
@@ -222,7 +111,7 @@ static int parse_number(const parse_ctx *ctx, const yaml_node_t *n,
 		char expected[128];
 		snprintf(expected, sizeof expected, "a number from %g to %g for %s",
 			 lo, hi, what);
-		return fail_got(ctx, n, expected);
+		return ydoc_fail_got(ctx, n, expected);
 	}
 	*v = x;
 	return 0;
@@ -242,11 +131,11 @@ static int is_name(const char *s)
 static int parse_name(const parse_ctx *ctx, const yaml_node_t *n,
 		      const char *expected, char **out)
 {
-	const char *s = string_of(n);
+	const char *s = ydoc_string(n);
 	if (!s || !is_name(s))
-		return fail_got(ctx, n, expected);
+		return ydoc_fail_got(ctx, n, expected);
 	*out = strdup(s);
-	return *out ? 0 : oom(ctx);
+	return *out ? 0 : ydoc_oom(ctx);
 }
 
 /* Finds the value of each allowed key; refuses unknown, duplicate and
@@ -254,44 +143,13 @@ static int parse_name(const parse_ctx *ctx, const yaml_node_t *n,
 static int lookup_keys(const parse_ctx *ctx, const yaml_node_t *map,
 		       const key_spec *ks, yaml_node_t **vals)
 {
-	for (size_t i = 0; i < ks->nkeys; i++)
-		vals[i] = NULL;
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
-	     p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *key = node_at(ctx, p->key);
-		if (key->type != YAML_SCALAR_NODE)
-			return fail_got(ctx, key, "a key (a string)");
-		size_t i = 0;
-		while (i < ks->nkeys && strcmp(scalar_text(key), ks->keys[i]) != 0)
-			i++;
-		if (i == ks->nkeys) {
-			char list[256] = "";
-			for (size_t k = 0; k < ks->nkeys; k++) {
-				strcat(list, k ? ", " : "");
-				strcat(list, ks->keys[k]);
-			}
-			char shown[MAX_SHOWN + 16];
-			describe(key, shown, sizeof shown);
-			return fail_at(ctx, key->start_mark,
-				       "unknown key %s %s (expected %s)", shown,
-				       ks->where, list);
-		}
-		if (vals[i])
-			return fail_at(ctx, key->start_mark,
-				       "duplicate key \"%s\" %s", ks->keys[i],
-				       ks->where);
-		vals[i] = node_at(ctx, p->value);
-	}
-	return 0;
+	return ydoc_lookup_keys(ctx, map, ks->keys, ks->nkeys, ks->where, vals);
 }
 
 static int require_key(const parse_ctx *ctx, const yaml_node_t *map,
 		       const key_spec *ks, yaml_node_t *const *vals, size_t i)
 {
-	if (vals[i])
-		return 0;
-	return fail_at(ctx, map->start_mark, "missing key \"%s\" %s",
-		       ks->keys[i], ks->where);
+	return ydoc_require(ctx, map, ks->keys[i], ks->where, vals[i]);
 }
 
 static int parse_range(const parse_ctx *ctx, const yaml_node_t *n,
@@ -317,16 +175,16 @@ static int parse_range(const parse_ctx *ctx, const yaml_node_t *n,
 		char expected[160];
 		snprintf(expected, sizeof expected, "%s at least %s (%lld)",
 			 name[1], name[0], x[0]);
-		return fail_got(ctx, v[1], expected);
+		return ydoc_fail_got(ctx, v[1], expected);
 	}
 	long long m = (x[1] - x[0]) / x[2] + 1;
 	if (m > MAX_SHAPES)
-		return fail_at(ctx, n->start_mark,
+		return ydoc_fail_at(ctx, n->start_mark,
 			       "the range for %s has %lld values, more than the "
 			       "%d shapes allowed in total", what, m, MAX_SHAPES);
 	*vals = malloc((size_t)m * sizeof **vals);
 	if (!*vals)
-		return oom(ctx);
+		return ydoc_oom(ctx);
 	for (long long i = 0; i < m; i++)
 		(*vals)[i] = x[0] + i * x[2];
 	*count = (size_t)m;
@@ -341,11 +199,11 @@ static int parse_dim_list(const parse_ctx *ctx, const yaml_node_t *n,
 		char expected[96];
 		snprintf(expected, sizeof expected, "at least one value for %s",
 			 what);
-		return fail_got(ctx, n, expected);
+		return ydoc_fail_got(ctx, n, expected);
 	}
 	*vals = malloc(m * sizeof **vals);
 	if (!*vals)
-		return oom(ctx);
+		return ydoc_oom(ctx);
 	*count = m;
 	for (size_t i = 0; i < m; i++) {
 		const yaml_node_t *item =
@@ -370,18 +228,18 @@ static int parse_dtype(const parse_ctx *ctx, const yaml_node_t *n,
 {
 	at_dtype dt;
 	if (n->type != YAML_SCALAR_NODE)
-		return fail_got(ctx, n, "a dtype (f32, f16 or bf16)");
-	const char *s = string_of(n);
+		return ydoc_fail_got(ctx, n, "a dtype (f32, f16 or bf16)");
+	const char *s = ydoc_string(n);
 	if (!s || at_dtype_parse(s, &dt) < 0) {
 		char shown[MAX_SHOWN + 16];
-		describe(n, shown, sizeof shown);
-		return fail_at(ctx, n->start_mark,
+		ydoc_describe(n, shown, sizeof shown);
+		return ydoc_fail_at(ctx, n->start_mark,
 			       "unknown dtype %s (expected f32, f16 or bf16)",
 			       shown);
 	}
 	for (size_t i = 0; i < spec->ndtypes; i++)
 		if (spec->dtypes[i] == dt)
-			return fail_at(ctx, n->start_mark,
+			return ydoc_fail_at(ctx, n->start_mark,
 				       "duplicate dtype \"%s\" in dtypes",
 				       at_dtype_name(dt));
 	spec->dtypes[spec->ndtypes++] = dt;
@@ -392,13 +250,13 @@ static int parse_dtypes(const parse_ctx *ctx, const yaml_node_t *n,
 			sweep_spec *spec)
 {
 	if (n->type == YAML_MAPPING_NODE)
-		return fail_got(ctx, n, "a dtype or a sequence of dtypes for dtypes");
+		return ydoc_fail_got(ctx, n, "a dtype or a sequence of dtypes for dtypes");
 	size_t m = n->type == YAML_SEQUENCE_NODE ? seq_len(n) : 1;
 	if (m == 0)
-		return fail_got(ctx, n, "at least one dtype in dtypes");
+		return ydoc_fail_got(ctx, n, "at least one dtype in dtypes");
 	spec->dtypes = malloc(m * sizeof *spec->dtypes);
 	if (!spec->dtypes)
-		return oom(ctx);
+		return ydoc_oom(ctx);
 	for (size_t i = 0; i < m; i++) {
 		const yaml_node_t *item =
 			n->type == YAML_SEQUENCE_NODE ? seq_item(ctx, n, i) : n;
@@ -412,12 +270,12 @@ static int parse_templates(const parse_ctx *ctx, const yaml_node_t *n,
 			   sweep_spec *spec)
 {
 	if (n->type != YAML_SEQUENCE_NODE || seq_len(n) == 0)
-		return fail_got(ctx, n, "a non-empty sequence of template names "
+		return ydoc_fail_got(ctx, n, "a non-empty sequence of template names "
 				"for templates");
 	size_t m = seq_len(n);
 	spec->templates = calloc(m, sizeof *spec->templates);
 	if (!spec->templates)
-		return oom(ctx);
+		return ydoc_oom(ctx);
 	for (size_t i = 0; i < m; i++) {
 		const yaml_node_t *item = seq_item(ctx, n, i);
 		char *t;
@@ -427,7 +285,7 @@ static int parse_templates(const parse_ctx *ctx, const yaml_node_t *n,
 		for (size_t k = 0; k < spec->ntemplates; k++) {
 			if (strcmp(spec->templates[k], t) == 0) {
 				free(t);
-				return fail_at(ctx, item->start_mark,
+				return ydoc_fail_at(ctx, item->start_mark,
 					       "duplicate template \"%s\" in "
 					       "templates", spec->templates[k]);
 			}
@@ -452,17 +310,19 @@ static long long max_of(const long long *v, size_t n)
 /* The entry's largest shape in its widest dtype must fit MAX_SHAPE_BYTES. */
 static int check_shape_bytes(const parse_ctx *ctx, const yaml_node_t *at, const sweep_spec *spec)
 {
-	size_t elem = 0;
-	for (size_t i = 0; i < spec->ndtypes; i++)
-		elem = at_dtype_size(spec->dtypes[i]) > elem ? at_dtype_size(spec->dtypes[i]) : elem;
+	at_dtype widest = spec->dtypes[0];
+	for (size_t i = 1; i < spec->ndtypes; i++)
+		if (at_dtype_size(spec->dtypes[i]) > at_dtype_size(widest))
+			widest = spec->dtypes[i];
+	size_t elem = at_dtype_size(widest);
 	long long M = max_of(spec->Ms, spec->nM), N = max_of(spec->Ns, spec->nN), bytes;
 	if (!__builtin_mul_overflow(M, N, &bytes) &&
 	    !__builtin_mul_overflow(bytes, (long long)(2 * elem), &bytes) && bytes <= MAX_SHAPE_BYTES)
 		return 0;
-	return fail_at(ctx, at->start_mark,
+	return ydoc_fail_at(ctx, at->start_mark,
 		       "shape M=%lld x N=%lld needs %.3g GB for its input and output; no GPU "
 		       "holds that (at most %lld GB a shape)",
-		       M, N, 2.0 * (double)elem * (double)M * (double)N / 1e9,
+		       M, N, softmax_bytes_moved(widest, M, N) / 1e9,
 		       MAX_SHAPE_BYTES / 1000000000LL);
 }
 
@@ -475,7 +335,7 @@ static int parse_spec(const parse_ctx *ctx, const yaml_node_t *n,
 	key_spec ks = { keys, K_SPEC_COUNT, "in sweep entry" };
 	yaml_node_t *v[K_SPEC_COUNT];
 	if (n->type != YAML_MAPPING_NODE)
-		return fail_got(ctx, n, "a sweep entry (a mapping with op, "
+		return ydoc_fail_got(ctx, n, "a sweep entry (a mapping with op, "
 				"dtypes, M and N)");
 	spec->line = (int)n->start_mark.line + 1;
 	if (lookup_keys(ctx, n, &ks, v) < 0)
@@ -520,12 +380,12 @@ static int parse_sweeps(const parse_ctx *ctx, const yaml_node_t *n,
 			sweep_config *cfg)
 {
 	if (n->type != YAML_SEQUENCE_NODE || seq_len(n) == 0)
-		return fail_got(ctx, n, "a non-empty sequence of sweep entries "
+		return ydoc_fail_got(ctx, n, "a non-empty sequence of sweep entries "
 				"for sweeps");
 	size_t m = seq_len(n);
 	cfg->specs = calloc(m, sizeof *cfg->specs);
 	if (!cfg->specs)
-		return oom(ctx);
+		return ydoc_oom(ctx);
 	size_t total = 0;
 	for (size_t i = 0; i < m; i++) {
 		const yaml_node_t *item = seq_item(ctx, n, i);
@@ -536,7 +396,7 @@ static int parse_sweeps(const parse_ctx *ctx, const yaml_node_t *n,
 			return -1;
 		total += spec_shapes(&cfg->specs[i]);
 		if (total > MAX_SHAPES)
-			return fail_at(ctx, item->start_mark,
+			return ydoc_fail_at(ctx, item->start_mark,
 				       "too many shapes: the sweeps up to this "
 				       "entry expand to more than %d (is a range "
 				       "too wide?)", MAX_SHAPES);
@@ -591,62 +451,13 @@ static int parse_root(const parse_ctx *ctx, const yaml_node_t *root,
 	key_spec ks = { keys, K_TOP_COUNT, "at the top level" };
 	yaml_node_t *v[K_TOP_COUNT];
 	if (root->type != YAML_MAPPING_NODE)
-		return fail_got(ctx, root, "a mapping with sweeps at the top level");
+		return ydoc_fail_got(ctx, root, "a mapping with sweeps at the top level");
 	if (lookup_keys(ctx, root, &ks, v) < 0 ||
 	    require_key(ctx, root, &ks, v, K_SWEEPS) < 0)
 		return -1;
 	if (parse_timing(ctx, v, cfg) < 0)
 		return -1;
 	return parse_sweeps(ctx, v[K_SWEEPS], cfg);
-}
-
-/* Reader errors (bad UTF-8, control characters) carry only a byte offset,
- * so the line and column are counted here. */
-static yaml_mark_t mark_of_offset(const char *text, size_t len, size_t off)
-{
-	yaml_mark_t m = { 0, 0, 0 };
-	for (size_t i = 0; i < off && i < len; i++) {
-		if (text[i] == '\n') {
-			m.line++;
-			m.column = 0;
-		} else if (((unsigned char)text[i] & 0xc0) != 0x80) {
-			m.column++;
-		}
-	}
-	m.index = off;
-	return m;
-}
-
-static int syntax_error(const parse_ctx *ctx, const yaml_parser_t *p,
-			const char *text, size_t len)
-{
-	if (p->error == YAML_MEMORY_ERROR)
-		return oom(ctx);
-	const char *problem = p->problem ? p->problem : "invalid YAML";
-	if (p->error == YAML_READER_ERROR)
-		return fail_at(ctx, mark_of_offset(text, len, p->problem_offset),
-			       "%s", problem);
-	if (p->context)
-		return fail_at(ctx, p->problem_mark, "%s (%s at %zu:%zu)",
-			       problem, p->context, p->context_mark.line + 1,
-			       p->context_mark.column + 1);
-	return fail_at(ctx, p->problem_mark, "%s", problem);
-}
-
-/* A second document would be silently ignored otherwise. */
-static int check_single_document(const parse_ctx *ctx, yaml_parser_t *p,
-				 const char *text, size_t len)
-{
-	yaml_document_t next;
-	if (!yaml_parser_load(p, &next))
-		return syntax_error(ctx, p, text, len);
-	yaml_node_t *root = yaml_document_get_root_node(&next);
-	int rc = 0;
-	if (root)
-		rc = fail_at(ctx, next.start_mark,
-			     "expected a single YAML document, found another");
-	yaml_document_delete(&next);
-	return rc;
 }
 
 /* No document, or one that is only "---": nothing a sweep could be. */
@@ -657,32 +468,22 @@ static int is_empty(const yaml_node_t *root)
 			 root->data.scalar.style == YAML_PLAIN_SCALAR_STYLE);
 }
 
-static int parse_yaml(const parse_ctx *ctx, const char *text, size_t len,
-		      sweep_config *cfg)
+static int parse_yaml(const char *name, const char *text, size_t len, sweep_config *cfg,
+		      at_error *err)
 {
-	yaml_parser_t parser;
-	yaml_document_t doc;
-	int rc = -1;
-	if (!yaml_parser_initialize(&parser))
-		return oom(ctx);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-	if (!yaml_parser_load(&parser, &doc)) {
-		rc = syntax_error(ctx, &parser, text, len);
-		goto out;
+	ydoc d;
+	int rc = ydoc_load(&d, name, text, len, err);
+	if (rc == 0) {
+		yaml_node_t *root = ydoc_root(&d);
+		if (is_empty(root)) {
+			yaml_mark_t start = { 0, 0, 0 };
+			rc = ydoc_fail_at(&d, start, "the file is empty (expected a mapping "
+					  "with sweeps)");
+		} else {
+			rc = parse_root(&d, root, cfg);
+		}
 	}
-	parse_ctx c = *ctx;
-	c.doc = &doc;
-	yaml_node_t *root = yaml_document_get_root_node(&doc);
-	if (is_empty(root)) {
-		yaml_mark_t start = { 0, 0, 0 };
-		rc = fail_at(&c, start, "the file is empty (expected a mapping "
-			     "with sweeps)");
-	} else if (check_single_document(&c, &parser, text, len) == 0) {
-		rc = parse_root(&c, root, cfg);
-	}
-	yaml_document_delete(&doc);
-out:
-	yaml_parser_delete(&parser);
+	ydoc_free(&d);
 	return rc;
 }
 
@@ -691,14 +492,13 @@ static int parse_owned(char *text, size_t len, const char *name,
 		       sweep_config *out, at_error *err)
 {
 	sweep_config cfg = { 0 };
-	parse_ctx ctx = { name, NULL, err };
 	cfg.text = text;
 	cfg.path = strdup(name);
 	if (!cfg.path) {
 		config_free(&cfg);
-		return oom(&ctx);
+		return at_error_set(err, "%s: out of memory", name);
 	}
-	if (parse_yaml(&ctx, text, len, &cfg) < 0) {
+	if (parse_yaml(name, text, len, &cfg, err) < 0) {
 		config_free(&cfg);
 		return -1;
 	}
@@ -718,33 +518,6 @@ int config_parse(const char *text, size_t len, const char *name,
 	return parse_owned(copy, len, name, out, err);
 }
 
-/* Reads in chunks rather than trusting ftell, so that pipes and
- * /dev/stdin work too. */
-static char *read_all(FILE *f, size_t *len)
-{
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		n += fread(buf + n, 1, cap - n - 1, f);
-		if (ferror(f)) {
-			free(buf);
-			return NULL;
-		}
-		if (n < cap - 1)
-			break;
-		char *bigger = realloc(buf, cap * 2);
-		if (!bigger)
-			free(buf);
-		buf = bigger;
-		cap *= 2;
-	}
-	if (buf) {
-		buf[n] = '\0';
-		*len = n;
-	}
-	return buf;
-}
-
 int config_load(const char *path, sweep_config *out, at_error *err)
 {
 	memset(out, 0, sizeof *out);
@@ -754,7 +527,7 @@ int config_load(const char *path, sweep_config *out, at_error *err)
 				    strerror(errno));
 	size_t len = 0;
 	errno = 0;
-	char *text = read_all(f, &len);
+	char *text = ydoc_read_all(f, &len);
 	int saved = errno ? errno : ENOMEM;
 	fclose(f);
 	if (!text)

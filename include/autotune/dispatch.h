@@ -52,6 +52,19 @@
 ** built it; ATD_OPEN_NO_JIT (or ATD_JIT=off) never compiles. Without
 ** libnvrtc.so the library starts and serves as with ATD_OPEN_NO_JIT.
 **
+** TRUSTING A DATABASE: a tuning database holds machine code, and the
+** library runs it on your GPU with your process's rights: open only
+** databases from a source you would take a binary from (your own sweep,
+** the file you ship). Each stored kernel image (cubin and PTX) has its
+** SHA-256 beside it (schema version 4), checked before the image is loaded
+** and by atd_query: an image that does not match, or has none, is an
+** error, ATD_ERR_KERNEL_ALTERED naming the shape, never a launch and never
+** a quiet fallback. That catches a damaged file, a bad copy or merge and an
+** image changed by hand; it does not authenticate: whoever can write the
+** file can rewrite image and digest together. A database of schema version
+** 3 or older has no digests and its images are loaded unchecked; the
+** tuner adds them when it opens the file for writing (a sweep into it).
+**
 ** THREADS: every function is thread-safe. One handle may be shared by any
 ** number of threads, devices and contexts; compiled modules are cached per
 ** context, and the variant chosen for a shape is cached after its first use.
@@ -107,7 +120,8 @@ ATD_API const char *atd_version(void);
 	X(ATD_ERR_DB_CORRUPT, 6, "the file is not a readable tuning database")     \
 	X(ATD_ERR_DB_NEWER, 7, "the tuning database has a newer schema")           \
 	X(ATD_ERR_NO_MEMORY, 8, "out of host memory")                              \
-	X(ATD_ERR_NO_KERNEL, 9, "no kernel can serve this call")
+	X(ATD_ERR_NO_KERNEL, 9, "no kernel can serve this call")                  \
+	X(ATD_ERR_KERNEL_ALTERED, 10, "a stored kernel does not match its digest")
 
 typedef enum atd_status {
 #define ATD_STATUS_ENUM(name, value, text) name = value,
@@ -198,7 +212,8 @@ ATD_API void atd_set_log(atd_handle *h, atd_log_fn fn, void *user);
 ** Returns ATD_OK, or with nothing launched: ATD_ERR_INVALID_ARGUMENT (NULL
 ** handle or pointer, M or N < 1, ldx or ldy < N, unknown dtype),
 ** ATD_ERR_NO_DRIVER, ATD_ERR_NO_CONTEXT, ATD_ERR_CUDA (e.g. a launch
-** failure reported at launch), ATD_ERR_NO_MEMORY.
+** failure reported at launch), ATD_ERR_NO_MEMORY, ATD_ERR_KERNEL_ALTERED
+** (the tuned kernel that would serve the shape does not match its digest).
 */
 ATD_API atd_status atd_softmax(atd_handle *h, atd_dtype dtype, void *y, const void *x,
 			       int64_t M, int64_t N, int64_t ldy, int64_t ldx, void *stream);
@@ -217,7 +232,9 @@ typedef struct atd_choice {
 	const char *from_params;
 } atd_choice;
 
-/* The choice for the current context's GPU (needs a GPU and a context). */
+/* The choice for the current context's GPU (needs a GPU and a context).
+ * Both queries return ATD_ERR_KERNEL_ALTERED, as atd_softmax would, when
+ * the stored kernel of the choice does not match its digest. */
 ATD_API atd_status atd_query(atd_handle *h, atd_dtype dtype, int64_t M, int64_t N,
 			     atd_choice *out);
 

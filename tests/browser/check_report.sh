@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Browser check of `autotune report`: renders a report from a copy of a
-# tuning database (default reports/example/h100-default.db) into which a
+# tuning database (default results/example/h100-default.db) into which a
 # failed variant with hostile strings is injected, opens it in headless
 # Chromium and checks that
 #   - the screenshot (1400 x 3000) is a PNG that is not blank,
@@ -14,7 +14,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 autotune=${AUTOTUNE:-$root/build/autotune}
-db=${1:-$root/reports/example/h100-default.db}
+db=${1:-$root/results/example/h100-default.db}
 
 fail() {
 	echo "check_report: FAIL: $*" >&2

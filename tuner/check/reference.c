@@ -1,0 +1,183 @@
+/* CPU reference and comparison: see reference.h. */
+#include "tuner/check/reference.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/strbuf.h"
+
+double ref_load(const void *buf, at_dtype dt, size_t i)
+{
+	switch (dt) {
+	case AT_F32: return ((const float *)buf)[i];
+	case AT_F16: return at_f16_to_f32(((const uint16_t *)buf)[i]);
+	case AT_BF16: return at_bf16_to_f32(((const uint16_t *)buf)[i]);
+	}
+	return NAN;
+}
+
+static uint64_t splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Element i's value: a generator seeded by (seed, i / FILL_CHUNK) so that
+ * chunks can be filled in parallel and the data depends only on the seed. */
+#define FILL_CHUNK 65536
+
+static void fill_chunk(void *host, at_dtype dt, size_t begin, size_t end, uint64_t seed)
+{
+	uint64_t state = seed ^ (0x632be59bd9b4e019ULL * (begin / FILL_CHUNK + 1));
+	for (size_t i = begin; i < end; i++) {
+		float v = (float)((splitmix64(&state) >> 40) * (16.0 / 16777216.0) - 8.0);
+		switch (dt) {
+		case AT_F32: ((float *)host)[i] = v; break;
+		/* rounding can carry a value just under 8 up to 8: wrap it to -8 */
+		case AT_F16:
+			((uint16_t *)host)[i] = at_f32_to_f16(at_f16_to_f32(at_f32_to_f16(v)) >= 8.0f ? -8.0f : v);
+			break;
+		case AT_BF16:
+			((uint16_t *)host)[i] = at_f32_to_bf16(at_bf16_to_f32(at_f32_to_bf16(v)) >= 8.0f ? -8.0f : v);
+			break;
+		}
+	}
+}
+
+typedef struct fill_job {
+	void *host;
+	at_dtype dt;
+	size_t count, first_chunk, step;
+	uint64_t seed;
+} fill_job;
+
+static void *fill_worker(void *arg)
+{
+	fill_job *j = arg;
+	for (size_t c = j->first_chunk; c * FILL_CHUNK < j->count; c += j->step) {
+		size_t end = (c + 1) * FILL_CHUNK < j->count ? (c + 1) * FILL_CHUNK : j->count;
+		fill_chunk(j->host, j->dt, c * FILL_CHUNK, end, j->seed);
+	}
+	return NULL;
+}
+
+static int worker_count(void)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	return cores < 1 ? 1 : cores > 64 ? 64 : (int)cores;
+}
+
+void ref_fill_random(void *host, at_dtype dt, size_t count, uint64_t seed)
+{
+	int nthreads = worker_count();
+	pthread_t tids[64];
+	fill_job jobs[64];
+	int started[64] = { 0 };
+	for (int t = 0; t < nthreads; t++) {
+		jobs[t] = (fill_job){ host, dt, count, (size_t)t, (size_t)nthreads, seed };
+		if (t > 0)
+			started[t] = pthread_create(&tids[t], NULL, fill_worker, &jobs[t]) == 0;
+	}
+	fill_worker(&jobs[0]);
+	for (int t = 1; t < nthreads; t++) {
+		if (started[t])
+			pthread_join(tids[t], NULL);
+		else
+			fill_worker(&jobs[t]);
+	}
+}
+
+static void softmax_row(const void *x, at_dtype dt, size_t offset, long long N, double *out)
+{
+	double m = -INFINITY;
+	int has_nan = 0;
+	for (long long j = 0; j < N; j++) {
+		double v = ref_load(x, dt, offset + (size_t)j);
+		has_nan |= isnan(v);
+		if (v > m)
+			m = v;
+	}
+	double sum = 0;
+	for (long long j = 0; j < N; j++) {
+		/* exp(v - m) is NaN for inf - inf and for an all -inf row, as in PyTorch */
+		out[j] = has_nan ? NAN : exp(ref_load(x, dt, offset + (size_t)j) - m);
+		sum += out[j];
+	}
+	for (long long j = 0; j < N; j++)
+		out[j] /= sum;
+}
+
+typedef struct ref_job {
+	const void *x;
+	at_dtype dt;
+	long long N, ldx, row_begin, row_end;
+	double *ref;
+} ref_job;
+
+static void *ref_worker(void *arg)
+{
+	ref_job *job = arg;
+	for (long long i = job->row_begin; i < job->row_end; i++)
+		softmax_row(job->x, job->dt, (size_t)(i * job->ldx), job->N,
+			    job->ref + (size_t)(i * job->N));
+	return NULL;
+}
+
+void ref_softmax(const void *x, at_dtype dt, long long M, long long N, long long ldx,
+		 double *ref)
+{
+	if (M < 1 || N < 1)
+		return;
+	int nthreads = worker_count();
+	if ((long long)nthreads > M)
+		nthreads = (int)M;
+	pthread_t tids[64];
+	ref_job jobs[64];
+	int started[64] = { 0 };
+	for (int t = 0; t < nthreads; t++) {
+		jobs[t] = (ref_job){ x, dt, N, ldx, M * t / nthreads, M * (t + 1) / nthreads, ref };
+		if (t > 0)
+			started[t] = pthread_create(&tids[t], NULL, ref_worker, &jobs[t]) == 0;
+	}
+	ref_worker(&jobs[0]);
+	for (int t = 1; t < nthreads; t++) {
+		if (started[t])
+			pthread_join(tids[t], NULL);
+		else
+			ref_worker(&jobs[t]); /* no thread to be had: do it here */
+	}
+}
+
+check_result ref_compare(const void *y, at_dtype dt, long long M, long long N,
+			 long long ldy, const double *ref)
+{
+	check_result r = { 0, 0, -1 };
+	double diff2 = 0, norm2 = 0;
+	for (long long i = 0; i < M; i++) {
+		for (long long j = 0; j < N; j++) {
+			double want = ref[(size_t)(i * N + j)];
+			double got = ref_load(y, dt, (size_t)(i * ldy + j));
+			if (isnan(want) != isnan(got)) {
+				if (r.first_bad < 0)
+					r.first_bad = i * N + j;
+				r.mismatches++;
+				continue;
+			}
+			if (isnan(want))
+				continue;
+			diff2 += (got - want) * (got - want);
+			norm2 += want * want;
+		}
+	}
+	r.rel_l2 = norm2 > 0 ? sqrt(diff2 / norm2) : sqrt(diff2);
+	return r;
+}
+
+double ref_tolerance(at_dtype dt)
+{
+	return dt == AT_F32 ? 1e-5 : 1e-2;
+}

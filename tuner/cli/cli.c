@@ -1,0 +1,325 @@
+/* The subcommand table and helpers shared by the subcommands. */
+#include "tuner/cli/cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/nvrtc_compile.h"
+#include "tuner/version.h"
+
+const cli_command cli_commands[] = {
+	{ "sweep", cmd_sweep, "tune every shape of a config and store the winners",
+	  "usage: autotune sweep [-c CONFIG] [--db FILE] [--compile-only] [--arch sm_XX]\n"
+	  "                      [--device N | --devices N,N...] [--templates DIR]\n"
+	  "                      [--threads N] [--shard K/N] [--full-timing] [--audit]\n"
+	  "                      [--watchdog S]\n"
+	  "\n"
+	  "For each (op, dtype, M, N) in CONFIG (default configs/softmax.yaml), compiles\n"
+	  "every variant of every template that can serve the shape with NVRTC for the\n"
+	  "GPU, checks it against a CPU reference on fresh random input, times the\n"
+	  "variants that pass, and stores every result and the winner in the database\n"
+	  "(default autotune.db, or $AUTOTUNE_DB). Shapes already in the database are\n"
+	  "skipped, so an interrupted sweep resumes where it stopped.\n"
+	  "\n"
+	  "Each GPU is driven by a worker process. A variant that faults (its CUDA\n"
+	  "context is lost), crashes the worker or hangs the GPU is stored as failed\n"
+	  "with the reason, and a new worker goes on with the rest of the shape.\n"
+	  "\n"
+	  "  -c, --config FILE   the sweep config (YAML)\n"
+	  "      --db FILE       the tuning database\n"
+	  "      --compile-only  compile every variant (no GPU needed) and report failures\n"
+	  "      --arch sm_XX    architecture for --compile-only (default sm_90)\n"
+	  "      --device N      which GPU to tune on (default 0)\n"
+	  "      --devices LIST  tune on several GPUs at once (e.g. 0,1): one worker per\n"
+	  "                      GPU, shapes handed out one at a time, one database\n"
+	  "      --templates DIR templates folder (default: beside the program, or\n"
+	  "                      $AUTOTUNE_TEMPLATES)\n"
+	  "      --threads N     NVRTC compile threads (default: one per core)\n"
+	  "      --shard K/N     tune only share K of N of the shapes (disjoint shares that\n"
+	  "                      together cover the config; for running on several machines)\n"
+	  "      --full-timing   time every passing variant in full (by default a short\n"
+	  "                      first round picks the few that get full and interleaved\n"
+	  "                      timing, and a noise band breaks ties by registers)\n"
+	  "      --audit         after the rounds pick a winner, also time every variant\n"
+	  "                      in full and report how often the winner is within 2%\n"
+	  "                      of full timing's best (stores the rounds' results)\n"
+	  "      --watchdog S    a variant that runs S seconds on the GPU without\n"
+	  "                      finishing is killed as hung (default 20; 0: never)\n" },
+	{ "list", cmd_list, "print the winners stored in a database",
+	  "usage: autotune list [--db FILE] [--format table|csv|json]\n"
+	  "\n"
+	  "Prints the winner of every tuned shape: GPU, op, dtype, M, N, template,\n"
+	  "params, median time, GB/s and percentage of the copy bandwidth.\n" },
+	{ "show", cmd_show, "show which tuned variant serves a shape",
+	  "usage: autotune show -M M -N N [--op softmax] [--dtype f32|f16|bf16] [--db FILE]\n"
+	  "                     [--gpu NAME --cc X.Y [--sm-count N] [--mem-bytes B]]\n"
+	  "\n"
+	  "Prints what an application would run for the shape (template, params,\n"
+	  "selection level, where and at what shape it was tuned, its tuned time),\n"
+	  "for GPU 0 of this machine, or for a GPU described with --gpu and --cc\n"
+	  "(no GPU needed; an omitted SM count or memory size is taken from the\n"
+	  "database's GPU of that name).\n" },
+	{ "report", cmd_report, "write an HTML report of a tuning database",
+	  "usage: autotune report [--db FILE] [-o FILE] [--heatmap MxN] [--peers FILE.csv]\n"
+	  "\n"
+	  "Writes one self-contained HTML page (inline CSS and SVG, no network) about\n"
+	  "the database (default autotune.db, or $AUTOTUNE_DB): for each GPU, op and\n"
+	  "dtype, GB/s against N at each M for the tuned winner, the naive and cuDNN\n"
+	  "baselines and the sweep's copy bandwidth; a heat map of median time over\n"
+	  "two parameters of the winner's template; every variant per shape sorted by\n"
+	  "time, with the winner, its ties (within timing noise) and the failures\n"
+	  "marked; and the sweeps (GPU, driver, NVRTC, config, times). The file is\n"
+	  "written whole or not at all.\n"
+	  "\n"
+	  "      --db FILE       the tuning database\n"
+	  "  -o, --output FILE   the page to write (default report.html; - for stdout)\n"
+	  "      --heatmap MxN   the heat maps' shape (default: the largest per dtype)\n"
+	  "      --peers FILE.csv  draw the peers that python -m autotune_dispatch.peers\n"
+	  "                      timed (torch.softmax, the Triton tutorial, torch.compile)\n"
+	  "                      on the curves, and add them to the tables with the\n"
+	  "                      winner's speed-up over the best peer at each shape\n" },
+	{ "db", cmd_db, "merge, export or migrate tuning databases",
+	  "usage: autotune db merge OUT IN...\n"
+	  "       autotune db export IN OUT\n"
+	  "       autotune db migrate FILE\n"
+	  "\n"
+	  "merge copies every GPU, sweep, result and stored kernel of the IN databases\n"
+	  "into OUT (created if missing) and recomputes the winner of every shape over\n"
+	  "all results. A sweep already in OUT is skipped, so merging twice changes\n"
+	  "nothing. Inputs of another schema version are refused.\n"
+	  "\n"
+	  "export writes a new OUT with what libautotune-dispatch reads: the GPUs, the\n"
+	  "winners, their results and stored kernels, and their sweeps; not the compile\n"
+	  "cache, the other variants or the baselines. That is the file to ship.\n"
+	  "\n"
+	  "migrate brings FILE, written by an older autotune (an older schema version),\n"
+	  "to this program's schema in one transaction. Readers (list, show, report,\n"
+	  "the library) read older versions as they are; merge and export need this\n"
+	  "one. A newer version is refused: use a newer autotune.\n" },
+	{ "bench", cmd_bench, "tune the benchmark shapes and report them against the goals",
+	  "usage: autotune bench [-c CONFIG] [--db FILE] [--csv FILE] [--dtype f32,f16,bf16]\n"
+	  "                      [--device N] [--templates DIR] [--threads N] [--report-only]\n"
+	  "\n"
+	  "Tunes every shape of CONFIG (default configs/bench.yaml) with the normal sweep\n"
+	  "(shapes already in the database are skipped), then prints per shape and dtype\n"
+	  "the winner (template and params), its GB/s, its % of the copy bandwidth of the\n"
+	  "sweep that tuned it, its % of a copy of the same bytes, the naive and cuDNN\n"
+	  "baselines, and the goals: a shape moving >= 256 MiB reaches 95% of the copy\n"
+	  "bandwidth (85% for N > 262144); f32 8 x 1048576 reaches 900 GB/s; no winner is\n"
+	  "slower than naive or cuDNN. Ends with how many goals were met, and writes the\n"
+	  "same table as CSV. Exits 0 when it ran, whatever the goals.\n"
+	  "\n"
+	  "  -c, --config FILE   the benchmark config (YAML)\n"
+	  "      --db FILE       the tuning database (default autotune.db, or $AUTOTUNE_DB)\n"
+	  "      --csv FILE      the CSV to write (default results/bench-<gpu>.csv)\n"
+	  "      --dtype LIST    only these dtypes of the config (comma-separated or repeated)\n"
+	  "      --device N      which GPU (default 0)\n"
+	  "      --templates DIR templates folder\n"
+	  "      --threads N     NVRTC compile threads\n"
+	  "      --report-only   tune nothing and need no GPU: report the database's only GPU\n" },
+	{ "selftest", cmd_selftest, "run every variant at edge cases on the GPU and check them",
+	  "usage: autotune selftest [-c CONFIG] [--templates DIR] [--dtype f32,f16,bf16]\n"
+	  "                         [--device N] [--db FILE] [--threads N]\n"
+	  "                         [--quick | --small] [--sanitize] [--case LIST] [--dry-run]\n"
+	  "\n"
+	  "Runs every variant of every template serving the ops of CONFIG (default\n"
+	  "configs/softmax.yaml), in every dtype, on the GPU at edge cases and checks each\n"
+	  "output against the CPU reference (double precision):\n"
+	  "  sizes     N = 1 (exactly 1.0), odd N and N not a multiple of the vector\n"
+	  "            width, from 1 to 262147, many rows (persistent loops) and few;\n"
+	  "            N = 512, rows of whole vectors\n"
+	  "  special   rows of -inf (NaN out), with a NaN or a +inf (NaN out), some -inf,\n"
+	  "            one-hot and constant rows among random rows\n"
+	  "  strided   ldx != ldy > N, 16-byte aligned and odd from a misaligned start\n"
+	  "  in-place  y == x\n"
+	  "  2^31      M x N just above 2^31 elements (64-bit offsets); --quick skips it\n"
+	  "Guard values around the rows and in the row padding must stay untouched, an\n"
+	  "unwritten element fails, and the input must not change. A template with no\n"
+	  "variant at a row length also runs there with the variants tuned at the next\n"
+	  "longer one (as the dispatch library would reuse them). Prints one line per\n"
+	  "dtype, case and template (variants, runs, passed, failed, not run), then each\n"
+	  "failing variant's params, shape and reason. A variant that kills the GPU\n"
+	  "context fails with the CUDA error and the rest are reported as not run.\n"
+	  "Exits 0 only when every run passed.\n"
+	  "\n"
+	  "  -c, --config FILE   whose ops to test\n"
+	  "      --templates DIR templates folder\n"
+	  "      --dtype LIST    only these dtypes (comma-separated or repeated)\n"
+	  "      --device N      which GPU (default 0)\n"
+	  "      --db FILE       keep compiled kernels in FILE's compile cache (default: none)\n"
+	  "      --threads N     NVRTC compile threads (default: one per core)\n"
+	  "      --quick         skip the 2^31 case\n"
+	  "      --small         only the sanitizer's small shapes (strided, aligned and odd,\n"
+	  "                      N = 7 to 262147, a few rows each, buffers exactly the rows)\n"
+	  "      --sanitize      run --small under compute-sanitizer, --tool memcheck then\n"
+	  "                      --tool racecheck, and report each tool clean or not clean\n"
+	  "                      with its first errors ($AUTOTUNE_SANITIZER, PATH,\n"
+	  "                      $CUDA_HOME/bin or /usr/local/cuda/bin)\n"
+	  "      --case LIST     only these cases: sizes, special, strided, in-place, 2^31\n"
+	  "                      (comma-separated or repeated)\n"
+	  "      --dry-run       list the shapes and how many variants each runs (no GPU)\n" },
+	{ "templates", cmd_templates, "list the templates and their parameter spaces",
+	  "usage: autotune templates [--templates DIR]\n"
+	  "\n"
+	  "Lists every template with its op, dtypes, parameters (values and default)\n"
+	  "and constraints.\n" },
+	{ "gen", cmd_gen, "print the specialised source of one variant",
+	  "usage: autotune gen --template T [--param NAME=VALUE]... [--dtype f32|f16|bf16]\n"
+	  "                    [-M M] [-N N] [--compile] [--arch sm_XX] [--templates DIR]\n"
+	  "\n"
+	  "Prints the exact CUDA source of template T specialised for the params (those\n"
+	  "not given take their defaults) and the dtype (default f32). With -M/-N the\n"
+	  "shape constraints are checked too. --compile compiles it with NVRTC (sm_90\n"
+	  "unless --arch) and adds the cubin's registers, shared memory and spills.\n" },
+	{ "help", cmd_help, "show help for a command", "usage: autotune help [COMMAND]\n" },
+	{ "version", cmd_version, "print the version", "usage: autotune version\n" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+const cli_command *cli_find(const char *name)
+{
+	for (const cli_command *c = cli_commands; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+int cli_usage_error(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "autotune %s: ", name);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nsee 'autotune help %s'\n", name);
+	return 2;
+}
+
+int cli_fail(const char *msg)
+{
+	fprintf(stderr, "autotune: %s\n", msg);
+	return 1;
+}
+
+int cli_help(const char *name)
+{
+	const cli_command *c = cli_find(name);
+	if (!c)
+		return cli_usage_error("help", "no command \"%s\"", name);
+	fputs(c->help, stdout);
+	return 0;
+}
+
+int cli_parse_long(const char *cmd, const char *opt, const char *text, long long min,
+		   long long max, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(text, &end, 10);
+	if (errno || end == text || *end || v < min || v > max)
+		return cli_usage_error(cmd, "%s needs an integer from %lld to %lld, got \"%s\"",
+				       opt, min, max, text);
+	*out = v;
+	return 0;
+}
+
+/* "sm_90", "90", "9.0" into 90 ("sm_120", "12.0" into 120); -1 if it is
+ * none of those. */
+static int parse_cc(const char *text)
+{
+	const char *p = strncmp(text, "sm_", 3) == 0 ? text + 3 : text;
+	int value = 0, digits = 0, dot = -1;
+	for (; *p; p++) {
+		if (*p == '.' && dot < 0 && p != text && (digits == 1 || digits == 2)) {
+			dot = digits; /* "9.0", "12.0": one digit must follow */
+			continue;
+		}
+		if (*p < '0' || *p > '9' || ++digits > 3)
+			break;
+		value = value * 10 + (*p - '0');
+	}
+	if (*p || digits < 2 || value < 50 || (dot >= 0 && digits != dot + 1))
+		return -1;
+	return value;
+}
+
+int cli_parse_cc(const char *cmd, const char *opt, const char *text, int *out)
+{
+	int value = parse_cc(text);
+	if (value < 0)
+		return cli_usage_error(cmd, "%s expects a compute capability X.Y (e.g. 9.0), got \"%s\"",
+				       opt, text);
+	*out = value;
+	return 0;
+}
+
+int cli_parse_arch(const char *cmd, const char *text, int *out)
+{
+	int value = parse_cc(text);
+	if (value < 0)
+		return cli_usage_error(cmd, "--arch expects sm_XX (e.g. sm_90), got \"%s\"", text);
+	char list[1024];
+	at_error err;
+	/* Without NVRTC nothing compiles anyway; that error comes later. */
+	if (nvrtc_arch_supported(value, list, sizeof list, &err) == 0)
+		return cli_usage_error(cmd, "--arch sm_%d: NVRTC %s compiles for %s", value,
+				       nvrtc_version_string(), list);
+	*out = value;
+	return 0;
+}
+
+static void print_overview(FILE *out)
+{
+	fprintf(out, "usage: autotune COMMAND [OPTIONS]\n\n"
+		     "A code-generating autotuner for GPU softmax kernels.\n\ncommands:\n");
+	for (const cli_command *c = cli_commands; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->summary);
+	fprintf(out, "\n'autotune help COMMAND' or 'autotune COMMAND --help' for details.\n");
+}
+
+int cmd_help(int argc, char **argv)
+{
+	/* `help db merge` is `db merge --help`: one page for db's subcommands */
+	if (argc == 3 && strcmp(argv[1], "db") == 0 &&
+	    (strcmp(argv[2], "merge") == 0 || strcmp(argv[2], "export") == 0 ||
+	     strcmp(argv[2], "migrate") == 0))
+		return cli_help(argv[1]);
+	if (argc > 2)
+		return cli_usage_error("help", "expected at most one command name");
+	if (argc == 2)
+		return cli_help(argv[1]);
+	print_overview(stdout);
+	return 0;
+}
+
+int cmd_version(int argc, char **argv)
+{
+	if (argc > 1)
+		return cli_usage_error("version", "takes no arguments");
+	printf("autotune %s\n", AUTOTUNE_VERSION);
+	return 0;
+}
+
+int cli_main(int argc, char **argv)
+{
+	if (argc < 2) {
+		print_overview(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		return cmd_help(1, argv);
+	if (strcmp(argv[1], "--version") == 0)
+		return cmd_version(1, argv);
+	const cli_command *c = cli_find(argv[1]);
+	if (!c) {
+		fprintf(stderr, "autotune: unknown command \"%s\"\nsee 'autotune help'\n", argv[1]);
+		return 2;
+	}
+	for (int i = 2; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return cli_help(c->name);
+	return c->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,71 @@
+/* `autotune db merge OUT IN...` (db/merge.h), `autotune db export IN OUT`
+ * (db/export.h) and `autotune db migrate FILE` (db/tuning_db.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "db/export.h"
+#include "db/merge.h"
+#include "db/tuning_db.h"
+#include "tuner/cli/cli.h"
+
+static int db_export_cmd(int argc, char **argv)
+{
+	if (argc != 4)
+		return cli_usage_error("db", "export needs IN and OUT");
+	for (int i = 2; i < argc; i++)
+		if (argv[i][0] == '-')
+			return cli_usage_error("db", "unknown option %s", argv[i]);
+	export_stats st;
+	at_error err = { { 0 } };
+	if (db_export(argv[2], argv[3], &st, &err))
+		return cli_fail(err.msg);
+	printf("exported %s to %s: %lld winners, %lld kernels; %.1f MB (from %.1f MB)\n", argv[2],
+	       argv[3], st.winners, st.kernels, st.bytes_out / 1e6, st.bytes_in / 1e6);
+	return 0;
+}
+
+static int db_migrate_cmd(int argc, char **argv)
+{
+	if (argc != 3)
+		return cli_usage_error("db", "migrate needs one database");
+	if (argv[2][0] == '-')
+		return cli_usage_error("db", "unknown option %s", argv[2]);
+	int from = 0;
+	at_error err = { { 0 } };
+	if (tdb_migrate(argv[2], &from, &err))
+		return cli_fail(err.msg);
+	if (from == TDB_SCHEMA_VERSION)
+		printf("%s is schema version %d already: nothing to do\n", argv[2], from);
+	else
+		printf("migrated %s from schema version %d to %d\n", argv[2], from,
+		       TDB_SCHEMA_VERSION);
+	return 0;
+}
+
+int cmd_db(int argc, char **argv)
+{
+	if (argc < 2)
+		return cli_usage_error("db", "expected a subcommand: merge, export or migrate");
+	if (strcmp(argv[1], "export") == 0)
+		return db_export_cmd(argc, argv);
+	if (strcmp(argv[1], "migrate") == 0)
+		return db_migrate_cmd(argc, argv);
+	if (strcmp(argv[1], "merge") != 0)
+		return cli_usage_error("db",
+				       "unknown subcommand \"%s\" (expected merge, export or migrate)",
+				       argv[1]);
+	if (argc < 4)
+		return cli_usage_error("db", "merge needs OUT and at least one IN");
+	for (int i = 2; i < argc; i++)
+		if (argv[i][0] == '-')
+			return cli_usage_error("db", "unknown option %s", argv[i]);
+	merge_stats st;
+	at_error err = { { 0 } };
+	if (db_merge(argv[2], (const char *const *)argv + 3, (size_t)(argc - 3), &st, &err))
+		return cli_fail(err.msg);
+	printf("merged %d database%s into %s: %lld sweeps added (%lld already there), %lld results "
+	       "added; %lld shapes with winners recomputed\n",
+	       argc - 3, argc - 3 == 1 ? "" : "s", argv[2], st.sweeps, st.sweeps_skipped, st.results,
+	       st.shapes);
+	return 0;
+}

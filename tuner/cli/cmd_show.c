@@ -1,0 +1,199 @@
+/* `autotune show`: which variant an application would get for a shape,
+ * asked of the dispatch library itself (atd_query on this machine's GPU, or
+ * atd_query_gpu for a GPU described with --gpu/--cc), so that it can never
+ * disagree with what atd_softmax runs. */
+#include <getopt.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/dtype.h"
+#include "db/tuning_db.h"
+#include "include/autotune/dispatch.h"
+#include "tuner/cli/cli.h"
+#include "tuner/device.h"
+
+typedef struct show_options {
+	const char *op, *db_path, *gpu_name;
+	at_dtype dtype;
+	long long M, N; /* 0: not given */
+	int arch;       /* from --cc; 0: not given */
+	long long sm_count, mem_bytes; /* -1: not given */
+} show_options;
+
+static int parse_show(int argc, char **argv, show_options *o)
+{
+	enum { OPT_OP = 256, OPT_DTYPE, OPT_DB, OPT_GPU, OPT_CC, OPT_SM_COUNT, OPT_MEM_BYTES };
+	static const struct option opts[] = {
+		{ "op", required_argument, NULL, OPT_OP },
+		{ "dtype", required_argument, NULL, OPT_DTYPE },
+		{ "db", required_argument, NULL, OPT_DB },
+		{ "gpu", required_argument, NULL, OPT_GPU },
+		{ "cc", required_argument, NULL, OPT_CC },
+		{ "sm-count", required_argument, NULL, OPT_SM_COUNT },
+		{ "mem-bytes", required_argument, NULL, OPT_MEM_BYTES },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":M:N:", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_OP: o->op = optarg; break;
+		case OPT_DTYPE:
+			if (at_dtype_parse(optarg, &o->dtype))
+				return cli_usage_error("show", "unknown dtype \"%s\" (expected f32, f16 or bf16)",
+						       optarg);
+			break;
+		case 'M':
+			if (cli_parse_long("show", "-M", optarg, 1, 1LL << 40, &o->M))
+				return 2;
+			break;
+		case 'N':
+			if (cli_parse_long("show", "-N", optarg, 1, 1LL << 40, &o->N))
+				return 2;
+			break;
+		case OPT_DB: o->db_path = optarg; break;
+		case OPT_GPU:
+			if (!*optarg)
+				return cli_usage_error("show", "--gpu needs a GPU name");
+			o->gpu_name = optarg;
+			break;
+		case OPT_CC:
+			if (cli_parse_cc("show", "--cc", optarg, &o->arch))
+				return 2;
+			break;
+		case OPT_SM_COUNT:
+			if (cli_parse_long("show", "--sm-count", optarg, 1, 100000, &o->sm_count))
+				return 2;
+			break;
+		case OPT_MEM_BYTES:
+			if (cli_parse_long("show", "--mem-bytes", optarg, 1, 1LL << 60, &o->mem_bytes))
+				return 2;
+			break;
+		case ':': return cli_usage_error("show", "%s needs a value", argv[optind - 1]);
+		default: return cli_usage_error("show", "unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("show", "unexpected argument \"%s\"", argv[optind]);
+	if (!o->M || !o->N)
+		return cli_usage_error("show", "-M and -N are required");
+	if (!o->gpu_name != !o->arch)
+		return cli_usage_error("show", "--gpu and --cc go together");
+	if (!o->gpu_name && (o->sm_count >= 0 || o->mem_bytes >= 0))
+		return cli_usage_error("show", "--sm-count and --mem-bytes describe a GPU given "
+					       "with --gpu and --cc");
+	return 0;
+}
+
+/* Fills an omitted --sm-count or --mem-bytes from the database's GPU of
+ * that name and compute capability, so that naming a tuned GPU is enough. */
+static void complete_gpu(const char *path, show_options *o)
+{
+	if (o->sm_count >= 0 && o->mem_bytes >= 0)
+		return;
+	tdb *db;
+	at_error err;
+	if (tdb_open_readonly(path, &db, &err) != 0)
+		return;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(tdb_handle(db),
+			       "SELECT sm_count, mem_bytes FROM gpus WHERE name = ?1 AND "
+			       "cc_major = ?2 AND cc_minor = ?3 AND (?4 < 0 OR sm_count = ?4) AND "
+			       "(?5 < 0 OR mem_bytes = ?5) ORDER BY id LIMIT 1",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, o->gpu_name, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 2, o->arch / 10);
+		sqlite3_bind_int(st, 3, o->arch % 10);
+		sqlite3_bind_int64(st, 4, o->sm_count);
+		sqlite3_bind_int64(st, 5, o->mem_bytes);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			o->sm_count = sqlite3_column_int64(st, 0);
+			o->mem_bytes = sqlite3_column_int64(st, 1);
+		}
+		sqlite3_finalize(st);
+	}
+	tdb_close(db);
+}
+
+static void print_choice(const show_options *o, const char *gpu_line, const atd_choice *c)
+{
+	printf("shape       %s %s M=%lld N=%lld\n", o->op, at_dtype_name(o->dtype), o->M, o->N);
+	printf("gpu         %s\n", gpu_line);
+	printf("level       %s\n", atd_level_name(c->level));
+	printf("template    %s\n", c->template_name);
+	printf("params      %s\n", c->params);
+	if (c->level == ATD_LEVEL_BUILTIN) {
+		printf("tuned on    - (the built-in kernel serves every shape)\n");
+		printf("tuned time  -\n");
+	} else if (c->level == ATD_LEVEL_TUNED) {
+		printf("tuned on    this GPU, online, at this shape: %.3f us (the library's cache)\n",
+		       c->tuned_us);
+	} else if (c->level == ATD_LEVEL_DERIVED) {
+		printf("derived from %s %s\n", c->template_name, c->from_params);
+		printf("tuned on    %s at M=%lld N=%lld (%.3f us); compiled with NVRTC on first use\n",
+		       c->gpu_name, (long long)c->tuned_M, (long long)c->tuned_N, c->tuned_us);
+	} else {
+		printf("tuned on    %s at M=%lld N=%lld\n", c->gpu_name, (long long)c->tuned_M,
+		       (long long)c->tuned_N);
+		printf("tuned time  %.3f us\n", c->tuned_us);
+	}
+}
+
+static int show_described(atd_handle *h, const char *path, show_options *o, atd_choice *c)
+{
+	complete_gpu(path, o);
+	atd_gpu gpu = { .name = o->gpu_name, .cc_major = o->arch / 10, .cc_minor = o->arch % 10,
+			.sm_count = o->sm_count < 0 ? 0 : (int)o->sm_count,
+			.mem_bytes = o->mem_bytes < 0 ? 0 : o->mem_bytes };
+	if (atd_query_gpu(h, &gpu, (atd_dtype)o->dtype, o->M, o->N, c) != ATD_OK)
+		return cli_fail(atd_errmsg(h));
+	char line[512];
+	snprintf(line, sizeof line, "%s (sm_%d, %d SMs, %lld bytes; described)", gpu.name, o->arch,
+		 gpu.sm_count, (long long)gpu.mem_bytes);
+	print_choice(o, line, c);
+	return 0;
+}
+
+static int show_present(atd_handle *h, show_options *o, atd_choice *c)
+{
+	gpu_device dev;
+	at_error err;
+	if (gpu_open(0, &dev, &err) != 0) {
+		char msg[sizeof err.msg + 128];
+		snprintf(msg, sizeof msg, "%s\n(to ask about a GPU that is not here, describe it: "
+			 "--gpu NAME --cc X.Y [--sm-count N --mem-bytes B])", err.msg);
+		return cli_fail(msg);
+	}
+	atd_status s = atd_query(h, (atd_dtype)o->dtype, o->M, o->N, c);
+	char line[512];
+	snprintf(line, sizeof line, "%s (sm_%d, %d SMs, %lld bytes; GPU 0 of this machine)",
+		 dev.info.name, dev.cc, dev.info.sm_count, dev.info.mem_bytes);
+	int rc = 0;
+	if (s != ATD_OK)
+		rc = cli_fail(atd_errmsg(h));
+	else
+		print_choice(o, line, c);
+	gpu_close(&dev);
+	return rc;
+}
+
+int cmd_show(int argc, char **argv)
+{
+	show_options o = { .op = "softmax", .dtype = AT_F32, .sm_count = -1, .mem_bytes = -1 };
+	int rc = parse_show(argc, argv, &o);
+	if (rc)
+		return rc;
+	if (strcmp(o.op, "softmax") != 0)
+		return cli_usage_error("show", "no op \"%.100s\": the dispatch library serves only "
+					       "softmax", o.op);
+	const char *path = tdb_default_path(o.db_path);
+	atd_handle *h;
+	if (atd_open(path, 0, &h) != ATD_OK)
+		return cli_fail(atd_errmsg(NULL));
+	atd_choice c;
+	rc = o.gpu_name ? show_described(h, path, &o, &c) : show_present(h, &o, &c);
+	atd_close(h);
+	return rc;
+}

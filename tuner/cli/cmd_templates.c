@@ -1,0 +1,63 @@
+/* `autotune templates`: every template's parameter space and constraints. */
+#include <getopt.h>
+#include <stdio.h>
+
+#include "common/dtype.h"
+#include "gen/manifest.h"
+#include "tuner/cli/cli.h"
+#include "tuner/sweep/plan.h"
+
+static void print_template(const tmpl_manifest *t)
+{
+	printf("%s (op %s): %s\n  source: %s\n  dtypes:", t->name, t->op,
+	       t->summary ? t->summary : "", t->source_path);
+	for (int d = 0; d < AT_DTYPE_COUNT; d++)
+		if (t->dtype_mask & (1u << d))
+			printf(" %s", at_dtype_name((at_dtype)d));
+	printf("\n  params:\n");
+	for (size_t i = 0; i < t->nparams; i++) {
+		const tmpl_param *p = &t->params[i];
+		printf("    %-18s default %-5lld values", p->name, p->def);
+		for (size_t k = 0; k < p->nvalues; k++)
+			printf("%s%lld", k ? "," : " ", p->values[k]);
+		printf("%s%s\n", p->doc ? "  -- " : "", p->doc ? p->doc : "");
+	}
+	printf("  constraints:\n");
+	for (size_t i = 0; i < t->nconstraints; i++)
+		printf("    %s%s%s\n", t->constraints[i].expr, t->constraints[i].why ? "  -- " : "",
+		       t->constraints[i].why ? t->constraints[i].why : "");
+	printf("  launch: threads=%s rows_per_cta=%s smem_bytes=%s persistent=%s max_n=%s "
+	       "ctas_per_row=%s cooperative=%s\n\n",
+	       t->launch.threads, t->launch.rows_per_cta, t->launch.smem_bytes,
+	       t->launch.persistent, t->launch.max_n, t->launch.ctas_per_row, t->launch.cooperative);
+}
+
+int cmd_templates(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "templates", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (c) {
+		case 't': dir = optarg; break;
+		case ':': return cli_usage_error("templates", "%s needs a value", argv[optind - 1]);
+		default: return cli_usage_error("templates", "unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("templates", "unexpected argument \"%s\"", argv[optind]);
+	at_error err = { { 0 } };
+	tmpl_manifest *ts;
+	size_t n;
+	if (manifest_load_dir(plan_templates_dir(dir), &ts, &n, &err))
+		return cli_fail(err.msg);
+	for (size_t i = 0; i < n; i++)
+		print_template(&ts[i]);
+	manifest_free_all(ts, n);
+	return 0;
+}

@@ -1,0 +1,457 @@
+/* Tuning one shape: see tune_shape.h. */
+#include "tuner/sweep/tune_shape.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/bytes_moved.h"
+#include "common/strbuf.h"
+#include "tuner/sweep/enumerate.h"
+#include "tuner/sweep/baselines.h"
+#include "tuner/check/gpu_compare.h"
+#include "tuner/sweep/lookahead.h"
+#include "tuner/check/ref_ahead.h"
+#include "tuner/check/reference.h"
+#include "tuner/timing/refine.h"
+
+/* The buffers of one shape, on both sides. */
+typedef struct shape_data {
+	CUdeviceptr x, y;
+	const void *host_x;  /* both owned by ref_ahead */
+	const double *ref;
+	CUdeviceptr ref_dev; /* the reference on the GPU, for gpu_compare */
+	size_t bytes;
+} shape_data;
+
+/* One variant being launched (for gpu_time's callback). */
+typedef struct variant_launch {
+	tune_ctx *ctx;
+	int index;                /* among the shape's variants */
+	const result_row *row;    /* names it for the supervisor */
+	kernel_entry *entry;
+	launch_geometry geom;
+	unsigned grid;
+	CUdeviceptr y, x;
+	long long M, N;
+} variant_launch;
+
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static void free_data(shape_data *d)
+{
+	if (d->x)
+		cudrv.cuMemFree(d->x);
+	if (d->y)
+		cudrv.cuMemFree(d->y);
+	if (d->ref_dev)
+		cudrv.cuMemFree(d->ref_dev);
+	memset(d, 0, sizeof *d);
+}
+
+static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, at_error *err)
+{
+	memset(d, 0, sizeof *d);
+	size_t count = (size_t)(s->M * s->N);
+	d->bytes = count * at_dtype_size(s->dtype);
+	/* Fresh data for every shape and sweep: the seed mixes both. */
+	uint64_t seed = ref_shape_seed(ctx->seed, s->dtype, s->M, s->N);
+	ref_ahead_acquire(s->dtype, s->M, s->N, seed, &d->host_x, &d->ref);
+	CU_TRY(err, cudrv.cuMemAlloc(&d->x, d->bytes));
+	CU_TRY(err, cudrv.cuMemAlloc(&d->y, d->bytes));
+	CU_TRY(err, cudrv.cuMemcpyHtoD(d->x, d->host_x, d->bytes));
+	CU_TRY(err, cudrv.cuMemAlloc(&d->ref_dev, count * sizeof *d->ref));
+	CU_TRY(err, cudrv.cuMemcpyHtoD(d->ref_dev, d->ref, count * sizeof *d->ref));
+	return 0;
+}
+
+/* Tells the supervisor (if any) that variant `index` is on the GPU now. */
+static void on_gpu(tune_ctx *ctx, int index, const result_row *row)
+{
+	ctx->current_variant = index;
+	if (ctx->hooks.on_gpu)
+		ctx->hooks.on_gpu(ctx->hooks.arg, index, row ? row->template_name : "baselines",
+				  row ? row->params : "");
+}
+
+static void on_cpu(tune_ctx *ctx)
+{
+	if (ctx->hooks.on_cpu)
+		ctx->hooks.on_cpu(ctx->hooks.arg);
+}
+
+static int launch_variant(void *arg, CUstream stream, at_error *err)
+{
+	variant_launch *l = arg;
+	on_gpu(l->ctx, l->index, l->row); /* a heartbeat while timing */
+	return launch_softmax(l->entry->fn, &l->geom, l->grid, l->y, l->x, l->M, l->N, l->N,
+			      l->N, stream, err);
+}
+
+/* Errors after which the context is unusable: the sweep cannot go on in
+ * this process. */
+static int context_is_dead(CUresult rc)
+{
+	return rc == CUDA_ERROR_ILLEGAL_ADDRESS || rc == CUDA_ERROR_LAUNCH_FAILED ||
+	       rc == CUDA_ERROR_MISALIGNED_ADDRESS || rc == CUDA_ERROR_ILLEGAL_INSTRUCTION ||
+	       rc == CUDA_ERROR_HARDWARE_STACK_ERROR || rc == CUDA_ERROR_INVALID_PC ||
+	       rc == CUDA_ERROR_LAUNCH_TIMEOUT || rc == CUDA_ERROR_INVALID_ADDRESS_SPACE;
+}
+
+/* Runs the launch once on a poisoned output and compares with the
+ * reference. Returns 0 (row->status says pass or fail), or -1 when the
+ * context died. */
+static int check_launch(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
+			timed_launch_fn launch, void *arg, result_row *row, char *reason,
+			size_t cap, at_error *err)
+{
+	at_error lerr = { { 0 } };
+	/* 0xff bytes are NaN in every dtype: an unwritten element fails. */
+	CUresult rc = cudrv.cuMemsetD8Async(d->y, 0xff, d->bytes, ctx->timer->stream);
+	if (rc == CUDA_SUCCESS && launch(arg, ctx->timer->stream, &lerr) != 0)
+		rc = CUDA_ERROR_LAUNCH_FAILED;
+	if (rc == CUDA_SUCCESS)
+		rc = cudrv.cuStreamSynchronize(ctx->timer->stream);
+	if (rc != CUDA_SUCCESS) {
+		if (!lerr.msg[0])
+			cudrv_error(&lerr, rc, "running the variant");
+		row->status = RESULT_LAUNCH_FAILED;
+		snprintf(reason, cap, "%s", lerr.msg);
+		if (context_is_dead(rc))
+			return at_error_set(err, "%s (the GPU context is lost)", lerr.msg);
+		return 0;
+	}
+	check_result c;
+	if (gpu_compare_run(ctx->compare, s->dtype, d->y, d->ref_dev, s->M, s->N, s->N,
+			    ctx->timer->stream, &c, err))
+		return -1;
+	row->rel_err = c.rel_l2;
+	double tol = ref_tolerance(s->dtype);
+	if (c.mismatches) {
+		row->status = RESULT_CHECK_FAILED;
+		snprintf(reason, cap, "%lld elements NaN where the reference is not, or the "
+			 "reverse (first at row %lld, column %lld)", c.mismatches,
+			 c.first_bad / s->N, c.first_bad % s->N);
+	} else if (!(c.rel_l2 <= tol)) {
+		row->status = RESULT_CHECK_FAILED;
+		snprintf(reason, cap, "relative L2 error %.3g exceeds %.0e", c.rel_l2, tol);
+	} else {
+		row->status = RESULT_OK;
+	}
+	return 0;
+}
+
+/* Fills row for variant v (entry is its compiled kernel) and checks it;
+ * a variant that passed is left in *l_out to be timed. */
+static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
+		       int index, const variant *v, kernel_entry *entry, const shape_env *env,
+		       const char *excluded, result_row *row, variant_launch *l_out, char *reason,
+		       size_t cap, at_error *err)
+{
+	row->template_name = v->tmpl->name;
+	row->rel_err = -1;
+	row->registers = row->smem_bytes = row->spill_bytes = -1;
+	row->arch = ctx->cache->cc;
+	variant_launch l = { .ctx = ctx, .index = index, .row = row, .entry = entry, .y = d->y,
+			     .x = d->x, .M = s->M, .N = s->N };
+	at_error verr = { { 0 } };
+	if (variant_geometry(v, env, &l.geom, &verr))
+		return at_error_set(err, "%s", verr.msg); /* a manifest bug: stop */
+	row->threads = l.geom.threads;
+	row->rows_per_cta = l.geom.rows_per_cta;
+	row->dyn_smem = l.geom.dyn_smem;
+	row->persistent = l.geom.persistent;
+	row->max_n = l.geom.max_n;
+	row->ctas_per_row = l.geom.ctas_per_row;
+	row->cooperative = l.geom.cooperative;
+	if (entry->status != COMPILE_OK) {
+		row->status = RESULT_COMPILE_FAILED;
+		snprintf(reason, cap, "%s", entry->status == COMPILE_FAILED ? entry->k.log : entry->error);
+		return 0;
+	}
+	row->compile_ms = entry->k.compile_ms;
+	if (excluded) {
+		row->status = RESULT_LAUNCH_FAILED;
+		snprintf(reason, cap, "%s", excluded);
+		return 0;
+	}
+	row->cubin = entry->k.cubin;
+	row->cubin_size = entry->k.cubin_size;
+	row->ptx = entry->k.ptx;
+	int loaded = kernel_entry_load(entry, &verr);
+	row->registers = entry->k.registers;
+	row->smem_bytes = entry->k.smem_bytes;
+	row->spill_bytes = entry->k.spill_bytes;
+	if (loaded || launch_grid(&l.geom, entry->fn, s->M, ctx->gpu->info.sm_count, &l.grid, &verr)) {
+		row->status = RESULT_LAUNCH_FAILED;
+		snprintf(reason, cap, "%s", verr.msg);
+		return 0;
+	}
+	*l_out = l;
+	on_gpu(ctx, index, row);
+	int rc = check_launch(ctx, s, d, launch_variant, l_out, row, reason, cap, err);
+	on_cpu(ctx);
+	return rc;
+}
+
+/* Checks the baselines of this shape into rows[0..] (at most 3), then
+ * times those that ran all together beside winner (NULL: none; see
+ * refine_beside); returns how many rows it filled, or -1 when the context
+ * died. A baseline is timed also when it is inaccurate (the seeds' naive
+ * softmax in bf16 is): its speed is what it is there for. */
+static int run_baselines(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
+			 const refine_candidate *winner, result_row *rows, char *reasons,
+			 size_t cap, at_error *err)
+{
+	for (size_t i = 0; i < ctx->nexcluded; i++)
+		if (ctx->excluded[i].variant < 0)
+			return 0; /* they killed an earlier worker: none this time */
+	baseline_run run;
+	at_error berr = { { 0 } };
+	if (baseline_run_init(&run, ctx->baselines, s->dtype, d->y, d->x, s->M, s->N, &berr)) {
+		baseline_run_free(&run);
+		return 0; /* no room for the naive intermediates: skip baselines */
+	}
+	static const char *const names[] = { "naive", "cudnn", "copy" };
+	const timed_launch_fn launchers[] = { baseline_launch_naive, baseline_launch_cudnn,
+					      baseline_launch_copy };
+	timed_launch_fn launch[3];
+	void *arg[3];
+	result_row *timed[3];
+	int n = 0, ntimed = 0;
+	on_gpu(ctx, -1, NULL);
+	for (int i = 0; i < 3; i++) {
+		if ((i == 1 && !baselines_cudnn_available(ctx->baselines)) ||
+		    (i == 2 && d->bytes % 16))
+			continue;
+		result_row *row = &rows[n];
+		memset(row, 0, sizeof *row);
+		row->baseline = 1;
+		row->template_name = names[i];
+		row->params = "";
+		row->rel_err = -1;
+		row->registers = row->smem_bytes = row->spill_bytes = -1;
+		row->status = RESULT_OK;
+		char *reason = reasons + (size_t)n * cap;
+		/* the copy has no softmax to check */
+		if (i != 2 && check_launch(ctx, s, d, launchers[i], &run, row, reason, cap, err)) {
+			baseline_run_free(&run);
+			return -1;
+		}
+		if (reason[0])
+			row->reason = reason;
+		if (row->status != RESULT_LAUNCH_FAILED) {
+			launch[ntimed] = launchers[i];
+			arg[ntimed] = &run;
+			timed[ntimed++] = row;
+		}
+		n++;
+	}
+	at_error terr = { { 0 } };
+	if (ntimed && refine_beside(ctx->timer, winner, launch, arg, ntimed,
+				    softmax_bytes_moved(s->dtype, s->M, s->N), ctx->copy_gbps, timed,
+				    &terr)) {
+		/* not the winner's failure: it ran many times before */
+		for (int i = 0; i < ntimed; i++) {
+			char *reason = reasons + (size_t)(timed[i] - rows) * cap;
+			snprintf(reason, cap, "%s", terr.msg);
+			timed[i]->reason = reason;
+			timed[i]->status = RESULT_LAUNCH_FAILED;
+			timed[i]->time_us = 0;
+		}
+	}
+	baseline_run_free(&run);
+	on_cpu(ctx);
+	return n;
+}
+
+static void summarize(const result_row *rows, char **params, size_t n, double band,
+		      shape_summary *sum)
+{
+	memset(sum, 0, sizeof *sum);
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].baseline) {
+			const char *name = rows[i].template_name;
+			double *slot = strcmp(name, "naive") == 0   ? &sum->naive_gbps
+				       : strcmp(name, "cudnn") == 0 ? &sum->cudnn_gbps
+								    : &sum->copy_gbps;
+			*slot = rows[i].time_us > 0 ? rows[i].gbps : 0;
+			continue;
+		}
+		sum->variants++;
+		sum->passed += rows[i].status == RESULT_OK;
+	}
+	long w = tdb_pick_winner(rows, n, band);
+	if (w < 0)
+		return;
+	snprintf(sum->winner_template, sizeof sum->winner_template, "%s", rows[w].template_name);
+	snprintf(sum->winner_params, sizeof sum->winner_params, "%s", params[w]);
+	sum->time_us = rows[w].time_us;
+	sum->gbps = rows[w].gbps;
+	sum->pct_copy = rows[w].pct_copy;
+}
+
+#define REASON_CAP sizeof(((at_error *)0)->msg)
+
+/* sweep --audit: how the winner the rounds picked compares with the best
+ * that full timing of every passing variant finds, in this run: the ratio
+ * of their full-timing medians, and of their medians timed head to head
+ * (interleaved, so that drift between the two measurements cancels). The
+ * rows keep the rounds' numbers, which are what is stored. */
+static int audit_rounds(tune_ctx *ctx, result_row *rows, size_t n, refine_candidate *passed,
+			size_t npassed, size_t nfull, double band, double moved,
+			shape_summary *sum, at_error *err)
+{
+	long w = tdb_pick_winner(rows, n, band);
+	if (w < 0 || npassed < 2)
+		return 0;
+	result_row *saved = xmalloc(n * sizeof *saved);
+	memcpy(saved, rows, n * sizeof *saved);
+	int rc = refine_all(ctx->timer, passed, npassed, moved, ctx->copy_gbps, err);
+	size_t best = 0, mine = 0;
+	for (size_t i = 0; i < npassed; i++) {
+		if (passed[i].row->time_us < passed[best].row->time_us)
+			best = i;
+		if (passed[i].row == &rows[w])
+			mine = i;
+	}
+	if (rc == 0) {
+		sum->audit_full_ratio = passed[mine].row->time_us / passed[best].row->time_us;
+		sum->audit_head_ratio = 1.0;
+		sum->audit_best_rounds_ratio =
+			saved[passed[best].row - rows].time_us / saved[w].time_us;
+		sum->audit_best_full = best < nfull;
+	}
+	if (rc == 0 && best != mine) {
+		timed_launch_fn launch[2] = { passed[mine].launch, passed[best].launch };
+		void *arg[2] = { passed[mine].arg, passed[best].arg };
+		timing t[2];
+		rc = gpu_time_interleaved(ctx->timer, launch, arg, 2, t, err);
+		if (rc == 0)
+			sum->audit_head_ratio = t[0].median_us / t[1].median_us;
+	}
+	memcpy(rows, saved, n * sizeof *saved);
+	free(saved);
+	return rc;
+}
+
+/* The candidate that tdb_pick_winner picks among rows, or NULL. */
+static const refine_candidate *winner_of(const result_row *rows, size_t n,
+					 const refine_candidate *passed, size_t npassed,
+					 double band)
+{
+	long w = tdb_pick_winner(rows, n, band);
+	for (size_t i = 0; w >= 0 && i < npassed; i++)
+		if (passed[i].row == &rows[w])
+			return &passed[i];
+	return NULL;
+}
+
+/* Why variant i must not run, or NULL. */
+static const char *exclusion_reason(const tune_ctx *ctx, size_t i)
+{
+	for (size_t k = 0; k < ctx->nexcluded; k++)
+		if (ctx->excluded[k].variant == (int)i)
+			return ctx->excluded[k].reason;
+	return NULL;
+}
+
+int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error *err)
+{
+	shape_env env = gpu_shape_env(ctx->gpu, s->M, s->N, at_dtype_size(s->dtype));
+	variant *vs = NULL;
+	size_t n = 0;
+	if (plan_shape_variants(ctx->plan, s, &env, &vs, &n, err))
+		return -1;
+	char **sources = plan_sources(vs, n, err);
+	if (!sources) {
+		free(vs);
+		return -1;
+	}
+	kernel_entry **entries = xcalloc(n ? n : 1, sizeof *entries);
+	int cached = kernel_cache_get(ctx->cache, sources, n, entries, err);
+	plan_free_sources(sources, n);
+	if (cached) {
+		free(entries);
+		free(vs);
+		return -1;
+	}
+
+	double start = now_ms();
+	shape_data d;
+	result_row *rows = xcalloc(n + 3, sizeof *rows); /* + the baselines */
+	char **params = xcalloc(n ? n : 1, sizeof *params);
+	char *reasons = xcalloc(n + 3, REASON_CAP);
+	variant_launch *launches = xcalloc(n ? n : 1, sizeof *launches);
+	refine_candidate *passed = xcalloc(n ? n : 1, sizeof *passed);
+	size_t npassed = 0;
+	double band = 0;
+	size_t nfull = 0;
+	shape_summary audit = { 0 };
+	int rc = make_data(ctx, s, &d, err);
+	if (rc == 0)
+		lookahead_after(&(lookahead_ctx){ ctx->plan, ctx->gpu, ctx->cache, ctx->db,
+						  ctx->gpu_id, ctx->seed },
+				s);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		params[i] = variant_params_str(&vs[i]);
+		rows[i].params = params[i];
+		rc = try_variant(ctx, s, &d, (int)i, &vs[i], entries[i], &env,
+				 exclusion_reason(ctx, i), &rows[i], &launches[i],
+				 reasons + i * REASON_CAP, REASON_CAP, err);
+		if (reasons[i * REASON_CAP])
+			rows[i].reason = reasons + i * REASON_CAP;
+		if (rc == 0 && rows[i].status == RESULT_OK)
+			passed[npassed++] = (refine_candidate){ &rows[i], launch_variant, &launches[i] };
+		if (ctx->hooks.on_step)
+			ctx->hooks.on_step(ctx->hooks.arg, i + 1, n);
+	}
+	/* a timing failure is the GPU's, not a variant's: it ends the sweep */
+	double moved = softmax_bytes_moved(s->dtype, s->M, s->N);
+	if (rc == 0 && ctx->full_timing)
+		rc = refine_all(ctx->timer, passed, npassed, moved, ctx->copy_gbps, err);
+	else if (rc == 0)
+		rc = refine_quick(ctx->timer, passed, npassed, moved, ctx->copy_gbps, err) ||
+		     refine_finish(ctx->timer, passed, npassed, moved, ctx->copy_gbps, &band, &nfull,
+				   err);
+	if (rc == 0 && ctx->audit && !ctx->full_timing)
+		rc = audit_rounds(ctx, rows, n, passed, npassed, nfull, band, moved, &audit, err);
+	on_cpu(ctx);
+	size_t nrows = n;
+	if (rc == 0 && ctx->baselines) {
+		int nb = run_baselines(ctx, s, &d, winner_of(rows, n, passed, npassed, band),
+				       rows + n, reasons + n * REASON_CAP, REASON_CAP, err);
+		if (nb < 0)
+			rc = -1;
+		else
+			nrows += (size_t)nb;
+	}
+	ctx->bench_ms += now_ms() - start;
+	if (rc == 0) {
+		shape_key key = { ctx->gpu_id, s->op, s->dtype, s->M, s->N };
+		rc = tdb_store_shape_band(ctx->db, ctx->sweep_id, &key, rows, nrows, band, err);
+		summarize(rows, params, nrows, band, sum);
+		sum->audit_full_ratio = audit.audit_full_ratio;
+		sum->audit_head_ratio = audit.audit_head_ratio;
+		sum->audit_best_rounds_ratio = audit.audit_best_rounds_ratio;
+		sum->audit_best_full = audit.audit_best_full;
+	}
+	free_data(&d);
+	for (size_t i = 0; i < n; i++)
+		free(params[i]);
+	free(params);
+	free(reasons);
+	free(launches);
+	free(passed);
+	free(rows);
+	free(entries);
+	free(vs);
+	return rc;
+}
