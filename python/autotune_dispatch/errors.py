@@ -64,6 +64,11 @@ class NoKernel(Error):
     status, status_name = 9, "ATD_ERR_NO_KERNEL"
 
 
+class KernelAltered(Error):
+    """A stored kernel image does not match its digest: never launched."""
+    status, status_name = 10, "ATD_ERR_KERNEL_ALTERED"
+
+
 class LibraryNotFound(Error):
     """libautotune-dispatch could not be found or loaded (the message lists
     where it was looked for), or it is of a version this package does not
@@ -78,7 +83,7 @@ class Unavailable(Error):
 # By status code; tests/test_errors.py checks it against the header's list.
 BY_STATUS = {cls.status: cls for cls in (InvalidArgument, NoDriver, NoContext, CudaError,
                                          DatabaseMissing, DatabaseCorrupt, DatabaseNewer,
-                                         OutOfHostMemory, NoKernel)}
+                                         OutOfHostMemory, NoKernel, KernelAltered)}
 
 
 def from_status(status, message):

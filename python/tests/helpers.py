@@ -6,7 +6,7 @@ import unittest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HEADER = os.path.join(ROOT, "include", "autotune", "dispatch.h")
 BUILT_LIB = os.path.join(ROOT, "build", "lib", "libautotune-dispatch.so")
-EXAMPLE_DB = os.path.join(ROOT, "reports", "example", "h100-default.db")
+EXAMPLE_DB = os.path.join(ROOT, "results", "example", "h100-default.db")
 H100 = {"name": "NVIDIA H100 80GB HBM3", "cc": (9, 0), "sm_count": 132}
 
 
