@@ -251,7 +251,7 @@ void ydoc_free(ydoc *d)
 	d->loaded = 0;
 }
 
-char *ydoc_read_all(FILE *f, size_t *len)
+static char *read_all(FILE *f, size_t *len)
 {
 	size_t cap = 4096, n = 0;
 	char *buf = malloc(cap);
@@ -274,4 +274,20 @@ char *ydoc_read_all(FILE *f, size_t *len)
 		*len = n;
 	}
 	return buf;
+}
+
+char *ydoc_read_file(const char *path, size_t *len, at_error *err)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		at_error_set(err, "%s: cannot open: %s", path, strerror(errno));
+		return NULL;
+	}
+	errno = 0;
+	char *text = read_all(f, len);
+	int saved = errno ? errno : ENOMEM;
+	fclose(f);
+	if (!text)
+		at_error_set(err, "%s: cannot read: %s", path, strerror(saved));
+	return text;
 }

@@ -27,10 +27,10 @@ typedef struct ydoc {
 int ydoc_load(ydoc *d, const char *name, const char *text, size_t len, at_error *err);
 void ydoc_free(ydoc *d);
 
-/* The whole of f, NUL-terminated (len bytes before it), malloc'd; NULL on
- * a read error or without memory. Reads in chunks rather than trusting
- * ftell, so that pipes and /dev/stdin work too. */
-char *ydoc_read_all(FILE *f, size_t *len);
+/* The whole file at path, NUL-terminated (len bytes before it), malloc'd;
+ * NULL with err "path: cannot open: ..." or "path: cannot read: ...". Reads
+ * in chunks rather than trusting ftell, so that pipes and /dev/stdin work. */
+char *ydoc_read_file(const char *path, size_t *len, at_error *err);
 
 yaml_node_t *ydoc_root(const ydoc *d);
 yaml_node_t *ydoc_node(const ydoc *d, int id);

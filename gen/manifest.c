@@ -518,15 +518,11 @@ static int parse_text(const char *path, const char *text, size_t len, tmpl_manif
 int manifest_load(const char *path, tmpl_manifest *out, at_error *err)
 {
 	memset(out, 0, sizeof *out);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return at_error_set(err, "%s: cannot open: %s", path,
-				    strerror(errno));
 	size_t len = 0;
-	char *text = ydoc_read_all(f, &len);
-	fclose(f);
-	int rc = text ? parse_text(path, text, len, out, err)
-		      : at_error_set(err, "%s: cannot read", path);
+	char *text = ydoc_read_file(path, &len, err);
+	if (!text)
+		return -1;
+	int rc = parse_text(path, text, len, out, err);
 	free(text);
 	if (rc == 0) {
 		out->manifest_path = strdup(path);

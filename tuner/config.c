@@ -521,19 +521,9 @@ int config_parse(const char *text, size_t len, const char *name,
 int config_load(const char *path, sweep_config *out, at_error *err)
 {
 	memset(out, 0, sizeof *out);
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return at_error_set(err, "%s: cannot open: %s", path,
-				    strerror(errno));
 	size_t len = 0;
-	errno = 0;
-	char *text = ydoc_read_all(f, &len);
-	int saved = errno ? errno : ENOMEM;
-	fclose(f);
-	if (!text)
-		return at_error_set(err, "%s: cannot read: %s", path,
-				    strerror(saved));
-	return parse_owned(text, len, path, out, err);
+	char *text = ydoc_read_file(path, &len, err);
+	return text ? parse_owned(text, len, path, out, err) : -1;
 }
 
 void config_free(sweep_config *cfg)
