@@ -24,7 +24,7 @@ kernel, may compile it (NVRTC) and loads it, none of which may happen
 while a stream is being captured; the captured graph keeps that kernel.
 """
 from .errors import (Error, InvalidArgument, NoDriver, NoContext, CudaError, DatabaseMissing,
-                     DatabaseCorrupt, DatabaseNewer, OutOfHostMemory, NoKernel, LibraryNotFound,
+                     DatabaseCorrupt, DatabaseNewer, OutOfHostMemory, NoKernel, KernelAltered, LibraryNotFound,
                      Unavailable)
 from .handle import Choice, DatabaseWarning, Handle
 from . import library as _library
@@ -35,7 +35,7 @@ __version__ = "0.2.0"  # the library's version it is made for (tests/test_librar
 
 __all__ = ["softmax", "query", "version", "library_path", "Handle", "Choice", "default_handle",
            "set_default_handle", "Error", "InvalidArgument", "NoDriver", "NoContext", "CudaError",
-           "DatabaseMissing", "DatabaseCorrupt", "DatabaseNewer", "OutOfHostMemory", "NoKernel",
+           "DatabaseMissing", "DatabaseCorrupt", "DatabaseNewer", "OutOfHostMemory", "NoKernel", "KernelAltered",
            "LibraryNotFound", "Unavailable", "DatabaseWarning"]
 
 
