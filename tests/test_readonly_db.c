@@ -7,8 +7,6 @@
  * (65534) first and checks that it cannot write the folder. */
 #include <criterion/criterion.h>
 
-#include <errno.h>
-#include <fcntl.h>
 #include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>

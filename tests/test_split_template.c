@@ -469,17 +469,33 @@ Test(split_template, fit_1_makes_slices_fit_with_balanced_groups_or_a_tail)
  * (the combination must be deterministic: no float atomics). */
 static int has_float_atomic(const char *ptx)
 {
-	for (const char *p = ptx; p && *p;) {
-		p += strspn(p, " \t");
-		if (*p == '@') /* a predicate guard */
-			p += strcspn(p, " \t"), p += strspn(p, " \t");
-		size_t len = strcspn(p, " \t\n");
+	/* one pass over the text, line by line within its known end: string
+	 * functions on the rest of 200 KB of PTX per line were quadratic under
+	 * ASan's strict string checks (seconds a variant) */
+	const char *end = ptx + strlen(ptx);
+	for (const char *p = ptx; p < end;) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol)
+			eol = end;
+		const char *w = p;
+		while (w < eol && (*w == ' ' || *w == '\t'))
+			w++;
+		if (w < eol && *w == '@') { /* a predicate guard */
+			while (w < eol && *w != ' ' && *w != '\t')
+				w++;
+			while (w < eol && (*w == ' ' || *w == '\t'))
+				w++;
+		}
+		const char *we = w;
+		while (we < eol && *we != ' ' && *we != '\t')
+			we++;
 		char op[64];
-		snprintf(op, sizeof op, "%.*s", (int)(len < sizeof op ? len : sizeof op - 1), p);
+		size_t len = (size_t)(we - w) < sizeof op - 1 ? (size_t)(we - w) : sizeof op - 1;
+		memcpy(op, w, len);
+		op[len] = '\0';
 		if ((strncmp(op, "atom.", 5) == 0 || strncmp(op, "red.", 4) == 0) && strstr(op, ".f"))
 			return 1;
-		p = strchr(p, '\n');
-		p = p ? p + 1 : NULL;
+		p = eol + 1;
 	}
 	return 0;
 }
