@@ -48,6 +48,15 @@ struct token {
 	size_t start; /* byte offset into the source; column is start + 1 */
 	size_t len;
 	long long num;
+	int var;  /* lexed ahead (expr_lex): the name's index in names, or -1 */
+	int func; /* lexed ahead: the name's index in funcs, or -1 */
+};
+
+/* An expression lexed once (expr_lex): its tokens, the last one T_END. */
+struct expr_lexed {
+	char *src;
+	struct token *toks;
+	size_t ntoks;
 };
 
 struct parser {
@@ -59,6 +68,9 @@ struct parser {
 	const char *const *names;
 	size_t nnames;
 	int validating;
+	const struct expr_lexed *lexed; /* tokens read from here, not lexed */
+	size_t ti;			/* the next of lexed->toks */
+	const long long *values;	/* lexed: indexed as the names it was lexed by */
 	int depth;
 	int rc; /* first error wins; once set, every level unwinds */
 	at_error *err;
@@ -204,6 +216,12 @@ static void lex_punct(struct parser *p, struct token *t)
  * leaves an end token so that the parser stops. */
 static void next(struct parser *p)
 {
+	if (p->lexed) {
+		p->tok = p->lexed->toks[p->ti];
+		if (p->ti + 1 < p->lexed->ntoks)
+			p->ti++;
+		return;
+	}
 	const char *s = p->src;
 	size_t i = p->pos;
 	while (isspace((unsigned char)s[i]))
@@ -242,7 +260,10 @@ static int token_is(const struct token *t, const char *src, const char *name)
 
 static long long lookup(struct parser *p, const struct token *t)
 {
-	if (p->validating) {
+	if (p->lexed) {
+		if (t->var >= 0)
+			return p->values[t->var];
+	} else if (p->validating) {
 		for (size_t i = 0; i < p->nnames; i++)
 			if (token_is(t, p->src, p->names[i]))
 				return 0;
@@ -259,6 +280,8 @@ static long long lookup(struct parser *p, const struct token *t)
 static const struct func *find_func(const struct parser *p,
 				    const struct token *t)
 {
+	if (p->lexed)
+		return t->func >= 0 ? &funcs[t->func] : NULL;
 	for (size_t i = 0; i < sizeof funcs / sizeof funcs[0]; i++)
 		if (token_is(t, p->src, funcs[i].name))
 			return &funcs[i];
@@ -597,4 +620,78 @@ int expr_validate(const char *src, const char *const *names, size_t nnames,
 		.err = err,
 	};
 	return run(&p, NULL);
+}
+
+/* Lexing ahead: the tokens of src, each name resolved against names and
+ * funcs once, so that an expression evaluated for many values (the
+ * dispatch library's derivation searches thousands of variants) is not
+ * lexed and its names looked up by string every time. */
+int expr_lex(const char *src, const char *const *names, size_t nnames, expr_lexed **out,
+	     at_error *err)
+{
+	*out = NULL;
+	if (!src)
+		return at_error_set(err, "no expression given");
+	expr_lexed *e = calloc(1, sizeof *e);
+	size_t cap = 16;
+	if (e)
+		e->src = strdup(src), e->toks = malloc(cap * sizeof *e->toks);
+	if (!e || !e->src || !e->toks) {
+		expr_lexed_free(e);
+		return at_error_set(err, "out of memory lexing \"%s\"", src);
+	}
+	struct parser p = { .src = e->src, .err = err };
+	do {
+		next(&p);
+		if (p.rc) {
+			expr_lexed_free(e);
+			return p.rc;
+		}
+		struct token t = p.tok;
+		t.var = t.func = -1;
+		for (size_t i = 0; t.kind == T_NAME && names && i < nnames; i++)
+			if (token_is(&t, e->src, names[i])) {
+				t.var = (int)i;
+				break;
+			}
+		for (size_t i = 0; t.kind == T_NAME && i < sizeof funcs / sizeof funcs[0]; i++)
+			if (token_is(&t, e->src, funcs[i].name))
+				t.func = (int)i;
+		if (e->ntoks == cap) {
+			struct token *grown = realloc(e->toks, 2 * cap * sizeof *grown);
+			if (!grown) {
+				expr_lexed_free(e);
+				return at_error_set(err, "out of memory lexing \"%s\"", src);
+			}
+			e->toks = grown;
+			cap *= 2;
+		}
+		e->toks[e->ntoks++] = t;
+	} while (p.tok.kind != T_END);
+	*out = e;
+	return EXPR_OK;
+}
+
+int expr_eval_lexed(const expr_lexed *e, const long long *values, long long *out,
+		    at_error *err)
+{
+	struct parser p = { .src = e->src, .lexed = e, .values = values, .err = err };
+	return run(&p, out);
+}
+
+int expr_lexed_uses(const expr_lexed *e, size_t name)
+{
+	for (size_t i = 0; i < e->ntoks; i++)
+		if (e->toks[i].kind == T_NAME && e->toks[i].var == (int)name)
+			return 1;
+	return 0;
+}
+
+void expr_lexed_free(expr_lexed *e)
+{
+	if (!e)
+		return;
+	free(e->src);
+	free(e->toks);
+	free(e);
 }

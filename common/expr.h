@@ -44,4 +44,27 @@ int expr_eval(const char *src, const expr_var *vars, size_t nvars,
 int expr_validate(const char *src, const char *const *names, size_t nnames,
 		  at_error *err);
 
+/* An expression lexed once, its names resolved against a list of names, to
+ * be evaluated many times for different values (opaque). */
+typedef struct expr_lexed expr_lexed;
+
+/* Lexes src, resolving each name against names[0..nnames) (a name not
+ * there is an EXPR_UNKNOWN error when an evaluation reaches it, as with
+ * expr_eval). Returns EXPR_OK and a new *out, or EXPR_ERROR for a lexical
+ * error or no memory, with a message in err. */
+int expr_lex(const char *src, const char *const *names, size_t nnames, expr_lexed **out,
+	     at_error *err);
+
+/* Evaluates e with values[i] the value of the i-th name it was lexed with:
+ * the same results and errors as expr_eval of its source with those
+ * variables. Thread-safe: e is only read. */
+int expr_eval_lexed(const expr_lexed *e, const long long *values, long long *out,
+		    at_error *err);
+
+/* 1 if e names the name-th of the names it was lexed with, else 0. */
+int expr_lexed_uses(const expr_lexed *e, size_t name);
+
+/* Frees e; NULL is a no-op. */
+void expr_lexed_free(expr_lexed *e);
+
 #endif

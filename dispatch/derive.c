@@ -1,7 +1,9 @@
 /* Re-deriving a winner's params for a new shape: see derive.h. The search
  * enumerates the searched params' values as a mixed-radix counter; a few
  * thousand variants at most (softmax_warp widened), each stopped at its
- * first failing constraint. */
+ * first failing constraint. The template's expressions are lexed once a
+ * search (expr_lex), not once a variant: lexing and looking names up by
+ * string was most of a derivation's time. */
 #include "dispatch/derive.h"
 
 #include <math.h>
@@ -101,14 +103,71 @@ int atdi_rules_valid(const tr_template *t, const long long *values, const atdi_e
 	return 1;
 }
 
-/* Bit i (from the top) set when prefer[i] holds: a larger score is better. */
-static unsigned prefer_score(const tr_template *t, const long long *values, const atdi_env *env)
+#define MAX_PREFER 16
+
+/* A template's constraints and prefer expressions, lexed against its
+ * params and the shape variables (make_vars' order); NULL where one did
+ * not lex (it never holds, as with expr_eval). */
+typedef struct lexed_rules {
+	expr_lexed **constraints;
+	expr_lexed *prefer[MAX_PREFER];
+	int nprefer;
+} lexed_rules;
+
+static void rules_unlex(lexed_rules *r, int nconstraints)
+{
+	for (int i = 0; r->constraints && i < nconstraints; i++)
+		expr_lexed_free(r->constraints[i]);
+	free(r->constraints);
+	for (int i = 0; i < r->nprefer; i++)
+		expr_lexed_free(r->prefer[i]);
+}
+
+/* 0, or -1 when out of memory. */
+static int rules_lex(const tr_template *t, lexed_rules *r)
+{
+	const char *names[ATDI_MAX_PARAMS + TR_SHAPE_VARS];
+	size_t n = 0;
+	for (int i = 0; i < t->nparams; i++)
+		names[n++] = t->params[i].name;
+	for (int i = 0; i < TR_SHAPE_VARS; i++)
+		names[n++] = tr_shape_var_names[i];
+	memset(r, 0, sizeof *r);
+	r->constraints = calloc((size_t)t->nconstraints + 1, sizeof *r->constraints);
+	if (!r->constraints)
+		return -1;
+	at_error err;
+	for (int i = 0; i < t->nconstraints; i++)
+		expr_lex(t->constraints[i], names, n, &r->constraints[i], &err);
+	r->nprefer = t->nprefer < MAX_PREFER ? t->nprefer : MAX_PREFER;
+	for (int i = 0; i < r->nprefer; i++)
+		expr_lex(t->prefer[i], names, n, &r->prefer[i], &err);
+	return 0;
+}
+
+static int lexed_holds(const expr_lexed *e, const long long *values)
+{
+	long long v;
+	at_error err;
+	return e && expr_eval_lexed(e, values, &v, &err) == EXPR_OK && v != 0;
+}
+
+/* The params then the shape variables, as the lexed rules take them. */
+static void make_values(const tr_template *t, const long long *params, const atdi_env *env,
+			long long *values)
 {
 	expr_var vars[ATDI_MAX_PARAMS + TR_SHAPE_VARS];
-	size_t n = make_vars(t, values, env, vars);
+	size_t n = make_vars(t, params, env, vars);
+	for (size_t i = 0; i < n; i++)
+		values[i] = vars[i].value;
+}
+
+/* Bit i (from the top) set when prefer[i] holds: a larger score is better. */
+static unsigned prefer_score(const lexed_rules *r, const long long *values)
+{
 	unsigned score = 0;
-	for (int i = 0; i < t->nprefer && i < 16; i++)
-		score = score << 1 | (unsigned)holds(t->prefer[i], vars, n);
+	for (int i = 0; i < r->nprefer; i++)
+		score = score << 1 | (unsigned)lexed_holds(r->prefer[i], values);
 	return score;
 }
 
@@ -128,36 +187,77 @@ static double distance(const tr_template *t, const long long *values, const long
 	return d;
 }
 
-/* Searches the params in idx[0..n) over all their values; keeps the best. */
-static int search(const tr_template *t, const long long *winner, const atdi_env *env,
-		  const int *idx, int n, long long *out)
+/* One search: the params idx[0..n) (idx[0] changing fastest) over all
+ * their values, the best kept in out. */
+typedef struct search_state {
+	const tr_template *t;
+	const lexed_rules *r;
+	const long long *winner;
+	const int *idx;
+	int n;
+	/* constraints checked once digit level is set: those whose searched
+	 * params all sit at level or above (level n: none of them searched) */
+	int *first_level;
+	long long values[ATDI_MAX_PARAMS + TR_SHAPE_VARS]; /* params, then shape */
+	int found;
+	unsigned best_score;
+	double best_dist;
+	long long *out;
+} search_state;
+
+static int level_holds(const search_state *s, int level)
 {
-	long long v[ATDI_MAX_PARAMS];
-	int digit[ATDI_MAX_PARAMS] = { 0 };
-	memcpy(v, winner, (size_t)t->nparams * sizeof *v);
-	int found = 0;
-	unsigned best_score = 0;
-	double best_dist = 0;
-	for (;;) {
-		for (int k = 0; k < n; k++)
-			v[idx[k]] = t->params[idx[k]].values[digit[k]];
-		if (atdi_rules_valid(t, v, env)) {
-			unsigned score = prefer_score(t, v, env);
-			double dist = distance(t, v, winner);
-			if (!found || score > best_score ||
-			    (score == best_score && dist < best_dist - 1e-9)) {
-				found = 1;
-				best_score = score;
-				best_dist = dist;
-				memcpy(out, v, (size_t)t->nparams * sizeof *v);
-			}
+	for (int c = 0; c < s->t->nconstraints; c++)
+		if (s->first_level[c] == level && !lexed_holds(s->r->constraints[c], s->values))
+			return 0;
+	return 1;
+}
+
+/* Sets levels level..0 in every way, in the order of a counter whose
+ * lowest digit is idx[0]; a constraint is checked as soon as the params it
+ * names are set, so that a failing one cuts every variant below it. */
+static void search_level(search_state *s, int level)
+{
+	if (level < 0) {
+		const tr_template *t = s->t;
+		unsigned score = prefer_score(s->r, s->values);
+		double dist = distance(t, s->values, s->winner);
+		if (!s->found || score > s->best_score ||
+		    (score == s->best_score && dist < s->best_dist - 1e-9)) {
+			s->found = 1;
+			s->best_score = score;
+			s->best_dist = dist;
+			memcpy(s->out, s->values, (size_t)t->nparams * sizeof *s->out);
 		}
-		int k = 0;
-		while (k < n && ++digit[k] == t->params[idx[k]].nvalues)
-			digit[k++] = 0;
-		if (k == n)
-			return found;
+		return;
 	}
+	const tr_param *p = &s->t->params[s->idx[level]];
+	for (int d = 0; d < p->nvalues; d++) {
+		s->values[s->idx[level]] = p->values[d];
+		if (level_holds(s, level))
+			search_level(s, level - 1);
+	}
+}
+
+static int search(const tr_template *t, const lexed_rules *r, const long long *winner,
+		  const atdi_env *env, const int *idx, int n, long long *out)
+{
+	search_state s = { .t = t, .r = r, .winner = winner, .idx = idx, .n = n, .out = out };
+	s.first_level = malloc(((size_t)t->nconstraints + 1) * sizeof *s.first_level);
+	if (!s.first_level)
+		return 0;
+	make_values(t, winner, env, s.values);
+	for (int c = 0; c < t->nconstraints; c++) {
+		s.first_level[c] = n;
+		for (int k = 0; k < n && r->constraints[c]; k++)
+			if (expr_lexed_uses(r->constraints[c], (size_t)idx[k]) &&
+			    k < s.first_level[c])
+				s.first_level[c] = k;
+	}
+	if (level_holds(&s, n))
+		search_level(&s, n - 1);
+	free(s.first_level);
+	return s.found;
 }
 
 int atdi_derive(const tr_template *t, const long long *winner, const atdi_env *env, int widen,
@@ -165,14 +265,20 @@ int atdi_derive(const tr_template *t, const long long *winner, const atdi_env *e
 {
 	if (t->nparams > ATDI_MAX_PARAMS || t->nderive + t->nwiden > ATDI_MAX_PARAMS)
 		return 0;
-	if (search(t, winner, env, t->derive, t->nderive, out))
-		return 1;
-	if (!widen || !t->nwiden)
+	lexed_rules r;
+	if (rules_lex(t, &r))
 		return 0;
-	int idx[ATDI_MAX_PARAMS];
-	memcpy(idx, t->derive, (size_t)t->nderive * sizeof *idx);
-	memcpy(idx + t->nderive, t->widen, (size_t)t->nwiden * sizeof *idx);
-	return search(t, winner, env, idx, t->nderive + t->nwiden, out) ? 2 : 0;
+	int found = 0;
+	if (search(t, &r, winner, env, t->derive, t->nderive, out)) {
+		found = 1;
+	} else if (widen && t->nwiden) {
+		int idx[ATDI_MAX_PARAMS];
+		memcpy(idx, t->derive, (size_t)t->nderive * sizeof *idx);
+		memcpy(idx + t->nderive, t->widen, (size_t)t->nwiden * sizeof *idx);
+		found = search(t, &r, winner, env, idx, t->nderive + t->nwiden, out) ? 2 : 0;
+	}
+	rules_unlex(&r, t->nconstraints);
+	return found;
 }
 
 int atdi_rules_geometry(const tr_template *t, const long long *values, const atdi_env *env,

@@ -355,3 +355,35 @@ Test(expr, validate_rejects)
 	cr_expect_eq(expr_validate("x", NULL, 0, &err), EXPR_UNKNOWN);
 	cr_expect_eq(expr_validate("1", NULL, 0, &err), EXPR_OK);
 }
+
+/* Lexed once, evaluated for values: the very results, codes and messages of
+ * expr_eval over the same source and variables. */
+Test(expr, lexed_expressions_evaluate_as_expr_eval_does)
+{
+	static const char *const names[] = { "threads", "vec", "N", "zero", "neg" };
+	const long long values[] = { 256, 4, 1000, 0, -7 };
+	static const char *const srcs[] = {
+		"threads * (vec - 1) < N + (N % vec ? vec - 1 : 0)",
+		"zero ? 1 / zero : max(threads, ceil_div(N, vec)) + neg",
+		"is_pow2(threads) && log2(threads) == 8 || 1 / zero",
+		"1 / zero",
+		"missing + 1",
+		"threads +",
+		"-neg % 3 * !zero",
+	};
+	for (size_t i = 0; i < sizeof srcs / sizeof *srcs; i++) {
+		long long want = 0, got = 0;
+		at_error werr = { { 0 } }, gerr = { { 0 } };
+		int wrc = expr_eval(srcs[i], test_vars, 5, &want, &werr);
+		expr_lexed *e;
+		int lrc = expr_lex(srcs[i], names, 5, &e, &gerr);
+		int grc = lrc == EXPR_OK ? expr_eval_lexed(e, values, &got, &gerr) : lrc;
+		cr_assert_eq(grc, wrc, "\"%s\": %d, expr_eval %d", srcs[i], grc, wrc);
+		if (wrc == EXPR_OK)
+			cr_assert_eq(got, want, "\"%s\": %lld, expr_eval %lld", srcs[i], got, want);
+		else
+			cr_assert_str_eq(gerr.msg, werr.msg);
+		expr_lexed_free(e);
+	}
+	expr_lexed_free(NULL);
+}
