@@ -45,6 +45,34 @@ static double now_ms(void)
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
+/* Where a shape's time goes, on stderr when AUTOTUNE_PHASES=1 (for
+ * tools/sweep_speed.sh; the sweep's own output is unchanged). */
+enum { PHASE_DATA, PHASE_LOAD, PHASE_CHECK, PHASE_QUICK, PHASE_FINISH, PHASE_BASELINES, PHASE_STORE,
+       PHASE_COUNT };
+
+static void phase_end(double *phase, int which, double *mark)
+{
+	double t = now_ms();
+	phase[which] += t - *mark;
+	*mark = t;
+}
+
+static int phases_wanted(void)
+{
+	const char *env = getenv("AUTOTUNE_PHASES");
+	return env && strcmp(env, "1") == 0;
+}
+
+static void phases_report(const sweep_shape *s, size_t n, size_t npassed, const double *ms)
+{
+	if (!phases_wanted())
+		return;
+	fprintf(stderr, "phases %s %lld %lld variants %zu passed %zu: data %.1f load %.1f check %.1f "
+		"quick %.1f finish %.1f baselines %.1f store %.1f ms\n", at_dtype_name(s->dtype),
+		s->M, s->N, n, npassed, ms[PHASE_DATA], ms[PHASE_LOAD], ms[PHASE_CHECK], ms[PHASE_QUICK],
+		ms[PHASE_FINISH], ms[PHASE_BASELINES], ms[PHASE_STORE]);
+}
+
 static void free_data(shape_data *d)
 {
 	if (d->x)
@@ -395,7 +423,16 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	double band = 0;
 	size_t nfull = 0;
 	shape_summary audit = { 0 };
+	double phase[PHASE_COUNT] = { 0 }, mark = start;
 	int rc = make_data(ctx, s, &d, err);
+	phase_end(phase, PHASE_DATA, &mark);
+	if (phases_wanted()) /* timed apart; a failure is met again in try_variant */
+		for (size_t i = 0; i < n; i++) {
+			at_error ignored;
+			if (entries[i]->status == COMPILE_OK)
+				kernel_entry_load(entries[i], &ignored);
+		}
+	phase_end(phase, PHASE_LOAD, &mark);
 	if (rc == 0)
 		lookahead_after(&(lookahead_ctx){ ctx->plan, ctx->gpu, ctx->cache, ctx->db,
 						  ctx->gpu_id, ctx->seed },
@@ -413,14 +450,18 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 		if (ctx->hooks.on_step)
 			ctx->hooks.on_step(ctx->hooks.arg, i + 1, n);
 	}
+	phase_end(phase, PHASE_CHECK, &mark);
 	/* a timing failure is the GPU's, not a variant's: it ends the sweep */
 	double moved = softmax_bytes_moved(s->dtype, s->M, s->N);
 	if (rc == 0 && ctx->full_timing)
 		rc = refine_all(ctx->timer, passed, npassed, moved, ctx->copy_gbps, err);
-	else if (rc == 0)
-		rc = refine_quick(ctx->timer, passed, npassed, moved, ctx->copy_gbps, err) ||
-		     refine_finish(ctx->timer, passed, npassed, moved, ctx->copy_gbps, &band, &nfull,
-				   err);
+	else if (rc == 0) {
+		rc = refine_quick(ctx->timer, passed, npassed, moved, ctx->copy_gbps, err);
+		phase_end(phase, PHASE_QUICK, &mark);
+		rc = rc || refine_finish(ctx->timer, passed, npassed, moved, ctx->copy_gbps, &band,
+					 &nfull, err);
+	}
+	phase_end(phase, PHASE_FINISH, &mark);
 	if (rc == 0 && ctx->audit && !ctx->full_timing)
 		rc = audit_rounds(ctx, rows, n, passed, npassed, nfull, band, moved, &audit, err);
 	on_cpu(ctx);
@@ -433,10 +474,13 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 		else
 			nrows += (size_t)nb;
 	}
+	phase_end(phase, PHASE_BASELINES, &mark);
 	ctx->bench_ms += now_ms() - start;
 	if (rc == 0) {
 		shape_key key = { ctx->gpu_id, s->op, s->dtype, s->M, s->N };
 		rc = tdb_store_shape_band(ctx->db, ctx->sweep_id, &key, rows, nrows, band, err);
+		phase_end(phase, PHASE_STORE, &mark);
+		phases_report(s, n, npassed, phase);
 		summarize(rows, params, nrows, band, sum);
 		sum->audit_full_ratio = audit.audit_full_ratio;
 		sum->audit_head_ratio = audit.audit_head_ratio;
