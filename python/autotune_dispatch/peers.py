@@ -5,7 +5,9 @@ For each shape of a sweep config (default configs/generalization.yaml) it
 checks every method's output against torch.softmax in float64 (relative L2
 error at most 1e-5 for f32, 1e-2 for f16/bf16, no NaN), then times it with
 CUDA events around each launch, the median of --reps repetitions after
---warmup, under two L2 conditions before every repetition:
+--warmup, queued behind a GPU sleep so that the events time the GPU's
+work and not the host's launch path (printed apart, "host us a call"),
+under two L2 conditions before every repetition:
   clean: a 256 MiB read evicts the L2 and leaves it clean (as the tuner's
          flush does);
   dirty: a 256 MiB write (triton.testing.do_bench's cache.zero_()), whose
@@ -178,12 +180,41 @@ class Flusher:
             torch.amax(self.buf, dim=0, out=self.sink[0])
 
 
-def median_us(fn, flush, mode, warmup, reps):
+class GpuHold:
+    """Keeps the GPU busy for a while (torch.cuda._sleep, calibrated once),
+    so that the host can queue a whole timed loop behind it: the events
+    then time the GPU's work, never a GPU left waiting for a slow launch.
+    Without it, a method whose host path is slower than the flush (the
+    library through Python, torch.compile's guards: 30-50 us a call) timed
+    its own launch latency at small shapes (bf16 8192 x 255 through the
+    library: 27 us in one run, 8.2 in the next)."""
+
+    def __init__(self):
+        torch.cuda._sleep(1000)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(1_000_000)
+        end.record()
+        torch.cuda.synchronize()
+        self.cycles_per_us = 1_000_000 / (start.elapsed_time(end) * 1e3)
+
+    def __call__(self, us):
+        torch.cuda._sleep(int(us * self.cycles_per_us))
+
+
+def median_us(fn, flush, mode, warmup, reps, hold=None):
+    """The median GPU time of fn over reps repetitions, each after flush(mode)."""
     for _ in range(warmup):
         flush(mode)
         fn()
+    torch.cuda.synchronize()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    if hold is not None:  # the host's time for the loop, twice over, plus 1 ms
+        t = time.perf_counter()
+        flush(mode)
+        fn()
+        hold(2 * reps * (time.perf_counter() - t) * 1e6 + 1000)
     for i in range(reps):
         flush(mode)
         starts[i].record()
@@ -191,6 +222,19 @@ def median_us(fn, flush, mode, warmup, reps):
         ends[i].record()
     torch.cuda.synchronize()
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends)) * 1e3
+
+
+def host_us(fn, calls=200):
+    """The host's time for one call of fn, GPU work left queued (what a
+    program pays where its host path, not the GPU, is the bottleneck)."""
+    fn()
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    spent = (time.perf_counter() - t) / calls * 1e6
+    torch.cuda.synchronize()
+    return spent
 
 
 def rel_err(y, ref):
@@ -243,6 +287,7 @@ def measure(args):
     torch._dynamo.config.cache_size_limit = 1024
     compiled = torch.compile(lambda t: torch.softmax(t, dim=-1), dynamic=False)
     flush = Flusher()
+    hold = GpuHold()
     gpu = torch.cuda.get_device_name()
     rows = []
     shapes = shapes_of(args.config)
@@ -285,6 +330,7 @@ def measure(args):
         methods = {k: v for k, v in methods.items() if k in wanted}
         served = {k: served_by(h, dt, M, N) for k, h in handles.items() if h and k in wanted}
         fresh = []
+        host = {}
         for name, fn in methods.items():
             print(f"  {dt} {M}x{N} {name}: {served.get(name, '')}", file=sys.stderr, flush=True)
             status, err = "ok", ""
@@ -306,16 +352,20 @@ def measure(args):
                     status = "fails: " + str(exc).splitlines()[0][:120] if str(exc) else "fails"
                     torch.cuda.synchronize()
             for mode in ("clean", "dirty"):
-                us = median_us(fn, flush, mode, args.warmup, args.reps) if status == "ok" else math.nan
+                us = median_us(fn, flush, mode, args.warmup, args.reps, hold) \
+                    if status == "ok" else math.nan
                 gbps = 2 * M * N * x.element_size() / us / 1e3 if status == "ok" else math.nan
                 fresh.append({"dtype": dt, "M": M, "N": N, "flush": mode, "method": name,
                               "status": status, "us": f"{us:.3f}", "gbps": f"{gbps:.1f}",
                               "rel_err": err, "served_by": served.get(name, ""), "gpu": gpu})
+            if status == "ok":
+                host[name] = host_us(fn)
         writer.writerows(fresh)  # shape by shape: a run cut short keeps what it measured
         out.flush()
         rows += fresh
         print(f"{dt} {M}x{N}: " + ", ".join(f"{r['method']} {r['gbps']}" for r in fresh
                                             if r["flush"] == "clean"), flush=True)
+        print(f"  host us a call: " + ", ".join(f"{k} {v:.1f}" for k, v in host.items()), flush=True)
         del x, y, ref
     for h in handles.values():
         if h:
