@@ -1,0 +1,126 @@
+/* Tests for templates/softmax_tile.{cu,yaml} (the tests run from the
+ * repository root): the template serves only short rows that are not a
+ * multiple of the 16-byte vector, with a tile of 2 to 32 KB and the
+ * tightest hold; its launch geometry (the tile and two chunks of dynamic
+ * shared memory, rows_per_cta rows a CTA, max_n the tuned N); and every
+ * variant at f16 N = 100 and f32 N = 33 compiles with NVRTC for sm_90 with
+ * cp.async in and 16-byte stores out, no spills and no stack. */
+#include <criterion/criterion.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/template_fixture.h"
+
+static const tmpl_manifest *tile;
+
+static void load_tile(void)
+{
+	tf_load_templates();
+	tile = tf_template("softmax_tile");
+}
+
+TestSuite(tile_template, .init = load_tile, .fini = tf_free_templates);
+
+static size_t enumerate_at(at_dtype dt, long long M, long long N, variant **out)
+{
+	return tf_enumerate(tile, 90, dt, M, N, out);
+}
+
+Test(tile_template, only_rows_off_the_vector)
+{
+	variant *vs;
+	/* aligned rows: 16-byte vectors in the per-row templates */
+	cr_assert_eq(enumerate_at(AT_F32, 65536, 32, &vs), 0);
+	cr_assert_eq(enumerate_at(AT_F16, 65536, 128, &vs), 0);
+	cr_assert_eq(enumerate_at(AT_BF16, 4096, 1000, &vs), 0);
+	/* too long for a lane's 32 elements at 32 lanes */
+	cr_assert_eq(enumerate_at(AT_F32, 4096, 1025, &vs), 0);
+	/* a tile of 2 KB or more does not fit 32 KB: f32 N = 1001 has only 8-row tiles */
+	size_t n = enumerate_at(AT_F32, 4096, 1001, &vs);
+	cr_assert_gt(n, 0);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(tf_value(&vs[i], "rows_per_cta"), 8);
+	free(vs);
+	/* cp.async needs sm_80 */
+	cr_assert_eq(tf_enumerate(tile, 75, AT_F16, 65536, 100, &vs), 0);
+}
+
+Test(tile_template, tightest_hold_and_tile_bounds)
+{
+	static const struct {
+		at_dtype dt;
+		long long N;
+	} cases[] = { { AT_F32, 33 }, { AT_F16, 100 }, { AT_BF16, 255 }, { AT_F32, 129 } };
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		variant *vs;
+		long long N = cases[c].N;
+		size_t elem = at_dtype_size(cases[c].dt);
+		size_t n = enumerate_at(cases[c].dt, 65536, N, &vs);
+		cr_assert_gt(n, 0, "%s N=%lld", at_dtype_name(cases[c].dt), N);
+		for (size_t i = 0; i < n; i++) {
+			long long lanes = tf_value(&vs[i], "lanes");
+			long long ept = tf_value(&vs[i], "elems_per_thread");
+			long long rows = tf_value(&vs[i], "rows_per_cta");
+			long long groups = tf_value(&vs[i], "threads") / lanes;
+			cr_assert_geq(lanes * ept, N);
+			cr_assert_lt(lanes * (ept - 1), N);
+			cr_assert_eq(rows % groups, 0);
+			cr_assert_leq(rows / groups, 4);
+			cr_assert_leq(rows * N * (long long)elem, 32768);
+			cr_assert_geq(rows * N * (long long)elem, 2048);
+			cr_assert_eq(tf_value(&vs[i], "vec") * (long long)elem, 16);
+			launch_geometry g = tf_geometry(&vs[i], 90, 65536, N);
+			cr_assert_eq(g.dyn_smem, rows * N * (long long)elem + 32);
+			cr_assert_eq(g.rows_per_cta, rows);
+			cr_assert_eq(g.threads, tf_value(&vs[i], "threads"));
+			cr_assert_eq(g.persistent, 0);
+			cr_assert_eq(g.max_n, N);
+		}
+		free(vs);
+	}
+}
+
+static void compile_all(at_dtype dt, long long N)
+{
+	variant *vs;
+	size_t n = enumerate_at(dt, 65536, N, &vs);
+	cr_assert_gt(n, 0, "no variant at %s N=%lld", at_dtype_name(dt), N);
+	char **seen = calloc(n, sizeof *seen);
+	size_t nseen = 0;
+	for (size_t i = 0; i < n; i++) {
+		char *src = tf_specialize(&vs[i]);
+		int dup = 0;
+		for (size_t j = 0; j < nseen && !dup; j++)
+			dup = strcmp(seen[j], src) == 0;
+		if (dup) {
+			free(src);
+			continue;
+		}
+		seen[nseen++] = src;
+		compiled_kernel k;
+		tf_compile_clean(&vs[i], src, 90, &k);
+		cr_assert_gt(k.registers, 0);
+		const char *const wanted[] = {
+			"cp.async.cg.shared.global",
+			"cp.async.wait_all",
+			tf_value(&vs[i], "cache_hint") ? "st.global.cs.v4.u32" : "st.global.v4",
+		};
+		tf_expect_in_ptx(&vs[i], &k, wanted, sizeof wanted / sizeof *wanted);
+		compiled_kernel_free(&k);
+	}
+	for (size_t j = 0; j < nseen; j++)
+		free(seen[j]);
+	free(seen);
+	free(vs);
+}
+
+Test(tile_template, every_f16_variant_at_100_compiles_for_sm_90, .timeout = 600)
+{
+	compile_all(AT_F16, 100);
+}
+
+Test(tile_template, every_f32_variant_at_33_compiles_for_sm_90, .timeout = 600)
+{
+	compile_all(AT_F32, 33);
+}
