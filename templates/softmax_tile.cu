@@ -5,7 +5,7 @@
 // group of LANES threads (registers and shuffles), and the span is written
 // back in 16-byte stores. Only the span's first and last chunks, shared
 // with the neighbouring CTAs' rows, move element by element.
-// Regime: rows too short for a CTA each (up to about 1K elements) whose
+// Regime: rows too short for a CTA each (up to 512 elements) whose
 // length is not a multiple of the vector (N % 4 for f32, N % 8 for f16 and
 // bf16), where the per-row templates load element by element or peel every
 // row (f16 65536 x 100 ran at 86% of copy with softmax_warp).

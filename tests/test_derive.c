@@ -192,6 +192,34 @@ Test(derive, unaligned_rows_are_peeled_and_keep_the_winners_vector)
 			       "cache_hint=0 packed=0 peel=0");
 }
 
+/* A softmax_tile winner (short unaligned rows) keeps its tile and lanes
+ * for another unaligned length, with the hold re-derived; its tile widens
+ * where the rows no longer fit 32 KB; an aligned length has no tile. */
+Test(derive, softmax_tile_rederives_its_hold_and_never_serves_aligned_rows)
+{
+	const tr_template *t = real("softmax_tile");
+	long long w[ATDI_MAX_PARAMS], out[ATDI_MAX_PARAMS];
+	cr_assert_eq(atdi_params_parse(t, "threads=256 lanes=16 rows_per_cta=64 vec=8 "
+					  "elems_per_thread=5 cache_hint=0", w), 0);
+	atdi_env env = env_n(100);
+	env.M = 65536;
+	env.elem_bytes = 2;
+	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
+	char text[256];
+	atdi_params_text(t, out, text, sizeof text);
+	cr_assert_str_eq(text, "threads=256 lanes=16 rows_per_cta=64 vec=8 elems_per_thread=7 "
+			       "cache_hint=0");
+	launch_geometry g;
+	cr_assert_eq(atdi_rules_geometry(t, out, &env, &g), 0);
+	cr_assert_eq(g.dyn_smem, 64 * 100 * 2 + 32, "the tile sized for the exact N");
+	env.N = 301; /* 64 rows of 602 bytes are over 32 KB: the tile shrinks */
+	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 2);
+	cr_assert_eq(atdi_rules_valid(t, out, &env), 1);
+	cr_assert_lt(out[2], 64);
+	env.N = 128;
+	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 0, "aligned rows are not the tile's");
+}
+
 /* A table of one GPU and the given winners. */
 static atdi_gpu_row h100 = { 1, "NVIDIA H100 80GB HBM3", 9, 0, 132, 85017493504LL, 0 };
 static const atd_gpu h100_q = { "NVIDIA H100 80GB HBM3", 9, 0, 132, 85017493504LL };

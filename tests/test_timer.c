@@ -282,7 +282,7 @@ static result_row rows[REP_MAX_SERIES];
 
 static refine_candidate candidate(int series)
 {
-	return (refine_candidate){ &rows[series], launch_series, (void *)(intptr_t)series };
+	return (refine_candidate){ &rows[series], launch_series, (void *)(intptr_t)series, 0 };
 }
 
 Test(timer, the_first_round_stops_early_only_when_its_median_is_known)
@@ -401,7 +401,7 @@ Test(timer, full_timing_goes_to_the_fastest_and_to_those_noise_may_hide)
 		r[i] = (result_row){ .time_us = 10.0 + 0.1 * i, .time_min_us = 9.75 + 0.1 * i };
 		if (i % 3 == 2)
 			r[i].time_min_us = r[i].time_us;
-		c[i] = (refine_candidate){ &r[i], NULL, NULL };
+		c[i] = (refine_candidate){ &r[i], NULL, NULL, 0 };
 	}
 	/* a noisy straggler: median 20% off, fastest repetition 1% off */
 	r[N - 1].time_us = 12.0;
@@ -426,4 +426,53 @@ Test(timer, full_timing_goes_to_the_fastest_and_to_those_noise_may_hide)
 		cr_assert(c[i].row->time_min_us > 10.0 * (1 + REFINE_FULL_WITHIN) ||
 				  full == REFINE_FULL_MAX,
 			  "left out although it came within %.0f%%", 100 * REFINE_FULL_WITHIN);
+}
+
+Test(timer, screening_keeps_what_came_within_the_ratio_of_the_fastest_check)
+{
+	enum { N = 6 };
+	result_row r[N];
+	refine_candidate c[N];
+	/* check runs of a long kernel: 100 us the fastest */
+	const double us[N] = { 180, 100, 150, 151, 400, 120 };
+	for (int i = 0; i < N; i++) {
+		r[i] = (result_row){ .status = RESULT_OK };
+		c[i] = (refine_candidate){ &r[i], NULL, NULL, us[i] };
+	}
+	size_t kept = refine_screen(c, N, 1e6, 3000);
+	cr_assert_eq(kept, 3, "100, 120 and 150 us (1.5 x 100 exactly) are timed");
+	double seen = 0;
+	for (size_t i = 0; i < kept; i++) {
+		cr_assert_leq(c[i].check_us, REFINE_SCREEN_RATIO * 100);
+		cr_assert_eq(c[i].row->reps, 0, "a kept variant is timed later, not now");
+		seen += c[i].check_us;
+	}
+	cr_assert_float_eq(seen, 370, 1e-9);
+	for (size_t i = kept; i < N; i++) {
+		cr_assert_gt(c[i].check_us, REFINE_SCREEN_RATIO * 100);
+		cr_assert_eq(c[i].row->reps, 1, "its check run is its timing");
+		cr_assert_float_eq(c[i].row->time_us, c[i].check_us, 1e-9);
+		cr_assert_float_eq(c[i].row->gbps, 1e6 / (c[i].check_us * 1e3), 1e-9);
+	}
+}
+
+Test(timer, screening_leaves_short_kernels_and_untimed_checks_alone)
+{
+	enum { N = 3 };
+	result_row r[N];
+	refine_candidate c[N];
+	/* below REFINE_SCREEN_MIN_US a first launch's fixed costs could decide */
+	const double short_us[N] = { 10, 30, 35 };
+	for (int i = 0; i < N; i++) {
+		r[i] = (result_row){ .status = RESULT_OK };
+		c[i] = (refine_candidate){ &r[i], NULL, NULL, short_us[i] };
+	}
+	cr_assert_eq(refine_screen(c, N, 1e6, 3000), N);
+	/* one check run not timed: nothing to compare with */
+	const double some_us[N] = { 100, 0, 400 };
+	for (int i = 0; i < N; i++)
+		c[i] = (refine_candidate){ &r[i], NULL, NULL, some_us[i] };
+	cr_assert_eq(refine_screen(c, N, 1e6, 3000), N);
+	for (int i = 0; i < N; i++)
+		cr_assert_eq(r[i].reps, 0);
 }

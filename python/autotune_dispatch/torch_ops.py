@@ -42,10 +42,22 @@ _codes = {}
 _raw_stream = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
 
 
+def _recall(cache, key):
+    """cache[key], or None: also for a key that cannot be hashed (symbolic
+    sizes while torch.compile traces), which is then never remembered."""
+    try:
+        return cache.get(key)
+    except TypeError:
+        return None
+
+
 def _remember(cache, key, value):
-    if len(cache) >= _CACHE_CAP:
-        cache.clear()
-    cache[key] = value
+    try:
+        if len(cache) >= _CACHE_CAP:
+            cache.clear()
+        cache[key] = value
+    except TypeError:
+        pass
     return value
 
 
@@ -92,7 +104,7 @@ def _layout_facts(t):
     """(whether t's elements are distinct, its extent in elements), cached
     by shape and strides."""
     key = (t.shape, t.stride())
-    hit = _layouts.get(key)
+    hit = _recall(_layouts, key)
     if hit is None:
         extent = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()) if n > 0)
         hit = _remember(_layouts, key, (layout.non_overlapping(tuple(t.shape), tuple(t.stride())),
@@ -125,7 +137,7 @@ def _same_elements(a, b):
 def _plan_of(x, y):
     """layout.plan and its launch offsets for x -> y, cached by shape and strides."""
     key = (x.shape, x.stride(), y.stride())
-    hit = _plans.get(key)
+    hit = _recall(_plans, key)
     if hit is None:
         p = layout.plan(tuple(x.shape), tuple(x.stride()), tuple(y.stride()))
         hit = _remember(_plans, key, (p, layout.launch_offsets(p) if p is not None else None))
@@ -150,7 +162,7 @@ def _launch(handle, x, y):
         ys = y if y.is_contiguous() and y is not x else torch.empty(x.shape, dtype=x.dtype,
                                                                      device=x.device)
         p, offsets = _plan_of(xs, ys)
-    code = _codes.get(x.dtype)
+    code = _recall(_codes, x.dtype)
     if code is None:
         code = _remember(_codes, x.dtype, lib.DTYPES[layout.DTYPES[str(x.dtype).replace("torch.", "")]])
     size = x.element_size()
@@ -183,7 +195,7 @@ def _check(x, out=None, what="autotune_dispatch.softmax", dim=-1):
         raise TypeError(f"{what}: x{' and out' if out is not None else ''} must be torch.Tensor")
     key = (x.dtype, x.device, x.shape, dim, what) if out is None else \
         (x.dtype, x.device, x.shape, dim, what, out.dtype, out.device, out.shape)
-    d = _checks.get(key)
+    d = _recall(_checks, key)
     if d is None:
         d = layout.check(layout.info_of(x), dim, None if out is None else layout.info_of(out), what)
         _remember(_checks, key, d)

@@ -36,6 +36,7 @@ typedef struct variant_launch {
 	unsigned grid;
 	CUdeviceptr y, x;
 	long long M, N;
+	double check_us; /* its check run, timed by events (0: not timed) */
 } variant_launch;
 
 static double now_ms(void)
@@ -134,19 +135,32 @@ static int context_is_dead(CUresult rc)
 }
 
 /* Runs the launch once on a poisoned output and compares with the
- * reference. Returns 0 (row->status says pass or fail), or -1 when the
- * context died. */
+ * reference; *us (when not NULL) gets the launch's time by events, for
+ * refine_screen, or 0. Returns 0 (row->status says pass or fail), or -1
+ * when the context died. */
 static int check_launch(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 			timed_launch_fn launch, void *arg, result_row *row, char *reason,
-			size_t cap, at_error *err)
+			size_t cap, double *us, at_error *err)
 {
 	at_error lerr = { { 0 } };
+	gpu_timer *t = ctx->timer;
+	int timed = us && t->nevents > 0;
+	if (us)
+		*us = 0;
 	/* 0xff bytes are NaN in every dtype: an unwritten element fails. */
-	CUresult rc = cudrv.cuMemsetD8Async(d->y, 0xff, d->bytes, ctx->timer->stream);
-	if (rc == CUDA_SUCCESS && launch(arg, ctx->timer->stream, &lerr) != 0)
+	CUresult rc = cudrv.cuMemsetD8Async(d->y, 0xff, d->bytes, t->stream);
+	if (rc == CUDA_SUCCESS && timed)
+		rc = cudrv.cuEventRecord(t->start[0], t->stream);
+	if (rc == CUDA_SUCCESS && launch(arg, t->stream, &lerr) != 0)
 		rc = CUDA_ERROR_LAUNCH_FAILED;
+	if (rc == CUDA_SUCCESS && timed)
+		rc = cudrv.cuEventRecord(t->stop[0], t->stream);
 	if (rc == CUDA_SUCCESS)
-		rc = cudrv.cuStreamSynchronize(ctx->timer->stream);
+		rc = cudrv.cuStreamSynchronize(t->stream);
+	float ms = 0;
+	if (rc == CUDA_SUCCESS && timed &&
+	    cudrv.cuEventElapsedTime(&ms, t->start[0], t->stop[0]) == CUDA_SUCCESS)
+		*us = ms * 1e3;
 	if (rc != CUDA_SUCCESS) {
 		if (!lerr.msg[0])
 			cudrv_error(&lerr, rc, "running the variant");
@@ -224,7 +238,8 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	}
 	*l_out = l;
 	on_gpu(ctx, index, row);
-	int rc = check_launch(ctx, s, d, launch_variant, l_out, row, reason, cap, err);
+	int rc = check_launch(ctx, s, d, launch_variant, l_out, row, reason, cap, &l_out->check_us,
+			      err);
 	on_cpu(ctx);
 	return rc;
 }
@@ -269,7 +284,8 @@ static int run_baselines(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 		row->status = RESULT_OK;
 		char *reason = reasons + (size_t)n * cap;
 		/* the copy has no softmax to check */
-		if (i != 2 && check_launch(ctx, s, d, launchers[i], &run, row, reason, cap, err)) {
+		if (i != 2 &&
+		    check_launch(ctx, s, d, launchers[i], &run, row, reason, cap, NULL, err)) {
 			baseline_run_free(&run);
 			return -1;
 		}
@@ -446,7 +462,8 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 		if (reasons[i * REASON_CAP])
 			rows[i].reason = reasons + i * REASON_CAP;
 		if (rc == 0 && rows[i].status == RESULT_OK)
-			passed[npassed++] = (refine_candidate){ &rows[i], launch_variant, &launches[i] };
+			passed[npassed++] = (refine_candidate){ &rows[i], launch_variant, &launches[i],
+								launches[i].check_us };
 		if (ctx->hooks.on_step)
 			ctx->hooks.on_step(ctx->hooks.arg, i + 1, n);
 	}
@@ -456,9 +473,10 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	if (rc == 0 && ctx->full_timing)
 		rc = refine_all(ctx->timer, passed, npassed, moved, ctx->copy_gbps, err);
 	else if (rc == 0) {
-		rc = refine_quick(ctx->timer, passed, npassed, moved, ctx->copy_gbps, err);
+		size_t ntimed = refine_screen(passed, npassed, moved, ctx->copy_gbps);
+		rc = refine_quick(ctx->timer, passed, ntimed, moved, ctx->copy_gbps, err);
 		phase_end(phase, PHASE_QUICK, &mark);
-		rc = rc || refine_finish(ctx->timer, passed, npassed, moved, ctx->copy_gbps, &band,
+		rc = rc || refine_finish(ctx->timer, passed, ntimed, moved, ctx->copy_gbps, &band,
 					 &nfull, err);
 	}
 	phase_end(phase, PHASE_FINISH, &mark);

@@ -17,6 +17,34 @@ void refine_set_timing(result_row *row, const timing *t, double bytes, double co
 	row->pct_copy = 100.0 * row->gbps / copy_gbps;
 }
 
+size_t refine_screen(refine_candidate *c, size_t n, double bytes, double copy_gbps)
+{
+	double best = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!(c[i].check_us > 0))
+			return n; /* a run not timed: nothing to screen on */
+		if (best == 0 || c[i].check_us < best)
+			best = c[i].check_us;
+	}
+	if (best < REFINE_SCREEN_MIN_US)
+		return n;
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (c[i].check_us <= REFINE_SCREEN_RATIO * best) {
+			refine_candidate keep = c[i];
+			c[i] = c[kept];
+			c[kept++] = keep;
+		}
+	}
+	for (size_t i = kept; i < n; i++) {
+		const double us = c[i].check_us;
+		timing t = { .median_us = us, .min_us = us, .max_us = us, .q1_us = us, .q3_us = us,
+			     .interval = 0, .reps = 1 };
+		refine_set_timing(c[i].row, &t, bytes, copy_gbps);
+	}
+	return kept;
+}
+
 rep_policy refine_quick_policy(void)
 {
 	return (rep_policy){ .warmup = REFINE_QUICK_WARMUP, .min_reps = REFINE_QUICK_MIN_REPS,

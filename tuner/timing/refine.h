@@ -22,11 +22,15 @@
 #include "tuner/timing/timer.h"
 
 /* The first round only ranks: it stops once the median's 95% interval is
- * within 4% (6 repetitions, the fewest that have one, for a steady kernel). */
+ * within 10% (6 repetitions, the fewest that have one, for a steady
+ * kernel), else at 8. At 4% and 12, most variants of the default sweep
+ * took all 12 (short kernels vary more than 4% from launch to launch), and
+ * the round was 40% of the warm sweep's time (H100); those within 5% of the
+ * best still go on to full timing (REFINE_FULL_WITHIN). */
 #define REFINE_QUICK_WARMUP 1
 #define REFINE_QUICK_MIN_REPS 6
-#define REFINE_QUICK_MAX_REPS 12
-#define REFINE_QUICK_TOLERANCE 0.04
+#define REFINE_QUICK_MAX_REPS 8
+#define REFINE_QUICK_TOLERANCE 0.10
 #define REFINE_FULL_MIN 6         /* at least this many get full timing */
 #define REFINE_FULL_WITHIN 0.05   /* and every one that came within 5% of the best */
 #define REFINE_FULL_MAX 12        /* <= REP_MAX_SERIES: timed interleaved */
@@ -38,7 +42,22 @@ typedef struct refine_candidate {
 	result_row *row;
 	timed_launch_fn launch;
 	void *arg;
+	double check_us; /* its check run's time (0: not known) */
 } refine_candidate;
+
+/* A variant whose check run took more than REFINE_SCREEN_RATIO times the
+ * fastest one's is not timed further: the check run is its timing. Only
+ * where the fastest check run took REFINE_SCREEN_MIN_US or more, so that a
+ * first launch's fixed costs (a few us) cannot screen out a short kernel.
+ * In the default sweep, 29% of the variants were over 1.5x their shape's
+ * best, and they cost a third of the first round's time. */
+#define REFINE_SCREEN_RATIO 1.5
+#define REFINE_SCREEN_MIN_US 40.0
+
+/* Moves the candidates to time to the front of c and returns how many;
+ * the others (see REFINE_SCREEN_RATIO) get their check run as a timing of
+ * one repetition. */
+size_t refine_screen(refine_candidate *c, size_t n, double bytes, double copy_gbps);
 
 /* Fills row's timing fields from t. */
 void refine_set_timing(result_row *row, const timing *t, double bytes, double copy_gbps);
