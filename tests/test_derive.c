@@ -192,6 +192,26 @@ Test(derive, unaligned_rows_are_peeled_and_keep_the_winners_vector)
 			       "cache_hint=0 packed=0 peel=0");
 }
 
+/* A short row is not peeled where room for its head doubles the hold: at
+ * 32 lanes of 8 bf16 elements, N = 255 peeled needs 262, a second vector a
+ * lane (512 held); 4-element vectors hold 384 instead. */
+Test(derive, a_short_row_is_peeled_only_without_doubling_its_hold)
+{
+	const tr_template *t = real("softmax_warp");
+	long long w[ATDI_MAX_PARAMS], out[ATDI_MAX_PARAMS];
+	cr_assert_eq(atdi_params_parse(t, "threads=128 lanes=32 rows_per_cta=4 vec=8 "
+					  "elems_per_thread=8 stages=1 persistent=0 cache_hint=0 peel=0",
+				       w), 0);
+	atdi_env env = env_n(255);
+	env.M = 8192;
+	env.elem_bytes = 2;
+	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
+	char text[256];
+	atdi_params_text(t, out, text, sizeof text);
+	cr_assert_str_eq(text, "threads=128 lanes=32 rows_per_cta=4 vec=4 elems_per_thread=12 "
+			       "stages=1 persistent=0 cache_hint=0 peel=1");
+}
+
 /* A softmax_tile winner (short unaligned rows) keeps its tile and lanes
  * for another unaligned length, with the hold re-derived; its tile widens
  * where the rows no longer fit 32 KB; an aligned length has no tile. */
