@@ -192,10 +192,10 @@ Test(derive, unaligned_rows_are_peeled_and_keep_the_winners_vector)
 			       "cache_hint=0 packed=0 peel=0");
 }
 
-/* A short row is not peeled where room for its head doubles the hold: at
- * 32 lanes of 8 bf16 elements, N = 255 peeled needs 262, a second vector a
- * lane (512 held); 4-element vectors hold 384 instead. */
-Test(derive, a_short_row_is_peeled_only_without_doubling_its_hold)
+/* softmax_warp: an unaligned row shorter than 512 goes element by element
+ * with a lane's elements at most 8 bytes apart (every exact winner at such
+ * rows was so); from 512 it is peeled, short of doubling the hold. */
+Test(derive, short_unaligned_rows_go_element_by_element_longer_ones_are_peeled)
 {
 	const tr_template *t = real("softmax_warp");
 	long long w[ATDI_MAX_PARAMS], out[ATDI_MAX_PARAMS];
@@ -208,7 +208,16 @@ Test(derive, a_short_row_is_peeled_only_without_doubling_its_hold)
 	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
 	char text[256];
 	atdi_params_text(t, out, text, sizeof text);
-	cr_assert_str_eq(text, "threads=128 lanes=32 rows_per_cta=4 vec=4 elems_per_thread=12 "
+	cr_assert_str_eq(text, "threads=128 lanes=32 rows_per_cta=4 vec=4 elems_per_thread=8 "
+			       "stages=1 persistent=0 cache_hint=0 peel=0");
+	/* 1001 elements: peeled, 16-byte vectors kept, room for a head of 7 */
+	cr_assert_eq(atdi_params_parse(t, "threads=128 lanes=32 rows_per_cta=4 vec=8 "
+					  "elems_per_thread=32 stages=1 persistent=0 cache_hint=0 peel=0",
+				       w), 0);
+	env.N = 1001;
+	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
+	atdi_params_text(t, out, text, sizeof text);
+	cr_assert_str_eq(text, "threads=128 lanes=32 rows_per_cta=4 vec=8 elems_per_thread=32 "
 			       "stages=1 persistent=0 cache_hint=0 peel=1");
 }
 
