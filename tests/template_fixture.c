@@ -103,3 +103,24 @@ void tf_expect_in_ptx(const variant *v, const compiled_kernel *k, const char *co
 				   at_dtype_name(v->dtype), params, wanted[w]);
 	free(params);
 }
+
+int tf_seen_add(tf_seen *s, char *src)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->srcs[i], src) == 0)
+			return 1;
+	char **grown = realloc(s->srcs, (s->n + 1) * sizeof *grown);
+	cr_assert_not_null(grown);
+	s->srcs = grown;
+	s->srcs[s->n++] = src;
+	return 0;
+}
+
+void tf_seen_free(tf_seen *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->srcs[i]);
+	free(s->srcs);
+	s->srcs = NULL;
+	s->n = 0;
+}

@@ -49,6 +49,16 @@ char *tf_specialize(const variant *v);
  * unless it compiles without spills and without a stack frame. */
 void tf_compile_clean(const variant *v, const char *src, int cc, compiled_kernel *k);
 
+/* Sources already compiled by a test (the source of many variants does not
+ * depend on the shape): tf_seen_add keeps src and returns 0 the first
+ * time, else returns 1 (the caller frees src); tf_seen_free frees them. */
+typedef struct tf_seen {
+	char **srcs;
+	size_t n;
+} tf_seen;
+int tf_seen_add(tf_seen *s, char *src);
+void tf_seen_free(tf_seen *s);
+
 /* Fails the test, naming v's dtype and params, unless each of the n
  * strings in wanted is in k's PTX. */
 void tf_expect_in_ptx(const variant *v, const compiled_kernel *k, const char *const *wanted,

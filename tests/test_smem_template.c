@@ -209,20 +209,14 @@ static void compile_all(at_dtype dt)
 	size_t n = enumerate_at(dt, N, &vs);
 	cr_assert_gt(n, 0, "no variant at %s N=%lld", at_dtype_name(dt), N);
 	/* the source does not depend on N: compile each distinct source once */
-	char **seen = calloc(n, sizeof *seen);
-	size_t nseen = 0;
+	tf_seen seen = { 0 };
 	for (size_t i = 0; i < n; i++) {
-		char *params = variant_params_str(&vs[i]);
 		char *src = tf_specialize(&vs[i]);
-		int dup = 0;
-		for (size_t j = 0; j < nseen && !dup; j++)
-			dup = strcmp(seen[j], src) == 0;
-		if (dup) {
+		if (tf_seen_add(&seen, src)) {
 			free(src);
-			free(params);
 			continue;
 		}
-		seen[nseen++] = src;
+		char *params = variant_params_str(&vs[i]);
 		compiled_kernel k;
 		tf_compile_clean(&vs[i], src, 90, &k);
 		cr_assert_gt(k.registers, 0);
@@ -243,9 +237,7 @@ static void compile_all(at_dtype dt)
 		compiled_kernel_free(&k);
 		free(params);
 	}
-	for (size_t j = 0; j < nseen; j++)
-		free(seen[j]);
-	free(seen);
+	tf_seen_free(&seen);
 	free(vs);
 }
 

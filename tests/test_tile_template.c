@@ -87,18 +87,13 @@ static void compile_all(at_dtype dt, long long N)
 	variant *vs;
 	size_t n = enumerate_at(dt, 65536, N, &vs);
 	cr_assert_gt(n, 0, "no variant at %s N=%lld", at_dtype_name(dt), N);
-	char **seen = calloc(n, sizeof *seen);
-	size_t nseen = 0;
+	tf_seen seen = { 0 };
 	for (size_t i = 0; i < n; i++) {
 		char *src = tf_specialize(&vs[i]);
-		int dup = 0;
-		for (size_t j = 0; j < nseen && !dup; j++)
-			dup = strcmp(seen[j], src) == 0;
-		if (dup) {
+		if (tf_seen_add(&seen, src)) {
 			free(src);
 			continue;
 		}
-		seen[nseen++] = src;
 		compiled_kernel k;
 		tf_compile_clean(&vs[i], src, 90, &k);
 		cr_assert_gt(k.registers, 0);
@@ -110,9 +105,7 @@ static void compile_all(at_dtype dt, long long N)
 		tf_expect_in_ptx(&vs[i], &k, wanted, sizeof wanted / sizeof *wanted);
 		compiled_kernel_free(&k);
 	}
-	for (size_t j = 0; j < nseen; j++)
-		free(seen[j]);
-	free(seen);
+	tf_seen_free(&seen);
 	free(vs);
 }
 
