@@ -46,8 +46,8 @@ static double now_ms(void)
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-/* Where a shape's time goes, on stderr when AUTOTUNE_PHASES=1 (for
- * tools/sweep_speed.sh; the sweep's own output is unchanged). */
+/* Where a shape's time goes, on stderr when AUTOTUNE_PHASES=1 (as
+ * build-dev/sweep.sh sums them; the sweep's own output is unchanged). */
 enum { PHASE_DATA, PHASE_LOAD, PHASE_CHECK, PHASE_QUICK, PHASE_FINISH, PHASE_BASELINES, PHASE_STORE,
        PHASE_COUNT };
 
