@@ -112,8 +112,15 @@ cat >build-dev/sweep.sh <<'EOS'
 # winners dropped, its compile cache kept. --warm: the warm sweep alone,
 # from build-dev/default-cache.db.xz (tools/bench_cache.sh -c
 # configs/softmax.yaml -o default: about 20 MB, 45 min on 2 cores here),
-# a few minutes of device time fewer
+# a few minutes of device time fewer. With AUTOTUNE_PHASES=1 each log's
+# per-shape phases are summed.
 export LD_LIBRARY_PATH=$PWD/build-dev/lib
+phases() { # LOG: the sum of each phase over the shapes, in ms
+	[ "${AUTOTUNE_PHASES:-}" = 1 ] || return 0
+	awk '/^phases/ { for (i = 9; i < NF; i += 2) sum[$i] += $(i + 1) }
+		END { printf "%s phases (ms):", FILENAME; n = split("data load check quick finish baselines store", k, " ");
+			for (j = 1; j <= n; j++) printf " %s %.0f", k[j], sum[k[j]]; print "" }' "$1"
+}
 if [ "$1" = --warm ]; then
 	bash build-dev/unpack.sh default /tmp/default-warm.db
 	[ -f /tmp/default-warm.db ] || { echo "sweep.sh: no build-dev/default-cache.db.xz"; exit 1; }
@@ -121,6 +128,7 @@ if [ "$1" = --warm ]; then
 	timeout 300 build-dev/autotune sweep --templates build-dev/templates -c build-dev/configs/softmax.yaml \
 		--db /tmp/default-warm.db >"$OUT/sweep-warm.log" 2>&1
 	echo "warm sweep rc $? in $(( $(date +%s) - s )) s"; tail -2 "$OUT/sweep-warm.log"
+	phases "$OUT/sweep-warm.log"
 	exit 0
 fi
 rm -f /tmp/default.db*
@@ -128,6 +136,7 @@ s=$(date +%s)
 timeout 560 build-dev/autotune sweep --templates build-dev/templates -c build-dev/configs/softmax.yaml \
 	--db /tmp/default.db >"$OUT/sweep-cold.log" 2>&1
 echo "cold sweep rc $? in $(( $(date +%s) - s )) s"; tail -2 "$OUT/sweep-cold.log"
+phases "$OUT/sweep-cold.log"
 python3 - <<'EOP'
 import sqlite3, os
 c = sqlite3.connect("/tmp/default.db")
@@ -141,6 +150,7 @@ s=$(date +%s)
 timeout 300 build-dev/autotune sweep --templates build-dev/templates -c build-dev/configs/softmax.yaml \
 	--db /tmp/default-warm.db >"$OUT/sweep-warm.log" 2>&1
 echo "warm sweep rc $? in $(( $(date +%s) - s )) s"; tail -2 "$OUT/sweep-warm.log"
+phases "$OUT/sweep-warm.log"
 python3 - <<'EOP'
 import sqlite3, os
 c = sqlite3.connect("/tmp/default.db")
