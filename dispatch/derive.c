@@ -239,8 +239,9 @@ static void search_level(search_state *s, int level)
 	}
 }
 
+/* 1 with the best variant in out and its prefer score in score, else 0. */
 static int search(const tr_template *t, const lexed_rules *r, const long long *winner,
-		  const atdi_env *env, const int *idx, int n, long long *out)
+		  const atdi_env *env, const int *idx, int n, long long *out, unsigned *score)
 {
 	search_state s = { .t = t, .r = r, .winner = winner, .idx = idx, .n = n, .out = out };
 	s.first_level = malloc(((size_t)t->nconstraints + 1) * sizeof *s.first_level);
@@ -257,6 +258,7 @@ static int search(const tr_template *t, const lexed_rules *r, const long long *w
 	if (level_holds(&s, n))
 		search_level(&s, n - 1);
 	free(s.first_level);
+	*score = s.best_score;
 	return s.found;
 }
 
@@ -268,14 +270,20 @@ int atdi_derive(const tr_template *t, const long long *winner, const atdi_env *e
 	lexed_rules r;
 	if (rules_lex(t, &r))
 		return 0;
-	int found = 0;
-	if (search(t, &r, winner, env, t->derive, t->nderive, out)) {
-		found = 1;
-	} else if (widen && t->nwiden) {
+	unsigned score = 0, wide_score = 0;
+	int found = search(t, &r, winner, env, t->derive, t->nderive, out, &score);
+	/* Widening also buys a stronger preference: f32 rows of 32 derived at
+	 * 32 lanes can only take 4-byte vectors, at 8 lanes 16-byte ones. */
+	if (widen && t->nwiden && (!found || score + 1 < (1u << r.nprefer))) {
 		int idx[ATDI_MAX_PARAMS];
+		long long wide[ATDI_MAX_PARAMS];
 		memcpy(idx, t->derive, (size_t)t->nderive * sizeof *idx);
 		memcpy(idx + t->nderive, t->widen, (size_t)t->nwiden * sizeof *idx);
-		found = search(t, &r, winner, env, idx, t->nderive + t->nwiden, out) ? 2 : 0;
+		if (search(t, &r, winner, env, idx, t->nderive + t->nwiden, wide, &wide_score) &&
+		    (!found || wide_score > score)) {
+			memcpy(out, wide, (size_t)t->nparams * sizeof *out);
+			found = 2;
+		}
 	}
 	rules_unlex(&r, t->nconstraints);
 	return found;

@@ -36,8 +36,10 @@ void atdi_params_text(const tr_template *t, const long long *values, char *buf, 
 int atdi_rules_valid(const tr_template *t, const long long *values, const atdi_env *env);
 
 /* The variant for env derived from the winner's values, into out: 1 when
- * the derive params alone reach one, else (with widen non-zero) 2 when the
- * widen params had to change too, else 0: none within reach. */
+ * the derive params alone reach it, 2 (with widen non-zero) when the widen
+ * params changed too, because the derive params alone reach no valid
+ * variant or only one meeting fewer preferences; else 0: none within
+ * reach. */
 int atdi_derive(const tr_template *t, const long long *winner, const atdi_env *env, int widen,
 		long long *out);
 

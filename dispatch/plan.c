@@ -74,14 +74,14 @@ static int nearest(const atdi_table *t, const atd_gpu *gpu, at_dtype dtype, cons
 }
 
 static int try_derive(const tr_template *ts, int nts, const ranked *r, const atdi_env *env,
-		      at_dtype dtype, int widen, atdi_plan *out)
+		      at_dtype dtype, atdi_plan *out)
 {
 	const atdi_entry *e = r->e;
 	const tr_template *rules = atdi_rules_find(ts, nts, e->template_name);
 	long long winner[ATDI_MAX_PARAMS];
 	if (!rules || !(rules->dtype_mask & (1u << dtype)) ||
 	    atdi_params_parse(rules, e->params, winner) != 0 ||
-	    !atdi_derive(rules, winner, env, widen, out->values) ||
+	    !atdi_derive(rules, winner, env, 1, out->values) ||
 	    atdi_rules_geometry(rules, out->values, env, &out->geom) != 0)
 		return 0;
 	out->entry = e;
@@ -106,18 +106,17 @@ int atdi_plan_candidates(const atdi_table *t, const tr_template *ts, int nts, co
 {
 	ranked top[ATDI_DERIVE_CANDIDATES];
 	int n = nearest(t, gpu, dtype, env, top, ATDI_DERIVE_CANDIDATES), k = 0;
-	for (int widen = 0; widen <= 1; widen++)
-		for (int i = 0; i < n && k < max; i++) {
-			atdi_plan p;
-			memset(&p, 0, sizeof p);
-			if (!try_derive(ts, nts, &top[i], env, dtype, widen, &p))
-				continue;
-			int dup = 0;
-			for (int j = 0; j < k && !dup; j++)
-				dup = same_variant(&out[j], &p);
-			if (!dup)
-				out[k++] = p;
-		}
+	for (int i = 0; i < n && k < max; i++) {
+		atdi_plan p;
+		memset(&p, 0, sizeof p);
+		if (!try_derive(ts, nts, &top[i], env, dtype, &p))
+			continue;
+		int dup = 0;
+		for (int j = 0; j < k && !dup; j++)
+			dup = same_variant(&out[j], &p);
+		if (!dup)
+			out[k++] = p;
+	}
 	return k;
 }
 
@@ -130,12 +129,16 @@ void atdi_plan_shape(const atdi_table *t, const tr_template *ts, int nts, const 
 	if (ts && (!e || level != ATD_LEVEL_EXACT)) {
 		ranked top[ATDI_DERIVE_CANDIDATES];
 		int n = nearest(t, gpu, dtype, env, top, ATDI_DERIVE_CANDIDATES);
-		/* A winner whose structure (threads, lanes, cluster...) carries
-		 * over as tuned is trusted before a nearer one that must change it. */
-		for (int widen = 0; widen <= 1; widen++)
-			for (int i = 0; i < n; i++)
-				if (try_derive(ts, nts, &top[i], env, dtype, widen, out))
-					return;
+		/* The nearest winner that derives, widened or not. Trying every
+		 * winner that derives unwidened first (as before 2026-11-25) took
+		 * farther winners of other regimes: over the H100 grid, leave one
+		 * out (tools/derive_loo.py), 8 shapes chose better in distance
+		 * order and none worse by more than noise; bf16 32 x 500000 took
+		 * 64 x 1048576's split winner as it was (29.7 us) over 64 x
+		 * 262144's cluster widened to 512 threads (26.3). */
+		for (int i = 0; i < n; i++)
+			if (try_derive(ts, nts, &top[i], env, dtype, out))
+				return;
 	}
 	out->level = level;
 	out->entry = e;

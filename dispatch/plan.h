@@ -1,10 +1,11 @@
 /* What serves a shape, with run-time derivation: the exact winner; else the
- * nearest winners (this GPU model first, then others of its compute
+ * nearest winner (this GPU model first, then others of its compute
  * capability; nearest in (ln M, ln N), a winner whose rows are of the other
- * alignment class counting as three times as far) re-derived for the shape by their template's rules
- * (derive.h): first those whose derive params alone reach the shape, then those that must widen, a winner whose params come out unchanged being reused as it
- * is; else atdi_select's nearest winner valid for N; else the built-in
- * kernel. Pure: no locks, no GPU. */
+ * alignment class counting as three times as far) that its template's rules
+ * (derive.h) re-derive for the shape, widened where they must, a winner
+ * whose params come out unchanged being reused as it is; else atdi_select's
+ * nearest winner valid for N; else the built-in kernel. Pure: no locks, no
+ * GPU. */
 #ifndef AT_DISPATCH_PLAN_H
 #define AT_DISPATCH_PLAN_H
 
@@ -34,8 +35,8 @@ void atdi_plan_shape(const atdi_table *t, const tr_template *ts, int nts, const 
 		     const atdi_env *env, at_dtype dtype, atdi_plan *out);
 
 /* Online tuning's candidates: the distinct variants that the nearest
- * winners give for env (derived or reused as stored), in atdi_plan_shape's
- * order, at most max. Returns how many. */
+ * winners give for env (derived or reused as stored), nearest first, at
+ * most max. Returns how many. */
 int atdi_plan_candidates(const atdi_table *t, const tr_template *ts, int nts, const atd_gpu *gpu,
 			 const atdi_env *env, at_dtype dtype, atdi_plan *out, int max);
 
