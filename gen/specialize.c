@@ -3,9 +3,11 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/kernel_source.h"
 #include "common/strbuf.h"
@@ -159,10 +161,53 @@ char *template_body(const tmpl_manifest *t, at_error *err)
 	return strbuf_take(&s);
 }
 
+/* The last template bodies read, by path, size and modification time: a
+ * sweep specialises thousands of variants of a few templates, and reading
+ * and expanding the files for each was a tenth of a warm sweep's host
+ * time. The main file's stat catches a template rewritten in place (tests
+ * do); its includes are read with it. */
+#define BODY_MEMO 16
+static struct body_memo {
+	char *path;
+	off_t size;
+	struct timespec mtime;
+	char *body;
+} body_memo[BODY_MEMO];
+static size_t body_memo_next;
+static pthread_mutex_t body_memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static char *memoised_body(const tmpl_manifest *t, at_error *err)
+{
+	struct stat st;
+	if (stat(t->source_path, &st) != 0)
+		return template_body(t, err); /* which reports why */
+	char *copy = NULL;
+	pthread_mutex_lock(&body_memo_lock);
+	for (size_t i = 0; i < BODY_MEMO && !copy; i++) {
+		struct body_memo *m = &body_memo[i];
+		if (m->path && strcmp(m->path, t->source_path) == 0 && m->size == st.st_size &&
+		    m->mtime.tv_sec == st.st_mtim.tv_sec && m->mtime.tv_nsec == st.st_mtim.tv_nsec)
+			copy = xstrdup(m->body);
+	}
+	pthread_mutex_unlock(&body_memo_lock);
+	if (copy)
+		return copy;
+	char *body = template_body(t, err);
+	if (!body)
+		return NULL;
+	pthread_mutex_lock(&body_memo_lock);
+	struct body_memo *m = &body_memo[body_memo_next++ % BODY_MEMO];
+	free(m->path);
+	free(m->body);
+	*m = (struct body_memo){ xstrdup(t->source_path), st.st_size, st.st_mtim, xstrdup(body) };
+	pthread_mutex_unlock(&body_memo_lock);
+	return body;
+}
+
 char *specialize(const variant *v, at_error *err)
 {
 	const tmpl_manifest *t = v->tmpl;
-	char *body = template_body(t, err);
+	char *body = memoised_body(t, err);
 	if (!body)
 		return NULL;
 	const char *names[VARIANT_MAX_PARAMS];

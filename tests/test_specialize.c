@@ -546,3 +546,37 @@ Test(specialize, nvrtc_options_and_version)
 	cr_assert_geq(major, 11);
 	cr_assert_geq(minor, 0);
 }
+
+/* ---- the template body, read once per file version ------------------------ */
+
+/* specialize keeps the last bodies read; a template rewritten in place (as
+ * an engineer editing one between two runs of a long-lived process would)
+ * is read again. */
+Test(specialize, a_template_rewritten_in_place_is_read_again)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "cp templates/softmax_block.yaml templates/softmax_block.cu "
+		 "templates/*.cuh '%s'", tmp_folder());
+	cr_assert_eq(system(cmd), 0);
+	tmpl_manifest m;
+	at_error err = { { 0 } };
+	cr_assert_eq(manifest_load(tmp_path("softmax_block.yaml"), &m, &err), 0, "%s", err.msg);
+	variant v;
+	variant_defaults(&v, &m, AT_F32);
+	char *before = specialize_ok(&v), *again = specialize_ok(&v);
+	cr_assert_str_eq(again, before, "the same file, the same source");
+	char *text = read_whole(tmp_path("softmax_block.cu"));
+	size_t len = strlen(text);
+	char *edited = malloc(len + 64);
+	snprintf(edited, len + 64, "%s// edited in place\n", text);
+	tmp_write("softmax_block.cu", edited);
+	char *after = specialize_ok(&v);
+	cr_assert_not_null(strstr(after, "// edited in place"), "the new text is specialised");
+	cr_assert_null(strstr(before, "// edited in place"));
+	free(before);
+	free(again);
+	free(after);
+	free(text);
+	free(edited);
+	manifest_free(&m);
+}

@@ -11,14 +11,6 @@
 
 #include "common/strbuf.h"
 
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
-}
-
 /* A second, independent 64-bit hash, so that the persistent key is 128 bits
  * wide: collisions across millions of kernels stay out of reach. */
 static uint64_t mix_hash(const char *s, uint64_t h)
@@ -31,15 +23,39 @@ static uint64_t mix_hash(const char *s, uint64_t h)
 	return h;
 }
 
-void kernel_cache_key(const char *source, int cc, char key[33])
+/* FNV-1a of s and mix_hash(s, the seed) in one pass: the two chains of
+ * multiplies overlap, so a 40 KB source costs about one hash, not two. */
+static void source_hashes(const char *s, uint64_t *fnv, uint64_t *mix)
+{
+	uint64_t a = 0xcbf29ce484222325ULL, b = 0x6a09e667f3bcc909ULL;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		a = (a ^ c) * 0x100000001b3ULL;
+		b ^= c;
+		b *= 0x9e3779b97f4a7c15ULL;
+		b ^= b >> 29;
+	}
+	*fnv = a;
+	*mix = b;
+}
+
+/* The key from the source's two hashes, salted with what else decides the
+ * cubin. */
+static void key_from_hashes(uint64_t a, uint64_t b, int cc, char key[33])
 {
 	char salt[256];
 	snprintf(salt, sizeof salt, "\n//%s|%s|sm_%d", nvrtc_options_string(), nvrtc_version_string(),
 		 cc);
-	uint64_t a = fnv1a(source), b = mix_hash(source, 0x6a09e667f3bcc909ULL);
 	a = mix_hash(salt, a);
 	b = mix_hash(salt, b);
 	snprintf(key, 33, "%016llx%016llx", (unsigned long long)a, (unsigned long long)b);
+}
+
+void kernel_cache_key(const char *source, int cc, char key[33])
+{
+	uint64_t a, b;
+	source_hashes(source, &a, &b);
+	key_from_hashes(a, b, cc, key);
 }
 
 static double now_ms(void)
@@ -225,6 +241,7 @@ void kernel_cache_free(kernel_cache *c)
 		}
 	}
 	free(c->buckets);
+	free(c->vslots); /* variant_kernels.h's index: it owns no entry */
 	fifo_free(&c->urgent);
 	fifo_free(&c->ahead);
 	fifo_free(&c->finished);
@@ -277,7 +294,8 @@ static void promote(kernel_cache *c, kernel_entry *e)
 static kernel_entry *resolve(kernel_cache *c, const char *src, int urgent, int *rc,
 			     at_error *err)
 {
-	uint64_t h = fnv1a(src);
+	uint64_t h, h2;
+	source_hashes(src, &h, &h2);
 	kernel_entry *e = find(c, src, h);
 	if (!e) {
 		e = xcalloc(1, sizeof *e);
@@ -286,7 +304,7 @@ static kernel_entry *resolve(kernel_cache *c, const char *src, int urgent, int *
 		e->next = c->buckets[h % c->nbuckets];
 		c->buckets[h % c->nbuckets] = e;
 		c->count++;
-		kernel_cache_key(e->source, c->cc, e->key);
+		key_from_hashes(h, h2, c->cc, e->key);
 		int found = 0;
 		if (c->db && *rc == 0)
 			*rc = load_from_db(c, e, &found, err);

@@ -62,6 +62,9 @@ typedef struct kernel_cache {
 	size_t compiled;       /* programs compiled in this run */
 	size_t from_db;        /* programs found in the database's cache */
 	tdb *db;               /* NULL: no persistent cache */
+	/* variant_kernels.h's index: open addressing, at most half full */
+	struct variant_slot *vslots;
+	size_t vcap, vcount;
 	/* Called by the thread waiting in kernel_cache_get or _wait each time
 	 * it wakes (a kernel is ready), without the lock: the programs
 	 * compiled in this run so far and those queued or compiling. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tuner/check/ref_ahead.h"
+#include "tuner/sweep/variant_kernels.h"
 
 static struct {
 	const sweep_plan *plan;
@@ -43,12 +44,8 @@ static int queue_kernels(const lookahead_ctx *ctx, const sweep_shape *s)
 	at_error err = { { 0 } };
 	if (plan_shape_variants(ctx->plan, s, &env, &vs, &n, &err))
 		return -1;
-	char **sources = plan_sources(vs, n, &err);
+	int rc = kernel_cache_queue_variants(ctx->cache, vs, n, NULL, &err);
 	free(vs);
-	if (!sources)
-		return -1;
-	int rc = kernel_cache_prefetch(ctx->cache, sources, n, &err);
-	plan_free_sources(sources, n);
 	return rc;
 }
 

@@ -16,6 +16,7 @@
 #include "tuner/sweep/supervisor.h"
 #include "tuner/sweep/sweep_worker.h"
 #include "tuner/sweep/tune_shape.h"
+#include "tuner/sweep/variant_kernels.h"
 
 /* A shape whose worker dies more often than this is abandoned. */
 #define SWEEP_MAX_DEATHS 8
@@ -263,18 +264,12 @@ int sweep_compile_only(const sweep_options *o, at_error *err)
 			rc = -1;
 			break;
 		}
-		char **sources = plan_sources(vs, n, err);
-		free(vs);
-		if (!sources) {
-			rc = -1;
-			break;
-		}
 		entries[i] = xcalloc(n ? n : 1, sizeof **entries);
 		counts[i] = n;
-		if (kernel_cache_queue(&cache, sources, n, entries[i], err))
+		if (kernel_cache_queue_variants(&cache, vs, n, entries[i], err))
 			rc = -1;
 		variants += n;
-		plan_free_sources(sources, n);
+		free(vs);
 	}
 	for (size_t i = 0; i < p.nshapes && rc == 0; i++) {
 		char label[128];

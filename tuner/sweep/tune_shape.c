@@ -16,6 +16,7 @@
 #include "tuner/check/ref_ahead.h"
 #include "tuner/check/reference.h"
 #include "tuner/timing/refine.h"
+#include "tuner/sweep/variant_kernels.h"
 
 /* The buffers of one shape, on both sides. */
 typedef struct shape_data {
@@ -414,15 +415,8 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	size_t n = 0;
 	if (plan_shape_variants(ctx->plan, s, &env, &vs, &n, err))
 		return -1;
-	char **sources = plan_sources(vs, n, err);
-	if (!sources) {
-		free(vs);
-		return -1;
-	}
 	kernel_entry **entries = xcalloc(n ? n : 1, sizeof *entries);
-	int cached = kernel_cache_get(ctx->cache, sources, n, entries, err);
-	plan_free_sources(sources, n);
-	if (cached) {
+	if (kernel_cache_get_variants(ctx->cache, vs, n, entries, err)) {
 		free(entries);
 		free(vs);
 		return -1;
