@@ -97,3 +97,26 @@ Test(ref_ahead, shape_seeds_differ_by_dtype_and_shape_and_sweep)
 	cr_assert_neq(a, ref_shape_seed(1, AT_F32, 4096, 1152));
 	cr_assert_neq(a, ref_shape_seed(1, AT_F32, 2048, 1024));
 }
+
+Test(ref_ahead, two_shapes_prepared_ahead_come_in_turn_and_done_frees_a_slot)
+{
+	const void *x, *x2;
+	const double *ref, *ref2;
+	ref_ahead_acquire(AT_F32, 16, 300, 1, &x, &ref);
+	ref_ahead_prepare(AT_F16, 16, 400, 2);
+	ref_ahead_prepare(AT_BF16, 16, 500, 3);
+	ref_ahead_prepare(AT_F32, 16, 600, 4); /* every slot taken: not prepared */
+	expect_shape(x, ref, AT_F32, 16, 300, 1);
+	ref_ahead_acquire(AT_F16, 16, 400, 2, &x, &ref);
+	expect_shape(x, ref, AT_F16, 16, 400, 2);
+	ref_ahead_done();
+	ref_ahead_prepare(AT_F32, 16, 600, 4); /* the slot 400 had */
+	ref_ahead_acquire(AT_BF16, 16, 500, 3, &x, &ref);
+	expect_shape(x, ref, AT_BF16, 16, 500, 3);
+	ref_ahead_acquire(AT_F32, 16, 600, 4, &x2, &ref2);
+	expect_shape(x2, ref2, AT_F32, 16, 600, 4);
+	cr_assert_neq(x2, x, "another slot than the one just handed out");
+	ref_ahead_acquire(AT_F32, 16, 300, 1, &x, &ref); /* the first shape, asked for again */
+	expect_shape(x, ref, AT_F32, 16, 300, 1);
+	ref_ahead_release();
+}

@@ -118,7 +118,7 @@ export LD_LIBRARY_PATH=$PWD/build-dev/lib
 phases() { # LOG: the sum of each phase over the shapes, in ms
 	[ "${AUTOTUNE_PHASES:-}" = 1 ] || return 0
 	awk '/^phases/ { for (i = 9; i < NF; i += 2) sum[$i] += $(i + 1) }
-		END { printf "%s phases (ms):", FILENAME; n = split("data load check quick finish baselines store", k, " ");
+		END { printf "%s phases (ms):", FILENAME; n = split("ref data load check quick finish baselines store", k, " ");
 			for (j = 1; j <= n; j++) printf " %s %.0f", k[j], sum[k[j]]; print "" }' "$1"
 }
 if [ "$1" = --warm ]; then

@@ -1,4 +1,4 @@
-/* A shape's input and reference, computed ahead: see ref_ahead.h. */
+/* Shapes' inputs and references, computed ahead: see ref_ahead.h. */
 #include "tuner/check/ref_ahead.h"
 
 #include <pthread.h>
@@ -8,12 +8,20 @@
 #include "common/strbuf.h"
 #include "tuner/check/reference.h"
 
+typedef enum slot_state {
+	SLOT_EMPTY,   /* holds nothing (its buffers may be kept) */
+	SLOT_QUEUED,  /* waits for the worker */
+	SLOT_FILLING, /* the worker computes it, without the lock */
+	SLOT_READY,   /* holds (dt, M, N, seed) */
+} slot_state;
+
 /* Buffers for one shape's input and reference. */
 typedef struct ref_slot {
 	at_dtype dt;
 	long long M, N;
 	uint64_t seed;
-	int valid; /* holds (dt, M, N, seed) */
+	slot_state state;
+	unsigned long order; /* when it was queued: the worker takes the oldest */
 	void *x;
 	size_t x_cap;
 	double *ref;
@@ -22,35 +30,44 @@ typedef struct ref_slot {
 
 static struct {
 	pthread_mutex_t lock;
-	ref_slot slot[2];
-	int current; /* the slot acquire handed out; the other is prepared */
-	int busy;    /* a thread is filling the other slot */
-	pthread_t thread;
-} ra = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	pthread_cond_t work;  /* a slot was queued, or stop */
+	pthread_cond_t ready; /* a slot was filled */
+	ref_slot slot[REF_AHEAD_SLOTS];
+	int held;             /* the slot acquire handed out, or -1 */
+	unsigned long queued; /* slots queued so far */
+	int started, stop;
+	pthread_t worker;
+} ra = { .lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
+	 .ready = PTHREAD_COND_INITIALIZER, .held = -1 };
 
 uint64_t ref_shape_seed(uint64_t base, at_dtype dt, long long M, long long N)
 {
 	return base ^ ((uint64_t)M * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)N << 20) ^ (uint64_t)dt;
 }
 
-/* Room for bytes in *buf: grows by doubling so that a sweep over growing N
- * allocates (and first touches) a few times, not at every shape; a buffer
- * more than REF_AHEAD_SLACK times too large is given back. */
+/* Room for bytes in *buf, kept from shape to shape (first touching a fresh
+ * buffer costs as much as filling it): grown by doubling, so that a sweep
+ * over growing N allocates a few times, not at every shape. */
 static void *room(void *buf, size_t *cap, size_t bytes)
 {
-	if (bytes <= *cap && *cap / REF_AHEAD_SLACK <= bytes)
+	if (bytes <= *cap)
 		return buf;
 	free(buf);
-	size_t grown = bytes > *cap && *cap * 2 > bytes ? *cap * 2 : bytes;
-	*cap = grown;
-	return xmalloc(grown);
+	*cap = *cap * 2 > bytes ? *cap * 2 : bytes;
+	return xmalloc(*cap);
 }
 
-static int holds(const ref_slot *s, at_dtype dt, long long M, long long N, uint64_t seed)
+static int same_shape(const ref_slot *s, at_dtype dt, long long M, long long N, uint64_t seed)
 {
-	return s->valid && s->dt == dt && s->M == M && s->N == N && s->seed == seed;
+	return s->state != SLOT_EMPTY && s->dt == dt && s->M == M && s->N == N && s->seed == seed;
 }
 
+static size_t shape_bytes(at_dtype dt, long long M, long long N)
+{
+	return (size_t)M * (size_t)N * (at_dtype_size(dt) + sizeof(double));
+}
+
+/* Fills s (its shape set); called without the lock by whoever owns s. */
 static void fill(ref_slot *s)
 {
 	size_t count = (size_t)s->M * (size_t)s->N;
@@ -58,43 +75,94 @@ static void fill(ref_slot *s)
 	s->ref = room(s->ref, &s->ref_cap, count * sizeof *s->ref);
 	ref_fill_random(s->x, s->dt, count, s->seed);
 	ref_softmax(s->x, s->dt, s->M, s->N, s->N, s->ref);
-	s->valid = 1;
 }
 
-static void *fill_thread(void *arg)
+static void *worker(void *arg)
 {
-	fill(arg);
+	(void)arg;
+	pthread_mutex_lock(&ra.lock);
+	for (;;) {
+		ref_slot *next = NULL;
+		for (int i = 0; i < REF_AHEAD_SLOTS; i++)
+			if (ra.slot[i].state == SLOT_QUEUED && (!next || ra.slot[i].order < next->order))
+				next = &ra.slot[i];
+		if (ra.stop)
+			break;
+		if (!next) {
+			pthread_cond_wait(&ra.work, &ra.lock);
+			continue;
+		}
+		next->state = SLOT_FILLING;
+		pthread_mutex_unlock(&ra.lock);
+		fill(next);
+		pthread_mutex_lock(&ra.lock);
+		next->state = SLOT_READY;
+		pthread_cond_broadcast(&ra.ready);
+	}
+	pthread_mutex_unlock(&ra.lock);
 	return NULL;
 }
 
-static void set_shape(ref_slot *s, at_dtype dt, long long M, long long N, uint64_t seed)
+/* A slot that may take a new shape: not handed out, not being filled or
+ * waiting to be; of those, one whose buffers hold bytes and are smallest
+ * (big buffers stay for big shapes), else the largest (it grows least),
+ * empty ones before ready ones. -1 if none. Under the lock. */
+static int free_slot(size_t bytes)
 {
-	s->valid = 0;
+	int best = -1;
+	for (int i = 0; i < REF_AHEAD_SLOTS; i++) {
+		const ref_slot *s = &ra.slot[i];
+		if (i == ra.held || s->state == SLOT_QUEUED || s->state == SLOT_FILLING)
+			continue;
+		if (best < 0) {
+			best = i;
+			continue;
+		}
+		const ref_slot *b = &ra.slot[best];
+		if ((s->state == SLOT_EMPTY) != (b->state == SLOT_EMPTY)) {
+			if (s->state == SLOT_EMPTY)
+				best = i;
+			continue;
+		}
+		size_t cs = s->x_cap + s->ref_cap, cb = b->x_cap + b->ref_cap;
+		int fits_s = cs >= bytes, fits_b = cb >= bytes;
+		if (fits_s != fits_b ? fits_s : fits_s ? cs < cb : cs > cb)
+			best = i;
+	}
+	return best;
+}
+
+static int find(at_dtype dt, long long M, long long N, uint64_t seed)
+{
+	for (int i = 0; i < REF_AHEAD_SLOTS; i++)
+		if (same_shape(&ra.slot[i], dt, M, N, seed))
+			return i;
+	return -1;
+}
+
+static void set_shape(ref_slot *s, at_dtype dt, long long M, long long N, uint64_t seed,
+		      slot_state state)
+{
 	s->dt = dt;
 	s->M = M;
 	s->N = N;
 	s->seed = seed;
-}
-
-static void wait_for_thread(void)
-{
-	if (ra.busy)
-		pthread_join(ra.thread, NULL);
-	ra.busy = 0;
+	s->state = state;
+	s->order = ra.queued++;
 }
 
 void ref_ahead_prepare(at_dtype dt, long long M, long long N, uint64_t seed)
 {
-	if (M < 1 || N < 1 ||
-	    (double)M * (double)N * (double)(at_dtype_size(dt) + sizeof(double)) > REF_AHEAD_MAX_BYTES)
+	if (M < 1 || N < 1 || (double)M * (double)N * (double)(at_dtype_size(dt) + sizeof(double)) >
+				      REF_AHEAD_MAX_BYTES)
 		return;
 	pthread_mutex_lock(&ra.lock);
-	wait_for_thread();
-	ref_slot *ahead = &ra.slot[1 - ra.current];
-	if (!holds(&ra.slot[ra.current], dt, M, N, seed) && !holds(ahead, dt, M, N, seed)) {
-		set_shape(ahead, dt, M, N, seed);
-		/* without a thread, acquire computes it when it is asked for */
-		ra.busy = pthread_create(&ra.thread, NULL, fill_thread, ahead) == 0;
+	if (!ra.started)
+		ra.started = pthread_create(&ra.worker, NULL, worker, NULL) == 0;
+	int i = find(dt, M, N, seed);
+	if (i < 0 && ra.started && (i = free_slot(shape_bytes(dt, M, N))) >= 0) {
+		set_shape(&ra.slot[i], dt, M, N, seed, SLOT_QUEUED);
+		pthread_cond_signal(&ra.work);
 	}
 	pthread_mutex_unlock(&ra.lock);
 }
@@ -103,30 +171,54 @@ void ref_ahead_acquire(at_dtype dt, long long M, long long N, uint64_t seed, con
 		       const double **ref)
 {
 	pthread_mutex_lock(&ra.lock);
-	wait_for_thread();
-	if (holds(&ra.slot[1 - ra.current], dt, M, N, seed))
-		ra.current = 1 - ra.current;
-	ref_slot *s = &ra.slot[ra.current];
-	if (!holds(s, dt, M, N, seed)) {
-		set_shape(s, dt, M, N, seed);
-		if (M > 0 && N > 0)
-			fill(s);
-		s->valid = 1;
+	ra.held = -1;
+	int i = find(dt, M, N, seed);
+	while (i >= 0 && ra.slot[i].state != SLOT_READY) {
+		pthread_cond_wait(&ra.ready, &ra.lock);
+		i = find(dt, M, N, seed); /* still there: only acquire evicts a queued slot */
 	}
-	*x = s->x;
-	*ref = s->ref;
+	if (i < 0) {
+		/* not prepared: computed now, in a slot the worker does not touch */
+		while ((i = free_slot(shape_bytes(dt, M, N))) < 0)
+			pthread_cond_wait(&ra.ready, &ra.lock);
+		set_shape(&ra.slot[i], dt, M, N, seed, SLOT_FILLING);
+		pthread_mutex_unlock(&ra.lock);
+		if (M > 0 && N > 0)
+			fill(&ra.slot[i]);
+		pthread_mutex_lock(&ra.lock);
+		ra.slot[i].state = SLOT_READY;
+	}
+	ra.held = i;
+	*x = ra.slot[i].x;
+	*ref = ra.slot[i].ref;
+	pthread_mutex_unlock(&ra.lock);
+}
+
+void ref_ahead_done(void)
+{
+	pthread_mutex_lock(&ra.lock);
+	if (ra.held >= 0)
+		ra.slot[ra.held].state = SLOT_EMPTY;
+	ra.held = -1;
 	pthread_mutex_unlock(&ra.lock);
 }
 
 void ref_ahead_release(void)
 {
 	pthread_mutex_lock(&ra.lock);
-	wait_for_thread();
-	for (int i = 0; i < 2; i++) {
+	ra.stop = 1;
+	pthread_cond_broadcast(&ra.work);
+	int started = ra.started;
+	pthread_mutex_unlock(&ra.lock);
+	if (started)
+		pthread_join(ra.worker, NULL);
+	pthread_mutex_lock(&ra.lock);
+	for (int i = 0; i < REF_AHEAD_SLOTS; i++) {
 		free(ra.slot[i].x);
 		free(ra.slot[i].ref);
 		memset(&ra.slot[i], 0, sizeof ra.slot[i]);
 	}
-	ra.current = 0;
+	ra.held = -1;
+	ra.started = ra.stop = 0;
 	pthread_mutex_unlock(&ra.lock);
 }

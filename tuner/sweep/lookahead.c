@@ -63,12 +63,17 @@ void lookahead_after(const lookahead_ctx *ctx, const sweep_shape *s)
 	size_t stride = la.last >= 0 && (long long)i > la.last ? i - (size_t)la.last : 1;
 	la.last = (long long)i;
 
+	/* the next two shapes' data: the second gets a whole shape's more lead */
 	size_t next = i + stride;
 	while (next < p->nshapes && is_done(ctx, &p->shapes[next]))
 		next += stride;
-	if (next < p->nshapes) {
-		const sweep_shape *n = &p->shapes[next];
+	for (size_t k = next, prepared = 0; k < p->nshapes && prepared < REF_AHEAD_SLOTS - 1;
+	     k += stride) {
+		const sweep_shape *n = &p->shapes[k];
+		if (k > next && is_done(ctx, n))
+			continue;
 		ref_ahead_prepare(n->dtype, n->M, n->N, ref_shape_seed(ctx->seed, n->dtype, n->M, n->N));
+		prepared++;
 	}
 
 	size_t enough = (size_t)ctx->cache->nthreads * LOOKAHEAD_KERNELS_PER_THREAD;

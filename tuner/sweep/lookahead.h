@@ -1,7 +1,7 @@
 /* Work for the shapes a sweep will tune next, started while the GPU times
  * the current one: their kernels are queued on the kernel cache's pool
- * (kernel_cache_prefetch) and the next shape's input and CPU reference are
- * computed in a background thread (ref_ahead_prepare). Which shapes come
+ * (kernel_cache_queue_variants) and the next two shapes' inputs and CPU
+ * references are computed in a background thread (ref_ahead_prepare). Which shapes come
  * next is guessed from the stride between the last two shapes this process
  * tuned: 1 with one worker; with several workers sharing the plan's queue,
  * about their number. Shapes already tuned are skipped. A wrong guess costs

@@ -49,7 +49,7 @@ static double now_ms(void)
 
 /* Where a shape's time goes, on stderr when AUTOTUNE_PHASES=1 (as
  * build-dev/sweep.sh sums them; the sweep's own output is unchanged). */
-enum { PHASE_DATA, PHASE_LOAD, PHASE_CHECK, PHASE_QUICK, PHASE_FINISH, PHASE_BASELINES, PHASE_STORE,
+enum { PHASE_REF, PHASE_DATA, PHASE_LOAD, PHASE_CHECK, PHASE_QUICK, PHASE_FINISH, PHASE_BASELINES, PHASE_STORE,
        PHASE_COUNT };
 
 static void phase_end(double *phase, int which, double *mark)
@@ -69,9 +69,9 @@ static void phases_report(const sweep_shape *s, size_t n, size_t npassed, const 
 {
 	if (!phases_wanted())
 		return;
-	fprintf(stderr, "phases %s %lld %lld variants %zu passed %zu: data %.1f load %.1f check %.1f "
-		"quick %.1f finish %.1f baselines %.1f store %.1f ms\n", at_dtype_name(s->dtype),
-		s->M, s->N, n, npassed, ms[PHASE_DATA], ms[PHASE_LOAD], ms[PHASE_CHECK], ms[PHASE_QUICK],
+	fprintf(stderr, "phases %s %lld %lld variants %zu passed %zu: ref %.1f data %.1f load %.1f "
+		"check %.1f quick %.1f finish %.1f baselines %.1f store %.1f ms\n",
+		at_dtype_name(s->dtype), s->M, s->N, n, npassed, ms[PHASE_REF], ms[PHASE_DATA], ms[PHASE_LOAD], ms[PHASE_CHECK], ms[PHASE_QUICK],
 		ms[PHASE_FINISH], ms[PHASE_BASELINES], ms[PHASE_STORE]);
 }
 
@@ -86,7 +86,10 @@ static void free_data(shape_data *d)
 	memset(d, 0, sizeof *d);
 }
 
-static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, at_error *err)
+/* The shape's input and reference on the GPU; the wait for the CPU's part
+ * is timed apart as PHASE_REF. */
+static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, double *phase,
+		     double *mark, at_error *err)
 {
 	memset(d, 0, sizeof *d);
 	size_t count = (size_t)(s->M * s->N);
@@ -94,11 +97,15 @@ static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, at_erro
 	/* Fresh data for every shape and sweep: the seed mixes both. */
 	uint64_t seed = ref_shape_seed(ctx->seed, s->dtype, s->M, s->N);
 	ref_ahead_acquire(s->dtype, s->M, s->N, seed, &d->host_x, &d->ref);
+	phase_end(phase, PHASE_REF, mark);
 	CU_TRY(err, cudrv.cuMemAlloc(&d->x, d->bytes));
 	CU_TRY(err, cudrv.cuMemAlloc(&d->y, d->bytes));
 	CU_TRY(err, cudrv.cuMemcpyHtoD(d->x, d->host_x, d->bytes));
 	CU_TRY(err, cudrv.cuMemAlloc(&d->ref_dev, count * sizeof *d->ref));
 	CU_TRY(err, cudrv.cuMemcpyHtoD(d->ref_dev, d->ref, count * sizeof *d->ref));
+	ref_ahead_done(); /* its slot may take a shape ahead */
+	d->host_x = NULL;
+	d->ref = NULL;
 	return 0;
 }
 
@@ -434,7 +441,7 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	size_t nfull = 0;
 	shape_summary audit = { 0 };
 	double phase[PHASE_COUNT] = { 0 }, mark = start;
-	int rc = make_data(ctx, s, &d, err);
+	int rc = make_data(ctx, s, &d, phase, &mark, err);
 	phase_end(phase, PHASE_DATA, &mark);
 	if (phases_wanted()) /* timed apart; a failure is met again in try_variant */
 		for (size_t i = 0; i < n; i++) {
