@@ -111,8 +111,10 @@ cat >build-dev/sweep.sh <<'EOS'
 # cold: an empty database; warm: the same database with its results and
 # winners dropped, its compile cache kept. --warm: the warm sweep alone,
 # from build-dev/default-cache.db.xz (tools/bench_cache.sh -c
-# configs/softmax.yaml -o default: about 20 MB, 45 min on 2 cores here),
-# a few minutes of device time fewer. With AUTOTUNE_PHASES=1 each log's
+# configs/softmax.yaml -o default: 20.5 MB, 42 min on 2 cores here; with
+# the tracked tree it fits the device tool's 64 MiB only without
+# build-dev/gen-cache.db.xz, so peers.sh then compiles the generalization
+# sweep itself, 140 s), a few minutes of device time fewer. With AUTOTUNE_PHASES=1 each log's
 # per-shape phases are summed.
 export LD_LIBRARY_PATH=$PWD/build-dev/lib
 phases() { # LOG: the sum of each phase over the shapes, in ms
