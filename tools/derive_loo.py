@@ -12,7 +12,8 @@ variant the sweep never timed at that shape is counted apart.
                            [--worst K] [--csv FILE]
 
 Times of variants the sweep screened out or timed only in its first round
-are less precise than the winner's (a few %).
+are less precise than the winner's (a few %). tests/test_derive_loo.c makes
+the same check on results/example's database, with floors, in `make test`.
 """
 import argparse
 import math
