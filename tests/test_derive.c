@@ -254,7 +254,8 @@ Test(derive, short_unaligned_rows_go_element_by_element_longer_ones_are_peeled)
 	atdi_params_text(t, out, text, sizeof text);
 	cr_assert_str_eq(text, "threads=128 lanes=32 rows_per_cta=4 vec=2 elems_per_thread=8 "
 			       "stages=1 persistent=0 cache_hint=0 peel=0");
-	/* 1001 elements: peeled, 16-byte vectors kept, room for a head of 7 */
+	/* 1001 elements: peeled, 16-byte vectors kept, room for a head of 7,
+	 * and (half precision, not persistent) the evict-first hint */
 	cr_assert_eq(atdi_params_parse(t, "threads=128 lanes=32 rows_per_cta=4 vec=8 "
 					  "elems_per_thread=32 stages=1 persistent=0 cache_hint=0 peel=0",
 				       w), 0);
@@ -262,7 +263,7 @@ Test(derive, short_unaligned_rows_go_element_by_element_longer_ones_are_peeled)
 	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
 	atdi_params_text(t, out, text, sizeof text);
 	cr_assert_str_eq(text, "threads=128 lanes=32 rows_per_cta=4 vec=8 elems_per_thread=32 "
-			       "stages=1 persistent=0 cache_hint=0 peel=1");
+			       "stages=1 persistent=0 cache_hint=1 peel=1");
 }
 
 /* Aligned rows take the widest vector that divides them, unpeeled: a
@@ -292,6 +293,32 @@ Test(derive, aligned_rows_take_the_widest_vector_that_divides_them)
 	atdi_params_text(b, out, text, sizeof text);
 	cr_assert_str_eq(text, "threads=128 vec=4 elems_per_thread=12 stages=1 persistent=0 "
 			       "cache_hint=1 packed=0 peel=0");
+}
+
+/* A winner tuned at aligned rows (persistent=0, no cache hint) derived for
+ * peeled half-precision rows takes the evict-first hint: without it or the
+ * persistent grid those rows ran 1.15-1.8x slower over the H100 grid (f16
+ * 4096 x 4097: 76.5 us against 27.7). f32 rows keep the winner's. */
+Test(derive, peeled_half_rows_take_the_evict_first_hint)
+{
+	const tr_template *t = real("softmax_block");
+	long long w[ATDI_MAX_PARAMS], out[ATDI_MAX_PARAMS];
+	cr_assert_eq(atdi_params_parse(t, "threads=128 vec=8 elems_per_thread=32 stages=1 "
+					  "persistent=0 cache_hint=0 packed=0 peel=0", w), 0);
+	atdi_env env = env_n(4097);
+	env.elem_bytes = 2;
+	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
+	char text[256];
+	atdi_params_text(t, out, text, sizeof text);
+	cr_assert_str_eq(text, "threads=128 vec=8 elems_per_thread=40 stages=1 persistent=0 "
+			       "cache_hint=1 packed=0 peel=1");
+	env.elem_bytes = 4; /* f32 4097: peeled too, the winner's hint kept */
+	cr_assert_eq(atdi_params_parse(t, "threads=128 vec=4 elems_per_thread=32 stages=1 "
+					  "persistent=0 cache_hint=0 packed=0 peel=0", w), 0);
+	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
+	atdi_params_text(t, out, text, sizeof text);
+	cr_assert_str_eq(text, "threads=128 vec=4 elems_per_thread=36 stages=1 persistent=0 "
+			       "cache_hint=0 packed=0 peel=1");
 }
 
 /* A softmax_tile winner (short unaligned rows) keeps its tile and lanes
