@@ -295,11 +295,12 @@ Test(derive, aligned_rows_take_the_widest_vector_that_divides_them)
 			       "cache_hint=1 packed=0 peel=0");
 }
 
-/* A winner tuned at aligned rows (persistent=0, no cache hint) derived for
- * peeled half-precision rows takes the evict-first hint: without it or the
- * persistent grid those rows ran 1.15-1.8x slower over the H100 grid (f16
- * 4096 x 4097: 76.5 us against 27.7). f32 rows keep the winner's. */
-Test(derive, peeled_half_rows_take_the_evict_first_hint)
+/* Peeled half-precision rows take the evict-first hint on a grid of one
+ * CTA a row: without the hint or the persistent grid they ran 1.15-1.8x
+ * slower over the H100 grid (f16 4096 x 4097: 76.5 us against 27.7), and
+ * with it the non-persistent grid was within 2% of the best everywhere.
+ * f32 rows keep the winner's. */
+Test(derive, peeled_half_rows_take_the_evict_first_hint_without_persistence)
 {
 	const tr_template *t = real("softmax_block");
 	long long w[ATDI_MAX_PARAMS], out[ATDI_MAX_PARAMS];
@@ -312,6 +313,15 @@ Test(derive, peeled_half_rows_take_the_evict_first_hint)
 	atdi_params_text(t, out, text, sizeof text);
 	cr_assert_str_eq(text, "threads=128 vec=8 elems_per_thread=40 stages=1 persistent=0 "
 			       "cache_hint=1 packed=0 peel=1");
+	/* a persistent winner without the hint (f16 4096 x 6001's) goes to one
+	 * CTA a row with the hint: the exact winner at 4097, 26.3 us against
+	 * 30.5 as it was */
+	cr_assert_eq(atdi_params_parse(t, "threads=256 vec=8 elems_per_thread=24 stages=1 "
+					  "persistent=1 cache_hint=0 packed=1 peel=1", w), 0);
+	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
+	atdi_params_text(t, out, text, sizeof text);
+	cr_assert_str_eq(text, "threads=256 vec=8 elems_per_thread=24 stages=1 persistent=0 "
+			       "cache_hint=1 packed=1 peel=1");
 	env.elem_bytes = 4; /* f32 4097: peeled too, the winner's hint kept */
 	cr_assert_eq(atdi_params_parse(t, "threads=128 vec=4 elems_per_thread=32 stages=1 "
 					  "persistent=0 cache_hint=0 packed=0 peel=0", w), 0);
