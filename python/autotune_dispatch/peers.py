@@ -5,8 +5,7 @@ For each shape of a sweep config (default configs/generalization.yaml) it
 checks every method's output against torch.softmax in float64 (relative L2
 error at most 1e-5 for f32, 1e-2 for f16/bf16, no NaN), then times it with
 CUDA events around each launch, the median of --reps repetitions after
---warmup, the methods taking turns within each repetition (one time base
-for all), queued behind a GPU sleep so that the events time the GPU's
+--warmup, queued behind a GPU sleep so that the events time the GPU's
 work and not the host's launch path (printed apart, "host us a call"),
 under two L2 conditions before every repetition:
   clean: a 256 MiB read evicts the L2 and leaves it clean (as the tuner's
@@ -203,34 +202,26 @@ class GpuHold:
         torch.cuda._sleep(int(us * self.cycles_per_us))
 
 
-def medians_us(fns, flush, mode, warmup, reps, hold=None):
-    """The median GPU time of each of fns over reps repetitions, each after
-    flush(mode), the functions taking turns within every repetition: the
-    GPU's clock and temperature drift over a run, and timed one after
-    another the methods of a shape differed by up to 4% where they ran the
-    same kernel (H100, 2-16 us); taking turns puts them on one time base."""
+def median_us(fn, flush, mode, warmup, reps, hold=None):
+    """The median GPU time of fn over reps repetitions, each after flush(mode)."""
     for _ in range(warmup):
-        for fn in fns:
-            flush(mode)
-            fn()
+        flush(mode)
+        fn()
     torch.cuda.synchronize()
-    starts = [[torch.cuda.Event(enable_timing=True) for _ in range(reps)] for _ in fns]
-    ends = [[torch.cuda.Event(enable_timing=True) for _ in range(reps)] for _ in fns]
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     if hold is not None:  # the host's time for the loop, twice over, plus 1 ms
         t = time.perf_counter()
-        for fn in fns:
-            flush(mode)
-            fn()
+        flush(mode)
+        fn()
         hold(2 * reps * (time.perf_counter() - t) * 1e6 + 1000)
     for i in range(reps):
-        for k, fn in enumerate(fns):
-            flush(mode)
-            starts[k][i].record()
-            fn()
-            ends[k][i].record()
+        flush(mode)
+        starts[i].record()
+        fn()
+        ends[i].record()
     torch.cuda.synchronize()
-    return [statistics.median(s.elapsed_time(e) for s, e in zip(starts[k], ends[k])) * 1e3
-            for k in range(len(fns))]
+    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends)) * 1e3
 
 
 def host_us(fn, calls=200):
@@ -340,12 +331,11 @@ def measure(args):
         served = {k: served_by(h, dt, M, N) for k, h in handles.items() if h and k in wanted}
         fresh = []
         host = {}
-        status, err = {}, {}
         for name, fn in methods.items():
             print(f"  {dt} {M}x{N} {name}: {served.get(name, '')}", file=sys.stderr, flush=True)
-            status[name], err[name] = "ok", ""
+            status, err = "ok", ""
             if fn is None:
-                status[name] = "unavailable"
+                status = "unavailable"
             else:
                 try:
                     y.fill_(float("nan"))
@@ -355,26 +345,21 @@ def measure(args):
                         served[name] = served_by(handles[name], dt, M, N)
                     if name != "copy":
                         e = rel_err(result, ref)
-                        err[name] = f"{e:.2e}"
+                        err = f"{e:.2e}"
                         if not (e <= TOLERANCE[dt]) or torch.isnan(result).any():
-                            status[name] = "check failed"
+                            status = "check failed"
                 except Exception as exc:  # noqa: BLE001 (a peer that cannot run this shape)
-                    status[name] = "fails: " + str(exc).splitlines()[0][:120] if str(exc) \
-                        else "fails"
+                    status = "fails: " + str(exc).splitlines()[0][:120] if str(exc) else "fails"
                     torch.cuda.synchronize()
-        timed = [name for name in methods if status[name] == "ok"]
-        for mode in ("clean", "dirty"):
-            us = dict(zip(timed, medians_us([methods[n] for n in timed], flush, mode,
-                                            args.warmup, args.reps, hold)))
-            for name in methods:
-                t = us.get(name, math.nan)
-                gbps = 2 * M * N * x.element_size() / t / 1e3 if name in us else math.nan
+            for mode in ("clean", "dirty"):
+                us = median_us(fn, flush, mode, args.warmup, args.reps, hold) \
+                    if status == "ok" else math.nan
+                gbps = 2 * M * N * x.element_size() / us / 1e3 if status == "ok" else math.nan
                 fresh.append({"dtype": dt, "M": M, "N": N, "flush": mode, "method": name,
-                              "status": status[name], "us": f"{t:.3f}", "gbps": f"{gbps:.1f}",
-                              "rel_err": err[name], "served_by": served.get(name, ""),
-                              "gpu": gpu})
-        for name in timed:
-            host[name] = host_us(methods[name])
+                              "status": status, "us": f"{us:.3f}", "gbps": f"{gbps:.1f}",
+                              "rel_err": err, "served_by": served.get(name, ""), "gpu": gpu})
+            if status == "ok":
+                host[name] = host_us(fn)
         writer.writerows(fresh)  # shape by shape: a run cut short keeps what it measured
         out.flush()
         rows += fresh
