@@ -200,40 +200,57 @@ Test(derive, softmax_warp_rederives_for_short_rows_keeping_its_row_group)
 	cr_assert_lt(out[1], 32, "fewer lanes a row");
 }
 
+/* Derives winner (a params text) for env by the built-in manifest of
+ * template name and checks how (1: the derive params alone, 2: widened)
+ * and the derived params' text. */
+static void expect_derived(const char *name, const char *winner, const atdi_env *env, int how,
+			   const char *want)
+{
+	const tr_template *t = real(name);
+	long long w[ATDI_MAX_PARAMS], out[ATDI_MAX_PARAMS];
+	cr_assert_eq(atdi_params_parse(t, winner, w), 0, "%s", winner);
+	cr_assert_eq(atdi_derive(t, w, env, 1, out), how, "%s at N = %lld", winner, env->N);
+	char text[256];
+	atdi_params_text(t, out, text, sizeof text);
+	cr_assert_str_eq(text, want, "%s at N = %lld", winner, env->N);
+}
+
+static atdi_env env_of(long long M, long long N, long long elem_bytes)
+{
+	atdi_env env = env_n(N);
+	env.M = M;
+	env.elem_bytes = elem_bytes;
+	return env;
+}
+
+#define BLOCK_128x32 "threads=128 vec=4 elems_per_thread=32 stages=1 persistent=0 cache_hint=0 " \
+		     "packed=0 peel=0"
+
 /* Rows whose length is not a multiple of the vector are peeled, the
  * winner's vector kept, and the hold grown by room for a row's head. */
 Test(derive, unaligned_rows_are_peeled_and_keep_the_winners_vector)
 {
-	const tr_template *t = real("softmax_block");
-	long long w[ATDI_MAX_PARAMS], out[ATDI_MAX_PARAMS];
-	cr_assert_eq(atdi_params_parse(t, "threads=128 vec=4 elems_per_thread=32 stages=1 "
-					  "persistent=0 cache_hint=0 packed=0 peel=0", w), 0);
 	atdi_env env = env_n(3001);
-	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
-	char text[256];
-	atdi_params_text(t, out, text, sizeof text);
-	cr_assert_str_eq(text, "threads=128 vec=4 elems_per_thread=24 stages=1 persistent=0 "
-			       "cache_hint=0 packed=0 peel=1");
+	expect_derived("softmax_block", BLOCK_128x32, &env, 1,
+		       "threads=128 vec=4 elems_per_thread=24 stages=1 persistent=0 cache_hint=0 "
+		       "packed=0 peel=1");
 	/* 3071 + a head of up to 3 needs 3074: one vector more than 3071 alone */
 	env = env_n(3071);
-	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
-	atdi_params_text(t, out, text, sizeof text);
-	cr_assert_str_eq(text, "threads=128 vec=4 elems_per_thread=28 stages=1 persistent=0 "
-			       "cache_hint=0 packed=0 peel=1");
+	expect_derived("softmax_block", BLOCK_128x32, &env, 1,
+		       "threads=128 vec=4 elems_per_thread=28 stages=1 persistent=0 cache_hint=0 "
+		       "packed=0 peel=1");
 	/* and a peeled winner derived for aligned rows drops the peel */
-	cr_assert_eq(atdi_params_parse(t, "threads=128 vec=4 elems_per_thread=24 stages=1 "
-					  "persistent=0 cache_hint=0 packed=0 peel=1", w), 0);
+	const char *peeled = "threads=128 vec=4 elems_per_thread=24 stages=1 persistent=0 "
+			     "cache_hint=0 packed=0 peel=1";
 	env = env_n(3000);
-	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
-	atdi_params_text(t, out, text, sizeof text);
-	cr_assert_str_eq(text, "threads=128 vec=4 elems_per_thread=24 stages=1 persistent=0 "
-			       "cache_hint=0 packed=0 peel=0");
+	expect_derived("softmax_block", peeled, &env, 1,
+		       "threads=128 vec=4 elems_per_thread=24 stages=1 persistent=0 cache_hint=0 "
+		       "packed=0 peel=0");
 	/* rows of 3070 are 8-byte aligned: 8-byte vectors, not peeled */
 	env = env_n(3070);
-	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
-	atdi_params_text(t, out, text, sizeof text);
-	cr_assert_str_eq(text, "threads=128 vec=2 elems_per_thread=24 stages=1 persistent=0 "
-			       "cache_hint=0 packed=0 peel=0");
+	expect_derived("softmax_block", peeled, &env, 1,
+		       "threads=128 vec=2 elems_per_thread=24 stages=1 persistent=0 cache_hint=0 "
+		       "packed=0 peel=0");
 }
 
 /* softmax_warp: an unaligned row shorter than 512 goes element by element
@@ -241,29 +258,20 @@ Test(derive, unaligned_rows_are_peeled_and_keep_the_winners_vector)
  * from 512 it is peeled, short of doubling the hold. */
 Test(derive, short_unaligned_rows_go_element_by_element_longer_ones_are_peeled)
 {
-	const tr_template *t = real("softmax_warp");
-	long long w[ATDI_MAX_PARAMS], out[ATDI_MAX_PARAMS];
-	cr_assert_eq(atdi_params_parse(t, "threads=128 lanes=32 rows_per_cta=4 vec=8 "
-					  "elems_per_thread=8 stages=1 persistent=0 cache_hint=0 peel=0",
-				       w), 0);
-	atdi_env env = env_n(255);
-	env.M = 8192;
-	env.elem_bytes = 2;
-	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
-	char text[256];
-	atdi_params_text(t, out, text, sizeof text);
-	cr_assert_str_eq(text, "threads=128 lanes=32 rows_per_cta=4 vec=2 elems_per_thread=8 "
-			       "stages=1 persistent=0 cache_hint=0 peel=0");
+	atdi_env env = env_of(8192, 255, 2);
+	expect_derived("softmax_warp",
+		       "threads=128 lanes=32 rows_per_cta=4 vec=8 elems_per_thread=8 stages=1 "
+		       "persistent=0 cache_hint=0 peel=0", &env, 1,
+		       "threads=128 lanes=32 rows_per_cta=4 vec=2 elems_per_thread=8 stages=1 "
+		       "persistent=0 cache_hint=0 peel=0");
 	/* 1001 elements: peeled, 16-byte vectors kept, room for a head of 7,
 	 * and (half precision, not persistent) the evict-first hint */
-	cr_assert_eq(atdi_params_parse(t, "threads=128 lanes=32 rows_per_cta=4 vec=8 "
-					  "elems_per_thread=32 stages=1 persistent=0 cache_hint=0 peel=0",
-				       w), 0);
 	env.N = 1001;
-	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
-	atdi_params_text(t, out, text, sizeof text);
-	cr_assert_str_eq(text, "threads=128 lanes=32 rows_per_cta=4 vec=8 elems_per_thread=32 "
-			       "stages=1 persistent=0 cache_hint=1 peel=1");
+	expect_derived("softmax_warp",
+		       "threads=128 lanes=32 rows_per_cta=4 vec=8 elems_per_thread=32 stages=1 "
+		       "persistent=0 cache_hint=0 peel=0", &env, 1,
+		       "threads=128 lanes=32 rows_per_cta=4 vec=8 elems_per_thread=32 stages=1 "
+		       "persistent=0 cache_hint=1 peel=1");
 }
 
 /* Aligned rows take the widest vector that divides them, unpeeled: a
@@ -272,27 +280,18 @@ Test(derive, short_unaligned_rows_go_element_by_element_longer_ones_are_peeled)
  * aligned, take 8-byte vectors rather than peeled 16-byte ones. */
 Test(derive, aligned_rows_take_the_widest_vector_that_divides_them)
 {
-	const tr_template *t = real("softmax_warp");
-	long long w[ATDI_MAX_PARAMS], out[ATDI_MAX_PARAMS];
-	cr_assert_eq(atdi_params_parse(t, "threads=64 lanes=32 rows_per_cta=4 vec=2 "
-					  "elems_per_thread=32 stages=1 persistent=0 cache_hint=0 peel=0",
-				       w), 0);
-	atdi_env env = env_n(1000);
-	env.M = 512;
-	env.elem_bytes = 2;
-	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
-	cr_assert_eq(out[3], 8, "16-byte vectors");
-	cr_assert_eq(out[8], 0, "not peeled");
-	const tr_template *b = real("softmax_block");
-	cr_assert_eq(atdi_params_parse(b, "threads=128 vec=8 elems_per_thread=8 stages=1 "
-					  "persistent=0 cache_hint=1 packed=0 peel=1", w), 0);
-	env.M = 4096;
-	env.N = 1500;
-	cr_assert_eq(atdi_derive(b, w, &env, 1, out), 1);
-	char text[256];
-	atdi_params_text(b, out, text, sizeof text);
-	cr_assert_str_eq(text, "threads=128 vec=4 elems_per_thread=12 stages=1 persistent=0 "
-			       "cache_hint=1 packed=0 peel=0");
+	atdi_env env = env_of(512, 1000, 2);
+	expect_derived("softmax_warp",
+		       "threads=64 lanes=32 rows_per_cta=4 vec=2 elems_per_thread=32 stages=1 "
+		       "persistent=0 cache_hint=0 peel=0", &env, 1,
+		       "threads=64 lanes=32 rows_per_cta=4 vec=8 elems_per_thread=32 stages=1 "
+		       "persistent=0 cache_hint=0 peel=0");
+	env = env_of(4096, 1500, 2);
+	expect_derived("softmax_block",
+		       "threads=128 vec=8 elems_per_thread=8 stages=1 persistent=0 cache_hint=1 "
+		       "packed=0 peel=1", &env, 1,
+		       "threads=128 vec=4 elems_per_thread=12 stages=1 persistent=0 cache_hint=1 "
+		       "packed=0 peel=0");
 }
 
 /* Peeled half-precision rows take the evict-first hint on a grid of one
@@ -302,33 +301,24 @@ Test(derive, aligned_rows_take_the_widest_vector_that_divides_them)
  * f32 rows keep the winner's. */
 Test(derive, peeled_half_rows_take_the_evict_first_hint_without_persistence)
 {
-	const tr_template *t = real("softmax_block");
-	long long w[ATDI_MAX_PARAMS], out[ATDI_MAX_PARAMS];
-	cr_assert_eq(atdi_params_parse(t, "threads=128 vec=8 elems_per_thread=32 stages=1 "
-					  "persistent=0 cache_hint=0 packed=0 peel=0", w), 0);
-	atdi_env env = env_n(4097);
-	env.elem_bytes = 2;
-	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
-	char text[256];
-	atdi_params_text(t, out, text, sizeof text);
-	cr_assert_str_eq(text, "threads=128 vec=8 elems_per_thread=40 stages=1 persistent=0 "
-			       "cache_hint=1 packed=0 peel=1");
+	atdi_env env = env_of(4096, 4097, 2);
+	expect_derived("softmax_block",
+		       "threads=128 vec=8 elems_per_thread=32 stages=1 persistent=0 cache_hint=0 "
+		       "packed=0 peel=0", &env, 1,
+		       "threads=128 vec=8 elems_per_thread=40 stages=1 persistent=0 cache_hint=1 "
+		       "packed=0 peel=1");
 	/* a persistent winner without the hint (f16 4096 x 6001's) goes to one
 	 * CTA a row with the hint: the exact winner at 4097, 26.3 us against
 	 * 30.5 as it was */
-	cr_assert_eq(atdi_params_parse(t, "threads=256 vec=8 elems_per_thread=24 stages=1 "
-					  "persistent=1 cache_hint=0 packed=1 peel=1", w), 0);
-	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
-	atdi_params_text(t, out, text, sizeof text);
-	cr_assert_str_eq(text, "threads=256 vec=8 elems_per_thread=24 stages=1 persistent=0 "
-			       "cache_hint=1 packed=1 peel=1");
+	expect_derived("softmax_block",
+		       "threads=256 vec=8 elems_per_thread=24 stages=1 persistent=1 cache_hint=0 "
+		       "packed=1 peel=1", &env, 1,
+		       "threads=256 vec=8 elems_per_thread=24 stages=1 persistent=0 cache_hint=1 "
+		       "packed=1 peel=1");
 	env.elem_bytes = 4; /* f32 4097: peeled too, the winner's hint kept */
-	cr_assert_eq(atdi_params_parse(t, "threads=128 vec=4 elems_per_thread=32 stages=1 "
-					  "persistent=0 cache_hint=0 packed=0 peel=0", w), 0);
-	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 1);
-	atdi_params_text(t, out, text, sizeof text);
-	cr_assert_str_eq(text, "threads=128 vec=4 elems_per_thread=36 stages=1 persistent=0 "
-			       "cache_hint=0 packed=0 peel=1");
+	expect_derived("softmax_block", BLOCK_128x32, &env, 1,
+		       "threads=128 vec=4 elems_per_thread=36 stages=1 persistent=0 cache_hint=0 "
+		       "packed=0 peel=1");
 }
 
 /* A softmax_tile winner (short unaligned rows) keeps its tile and lanes
