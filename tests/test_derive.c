@@ -254,18 +254,25 @@ Test(derive, unaligned_rows_are_peeled_and_keep_the_winners_vector)
 }
 
 /* softmax_warp: an unaligned row shorter than 512 goes element by element
- * with a lane's elements 4 bytes apart (bf16 8192 x 255's exact winner);
- * from 512 it is peeled, short of doubling the hold. */
+ * with a lane's elements 4 bytes apart (bf16 8192 x 255's exact winner),
+ * on a persistent grid where there are more than 8 row steps a
+ * multiprocessor (8192 rows of 4 a CTA on 132: 15.5) and not for a few
+ * rows; from 512 it is peeled, short of doubling the hold. */
 Test(derive, short_unaligned_rows_go_element_by_element_longer_ones_are_peeled)
 {
+	const char *w = "threads=128 lanes=32 rows_per_cta=4 vec=8 elems_per_thread=8 stages=1 "
+			"persistent=0 cache_hint=0 peel=0";
 	atdi_env env = env_of(8192, 255, 2);
-	expect_derived("softmax_warp",
-		       "threads=128 lanes=32 rows_per_cta=4 vec=8 elems_per_thread=8 stages=1 "
-		       "persistent=0 cache_hint=0 peel=0", &env, 1,
+	expect_derived("softmax_warp", w, &env, 1,
+		       "threads=128 lanes=32 rows_per_cta=4 vec=2 elems_per_thread=8 stages=1 "
+		       "persistent=1 cache_hint=0 peel=0");
+	env.M = 64;
+	expect_derived("softmax_warp", w, &env, 1,
 		       "threads=128 lanes=32 rows_per_cta=4 vec=2 elems_per_thread=8 stages=1 "
 		       "persistent=0 cache_hint=0 peel=0");
 	/* 1001 elements: peeled, 16-byte vectors kept, room for a head of 7,
 	 * and (half precision, not persistent) the evict-first hint */
+	env.M = 8192;
 	env.N = 1001;
 	expect_derived("softmax_warp",
 		       "threads=128 lanes=32 rows_per_cta=4 vec=8 elems_per_thread=32 stages=1 "
