@@ -188,22 +188,34 @@ static double distance(const tr_template *t, const long long *values, const long
 }
 
 /* One search: the params idx[0..n) (idx[0] changing fastest) over all
- * their values, the best kept in out. */
+ * their values, the best kept in out. idx[nderive..n) are widen params:
+ * a variant that changes one of them ranks after every variant of the same
+ * prefer score that does not. */
 typedef struct search_state {
 	const tr_template *t;
 	const lexed_rules *r;
 	const long long *winner;
 	const int *idx;
-	int n;
+	int n, nderive;
 	/* constraints checked once digit level is set: those whose searched
 	 * params all sit at level or above (level n: none of them searched) */
 	int *first_level;
 	long long values[ATDI_MAX_PARAMS + TR_SHAPE_VARS]; /* params, then shape */
 	int found;
 	unsigned best_score;
+	int best_widened;
 	double best_dist;
 	long long *out;
 } search_state;
+
+/* Whether values change one of the searched widen params. */
+static int widened(const search_state *s)
+{
+	for (int k = s->nderive; k < s->n; k++)
+		if (s->values[s->idx[k]] != s->winner[s->idx[k]])
+			return 1;
+	return 0;
+}
 
 static int level_holds(const search_state *s, int level)
 {
@@ -221,11 +233,15 @@ static void search_level(search_state *s, int level)
 	if (level < 0) {
 		const tr_template *t = s->t;
 		unsigned score = prefer_score(s->r, s->values);
+		int wide = widened(s);
 		double dist = distance(t, s->values, s->winner);
 		if (!s->found || score > s->best_score ||
-		    (score == s->best_score && dist < s->best_dist - 1e-9)) {
+		    (score == s->best_score && wide < s->best_widened) ||
+		    (score == s->best_score && wide == s->best_widened &&
+		     dist < s->best_dist - 1e-9)) {
 			s->found = 1;
 			s->best_score = score;
+			s->best_widened = wide;
 			s->best_dist = dist;
 			memcpy(s->out, s->values, (size_t)t->nparams * sizeof *s->out);
 		}
@@ -239,11 +255,13 @@ static void search_level(search_state *s, int level)
 	}
 }
 
-/* 1 with the best variant in out and its prefer score in score, else 0. */
+/* The params idx[0..n) searched, of which idx[nderive..n) widen: 0 when
+ * no variant is valid, else 1 with the best in out, 2 if it widened. */
 static int search(const tr_template *t, const lexed_rules *r, const long long *winner,
-		  const atdi_env *env, const int *idx, int n, long long *out, unsigned *score)
+		  const atdi_env *env, const int *idx, int n, int nderive, long long *out)
 {
-	search_state s = { .t = t, .r = r, .winner = winner, .idx = idx, .n = n, .out = out };
+	search_state s = { .t = t, .r = r, .winner = winner, .idx = idx, .n = n,
+			   .nderive = nderive, .out = out };
 	s.first_level = malloc(((size_t)t->nconstraints + 1) * sizeof *s.first_level);
 	if (!s.first_level)
 		return 0;
@@ -258,8 +276,7 @@ static int search(const tr_template *t, const lexed_rules *r, const long long *w
 	if (level_holds(&s, n))
 		search_level(&s, n - 1);
 	free(s.first_level);
-	*score = s.best_score;
-	return s.found;
+	return s.found ? 1 + s.best_widened : 0;
 }
 
 int atdi_derive(const tr_template *t, const long long *winner, const atdi_env *env, int widen,
@@ -270,21 +287,17 @@ int atdi_derive(const tr_template *t, const long long *winner, const atdi_env *e
 	lexed_rules r;
 	if (rules_lex(t, &r))
 		return 0;
-	unsigned score = 0, wide_score = 0;
-	int found = search(t, &r, winner, env, t->derive, t->nderive, out, &score);
-	/* Widening also buys a stronger preference: f32 rows of 32 derived at
-	 * 32 lanes can only take 4-byte vectors, at 8 lanes 16-byte ones. */
-	if (widen && t->nwiden && (!found || score + 1 < (1u << r.nprefer))) {
-		int idx[ATDI_MAX_PARAMS];
-		long long wide[ATDI_MAX_PARAMS];
-		memcpy(idx, t->derive, (size_t)t->nderive * sizeof *idx);
-		memcpy(idx + t->nderive, t->widen, (size_t)t->nwiden * sizeof *idx);
-		if (search(t, &r, winner, env, idx, t->nderive + t->nwiden, wide, &wide_score) &&
-		    (!found || wide_score > score)) {
-			memcpy(out, wide, (size_t)t->nparams * sizeof *out);
-			found = 2;
-		}
+	/* One search over the derive and widen params together: the widen
+	 * params change only where that meets more preferences, or where the
+	 * derive params alone reach no valid variant (f32 rows of 32 derived
+	 * at 32 lanes can only take 4-byte vectors, at 8 lanes 16-byte ones). */
+	int idx[ATDI_MAX_PARAMS], n = t->nderive;
+	memcpy(idx, t->derive, (size_t)t->nderive * sizeof *idx);
+	if (widen) {
+		memcpy(idx + n, t->widen, (size_t)t->nwiden * sizeof *idx);
+		n += t->nwiden;
 	}
+	int found = search(t, &r, winner, env, idx, n, t->nderive, out);
 	rules_unlex(&r, t->nconstraints);
 	return found;
 }
