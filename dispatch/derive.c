@@ -292,8 +292,9 @@ int atdi_derive(const tr_template *t, const long long *winner, const atdi_env *e
 	 * derive params alone reach no valid variant (f32 rows of 32 derived
 	 * at 32 lanes can only take 4-byte vectors, at 8 lanes 16-byte ones). */
 	int idx[ATDI_MAX_PARAMS], n = t->nderive;
-	memcpy(idx, t->derive, (size_t)t->nderive * sizeof *idx);
-	if (widen) {
+	if (n)
+		memcpy(idx, t->derive, (size_t)n * sizeof *idx);
+	if (widen && t->nwiden) { /* a manifest without widen params has none */
 		memcpy(idx + n, t->widen, (size_t)t->nwiden * sizeof *idx);
 		n += t->nwiden;
 	}
