@@ -558,6 +558,30 @@ Test(cli, gen_compile)
 	tr_free(&r);
 }
 
+Test(cli, gen_cubin_writes_the_compiled_image)
+{
+	const char *path = tmp_path("variant.cubin");
+	tr_result r = RUN("gen", "--template", "softmax_warp", "--dtype", "bf16", "-M", "3", "-N",
+			  "7", "--param", "lanes=4", "--param", "rows_per_cta=32", "--param", "vec=2",
+			  "--param", "elems_per_thread=2", "--cubin", path);
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.out, "\n// compiled for sm_90 in ");
+	tr_expect_in(r.out, "\n// launch at M=3 N=7: threads=128 rows_per_cta=32 dyn_smem=0 "
+			    "persistent=0 ctas_per_row=1 cooperative=0\n");
+	tr_free(&r);
+	FILE *f = fopen(path, "rb");
+	cr_assert(f, "no cubin at %s", path);
+	unsigned char head[4] = { 0 };
+	size_t got = fread(head, 1, sizeof head, f);
+	fclose(f);
+	cr_assert(got == 4 && memcmp(head, "\x7f" "ELF", 4) == 0, "not an ELF image");
+
+	r = RUN("gen", "--template", "softmax_warp", "--cubin", tmp_path("no-such-dir/x.cubin"));
+	tr_expect_status(&r, 1);
+	tr_expect_in(r.err, "cannot write the cubin to ");
+	tr_free(&r);
+}
+
 /* ---- templates ------------------------------------------------------------------------ */
 
 Test(cli, templates_lists_every_template)

@@ -284,7 +284,8 @@ Test(derive, short_unaligned_rows_go_element_by_element_longer_ones_are_peeled)
 /* Aligned rows take the widest vector that divides them, unpeeled: a
  * winner of 4-byte vectors derived for f16 rows of 1000 (21.8 us on the
  * H100 against 5.4 with 16-byte vectors), and rows of bf16 1500, 8-byte
- * aligned, take 8-byte vectors rather than peeled 16-byte ones. */
+ * aligned, take 8-byte vectors rather than peeled 16-byte ones, with the
+ * evict-first hint on the persistent grid (the next test). */
 Test(derive, aligned_rows_take_the_widest_vector_that_divides_them)
 {
 	atdi_env env = env_of(512, 1000, 2);
@@ -297,7 +298,29 @@ Test(derive, aligned_rows_take_the_widest_vector_that_divides_them)
 	expect_derived("softmax_block",
 		       "threads=128 vec=8 elems_per_thread=8 stages=1 persistent=0 cache_hint=1 "
 		       "packed=0 peel=1", &env, 1,
-		       "threads=128 vec=4 elems_per_thread=12 stages=1 persistent=0 cache_hint=1 "
+		       "threads=128 vec=4 elems_per_thread=12 stages=1 persistent=1 cache_hint=1 "
+		       "packed=0 peel=0");
+}
+
+/* Half-precision rows read in 8-byte vectors (N = 4 mod 8, unpeeled) take
+ * the evict-first hint on the persistent grid, the fastest 8-byte variants
+ * at every such shape measured on the H100 (the others 4-9% slower); f32
+ * rows of 8-byte vectors, 16-byte ones and peeled ones keep the winner's. */
+Test(derive, half_rows_of_8_byte_vectors_take_the_hint_on_a_persistent_grid)
+{
+	const char *plain = "threads=128 vec=8 elems_per_thread=16 stages=1 persistent=0 "
+			    "cache_hint=0 packed=0 peel=0";
+	atdi_env env = env_of(4096, 2500, 2);
+	expect_derived("softmax_block", plain, &env, 1,
+		       "threads=128 vec=4 elems_per_thread=20 stages=1 persistent=1 cache_hint=1 "
+		       "packed=0 peel=0");
+	env = env_of(4096, 2504, 2); /* 16-byte aligned: as it was */
+	expect_derived("softmax_block", plain, &env, 1,
+		       "threads=128 vec=8 elems_per_thread=24 stages=1 persistent=0 cache_hint=0 "
+		       "packed=0 peel=0");
+	env = env_of(4096, 2502, 4); /* f32 rows of 8-byte vectors: as it was */
+	expect_derived("softmax_block", BLOCK_128x32, &env, 1,
+		       "threads=128 vec=2 elems_per_thread=20 stages=1 persistent=0 cache_hint=0 "
 		       "packed=0 peel=0");
 }
 
@@ -354,6 +377,50 @@ Test(derive, softmax_tile_rederives_its_hold_and_never_serves_aligned_rows)
 	cr_assert_lt(out[2], 64);
 	env.N = 128;
 	cr_assert_eq(atdi_derive(t, w, &env, 1, out), 0, "aligned rows are not the tile's");
+}
+
+/* An unpeeled row fills at least four fifths of the CTA's hold: f32 4096 x
+ * 2048's winner (256 threads x 8) derived for rows of 1536 takes 128 x 12,
+ * the exact winner (13.4 us against 14.0 dirty L2, H100); a peeled row
+ * keeps its vector and threads for a looser hold. */
+Test(derive, unpeeled_rows_fill_four_fifths_of_the_hold)
+{
+	const char *winner = "threads=256 vec=2 elems_per_thread=8 stages=1 persistent=0 "
+			     "cache_hint=0 packed=0 peel=0";
+	atdi_env env = env_of(2048, 1536, 4);
+	expect_derived("softmax_block", winner, &env, 2,
+		       "threads=128 vec=4 elems_per_thread=12 stages=1 persistent=0 cache_hint=0 "
+		       "packed=0 peel=0");
+	env = env_of(2048, 2000, 4); /* 256 x 8 holds 2000 within a quarter: kept */
+	expect_derived("softmax_block", winner, &env, 1,
+		       "threads=256 vec=4 elems_per_thread=8 stages=1 persistent=0 cache_hint=0 "
+		       "packed=0 peel=0");
+	env = env_of(4096, 4097, 2); /* peeled: 256 x 24 of 16-byte vectors, 1.5x the row */
+	expect_derived("softmax_block",
+		       "threads=256 vec=8 elems_per_thread=24 stages=1 persistent=0 cache_hint=1 "
+		       "packed=1 peel=1", &env, 1,
+		       "threads=256 vec=8 elems_per_thread=24 stages=1 persistent=0 cache_hint=1 "
+		       "packed=1 peel=1");
+}
+
+/* A softmax_tile winner's CTAs fill their last wave at least three
+ * quarters, or all fit at once, or make four waves or more: f32 65536 x
+ * 77's winner (256 threads, 32 rows a CTA) at 50000 x 33 would launch 1563
+ * CTAs, 1.48 waves of 8 a multiprocessor (9.5 us on the H100); at 128
+ * threads they fit at once (8.6 us), with 8 lanes of 5 rather than 16 of 3
+ * (a quarter more than the row at most). A shape the winner's grid suits
+ * keeps its threads and lanes. */
+Test(derive, softmax_tile_keeps_its_grid_to_whole_waves)
+{
+	const char *winner = "threads=256 lanes=16 rows_per_cta=32 vec=4 elems_per_thread=5 "
+			     "cache_hint=1";
+	atdi_env env = env_of(50000, 33, 4);
+	expect_derived("softmax_tile", winner, &env, 2,
+		       "threads=128 lanes=8 rows_per_cta=32 vec=4 elems_per_thread=5 cache_hint=1");
+	env = env_of(1 << 20, 77, 4); /* 32768 CTAs: 31 waves */
+	expect_derived("softmax_tile", winner, &env, 1, winner);
+	env = env_of(33792, 77, 4); /* 1056 CTAs: one whole wave */
+	expect_derived("softmax_tile", winner, &env, 1, winner);
 }
 
 /* A table of one GPU and the given winners. */

@@ -168,12 +168,15 @@ const cli_command cli_commands[] = {
 	  "and constraints.\n" },
 	{ "gen", cmd_gen, "print the specialised source of one variant",
 	  "usage: autotune gen --template T [--param NAME=VALUE]... [--dtype f32|f16|bf16]\n"
-	  "                    [-M M] [-N N] [--compile] [--arch sm_XX] [--templates DIR]\n"
+	  "                    [-M M] [-N N] [--compile] [--cubin FILE] [--arch sm_XX]\n"
+	  "                    [--templates DIR]\n"
 	  "\n"
 	  "Prints the exact CUDA source of template T specialised for the params (those\n"
 	  "not given take their defaults) and the dtype (default f32). With -M/-N the\n"
 	  "shape constraints are checked too. --compile compiles it with NVRTC (sm_90\n"
-	  "unless --arch) and adds the cubin's registers, shared memory and spills.\n" },
+	  "unless --arch) and adds the cubin's registers, shared memory and spills;\n"
+	  "--cubin FILE compiles it and writes the cubin to FILE (its entry is\n"
+	  "softmax_kernel(y, x, M, N, ldy, ldx)), for loading it by hand.\n" },
 	{ "help", cmd_help, "show help for a command", "usage: autotune help [COMMAND]\n" },
 	{ "version", cmd_version, "print the version", "usage: autotune version\n" },
 	{ NULL, NULL, NULL, NULL },

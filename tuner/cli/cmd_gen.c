@@ -1,4 +1,5 @@
 /* `autotune gen`: one variant's specialised source, optionally compiled. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,12 +11,14 @@
 #include "gen/specialize.h"
 #include "tuner/cli/cli.h"
 #include "tuner/device.h"
+#include "tuner/sweep/enumerate.h"
 #include "tuner/sweep/plan.h"
 
 #define MAX_ASSIGNMENTS 64
 
 typedef struct gen_options {
 	const char *template_name, *templates_dir;
+	const char *cubin_path; /* --cubin: where the compiled cubin goes */
 	const char *params[MAX_ASSIGNMENTS];
 	int nparams;
 	at_dtype dtype;
@@ -25,7 +28,8 @@ typedef struct gen_options {
 
 static int parse_gen(int argc, char **argv, gen_options *o)
 {
-	enum { OPT_TEMPLATE = 256, OPT_PARAM, OPT_DTYPE, OPT_COMPILE, OPT_ARCH, OPT_TEMPLATES };
+	enum { OPT_TEMPLATE = 256, OPT_PARAM, OPT_DTYPE, OPT_COMPILE, OPT_ARCH, OPT_TEMPLATES,
+	       OPT_CUBIN };
 	static const struct option opts[] = {
 		{ "template", required_argument, NULL, OPT_TEMPLATE },
 		{ "param", required_argument, NULL, OPT_PARAM },
@@ -33,6 +37,7 @@ static int parse_gen(int argc, char **argv, gen_options *o)
 		{ "compile", no_argument, NULL, OPT_COMPILE },
 		{ "arch", required_argument, NULL, OPT_ARCH },
 		{ "templates", required_argument, NULL, OPT_TEMPLATES },
+		{ "cubin", required_argument, NULL, OPT_CUBIN },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -71,6 +76,10 @@ static int parse_gen(int argc, char **argv, gen_options *o)
 				return 2;
 			break;
 		case OPT_TEMPLATES: o->templates_dir = optarg; break;
+		case OPT_CUBIN:
+			o->cubin_path = optarg;
+			o->compile = 1;
+			break;
 		case ':': return cli_usage_error("gen", "%s needs a value", argv[optind - 1]);
 		default: return cli_usage_error("gen", "unknown option %s", argv[optind - 1]);
 		}
@@ -130,6 +139,36 @@ static int make_variant(const gen_options *o, const tmpl_manifest *ts, size_t n,
 	return 0;
 }
 
+/* With -M and -N, how the tuner and the library launch the variant at that
+ * shape: what a hand-written launch of a --cubin image needs. */
+static void print_launch(const gen_options *o, const variant *v)
+{
+	if (!o->M || !o->N)
+		return;
+	shape_env env = nominal_shape_env(o->arch ? o->arch : 90, o->M, o->N,
+					  at_dtype_size(o->dtype));
+	launch_geometry g;
+	at_error err = { { 0 } };
+	if (variant_geometry(v, &env, &g, &err) == 0)
+		printf("// launch at M=%lld N=%lld: threads=%d rows_per_cta=%d dyn_smem=%d "
+		       "persistent=%d ctas_per_row=%d cooperative=%d\n",
+		       o->M, o->N, g.threads, g.rows_per_cta, g.dyn_smem, g.persistent,
+		       g.ctas_per_row ? g.ctas_per_row : 1, g.cooperative);
+}
+
+/* Writes k's cubin to path; 0, or 1 (the exit status) after saying why. */
+static int write_cubin(const char *path, const compiled_kernel *k)
+{
+	FILE *f = fopen(path, "wb");
+	int ok = f && fwrite(k->cubin, 1, k->cubin_size, f) == k->cubin_size;
+	if (f && fclose(f) != 0)
+		ok = 0;
+	if (ok)
+		return 0;
+	fprintf(stderr, "autotune: cannot write the cubin to %s: %s\n", path, strerror(errno));
+	return 1;
+}
+
 int cmd_gen(int argc, char **argv)
 {
 	gen_options o = { .dtype = AT_F32 };
@@ -152,11 +191,15 @@ int cmd_gen(int argc, char **argv)
 			compiled_kernel k;
 			int arch = o.arch ? o.arch : 90;
 			int crc = nvrtc_compile(src, "variant.cu", arch, &k, &err);
-			if (crc == COMPILE_OK)
+			if (crc == COMPILE_OK && o.cubin_path && write_cubin(o.cubin_path, &k))
+				crc = COMPILE_FAILED; /* said why; the exit status is 1 */
+			else if (crc == COMPILE_OK) {
 				printf("// compiled for sm_%d in %.0f ms: %d registers, %d bytes shared "
 				       "memory, %d bytes spilled, %d bytes stack, cubin %zu bytes\n",
 				       arch, k.compile_ms, k.registers, k.smem_bytes, k.spill_bytes,
 				       k.stack_bytes, k.cubin_size);
+				print_launch(&o, &v);
+			}
 			else if (crc == COMPILE_FAILED)
 				fprintf(stderr, "autotune: the variant did not compile:\n%s\n", k.log);
 			else

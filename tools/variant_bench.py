@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Times chosen variants of the templates beside the peers, under the peer
+benchmark's conditions (python/autotune_dispatch/peers.py: a 256 MiB read
+or write before each repetition, CUDA events, the loop queued behind a GPU
+sleep), in one process on the GPU machine: which variant a derivation rule
+should pick, measured the way the generalization run will measure it.
+
+  PYTHONPATH=python python3 tools/variant_bench.py SPEC [--autotune build-dev/autotune]
+      [--templates build-dev/templates] [--rounds 3] [--reps 60] [--csv OUT.csv]
+
+SPEC has one line a variant, grouped by shape ('#' starts a comment):
+  bf16 3 7 softmax_warp threads=128 lanes=4 rows_per_cta=32 vec=2 elems_per_thread=2
+  bf16 3 7 cu:tools/probe_tiny.cu threads=32 rows_per_cta=4 -DLANES=8
+      (a hand-written kernel with the same signature, compiled by nvcc with
+      the -D options and -DDTYPE_BF16=1; check=0 times it unchecked)
+Each variant is compiled by `autotune gen --cubin` (NVRTC, as the tuner
+and the library compile it) and launched as they launch it, checked
+against float64 first; each shape also times torch.softmax, the Triton
+tutorial's kernel and a copy. The methods of a shape take turns, a median
+of --reps a method and flush per round; the table gives the median of the
+rounds (and their spread), the CSV every round.
+"""
+import argparse
+import csv
+import ctypes
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import torch
+
+from autotune_dispatch import peers
+
+CU_OCCUPANCY = "cuOccupancyMaxActiveBlocksPerMultiprocessor"
+MAX_DYN_SMEM_ATTR = 8  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+
+
+class Driver:
+    def __init__(self):
+        self.lib = ctypes.CDLL("libcuda.so.1")
+        self.modules = []
+
+    def check(self, rc, what):
+        if rc != 0:
+            raise RuntimeError(f"{what}: CUDA error {rc}")
+
+    def load(self, cubin, threads, smem):
+        image = open(cubin, "rb").read()
+        mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
+        self.check(self.lib.cuModuleLoadData(ctypes.byref(mod), image), "cuModuleLoadData")
+        self.modules.append(mod)
+        self.check(self.lib.cuModuleGetFunction(ctypes.byref(fn), mod, b"softmax_kernel"),
+                   "cuModuleGetFunction")
+        if smem > 48 * 1024:
+            self.check(self.lib.cuFuncSetAttribute(fn, MAX_DYN_SMEM_ATTR, smem), "cuFuncSetAttribute")
+        per_sm = ctypes.c_int()
+        self.check(getattr(self.lib, CU_OCCUPANCY)(ctypes.byref(per_sm), fn, threads,
+                                                   ctypes.c_size_t(smem)), CU_OCCUPANCY)
+        return fn, per_sm.value
+
+    def launch(self, fn, grid, threads, smem, y, x, M, N):
+        args = [ctypes.c_uint64(y.data_ptr()), ctypes.c_uint64(x.data_ptr()),
+                ctypes.c_longlong(M), ctypes.c_longlong(N),
+                ctypes.c_longlong(y.stride(0)), ctypes.c_longlong(x.stride(0))]
+        ptrs = (ctypes.c_void_p * 6)(*[ctypes.cast(ctypes.byref(a), ctypes.c_void_p) for a in args])
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        self.check(self.lib.cuLaunchKernel(fn, grid, 1, 1, threads, 1, 1, smem, stream, ptrs, None),
+                   "cuLaunchKernel")
+
+
+def parse_spec(path):
+    shapes = {}
+    for lineno, line in enumerate(open(path), 1):
+        line = line.split("#", 1)[0].split()
+        if not line:
+            continue
+        if len(line) < 4:
+            sys.exit(f"{path}:{lineno}: expected DTYPE M N TEMPLATE [PARAM=VALUE...]")
+        dt, M, N, template, params = line[0], int(line[1]), int(line[2]), line[3], line[4:]
+        shapes.setdefault((dt, M, N), []).append((template, params))
+    return shapes
+
+
+def compile_variant(args, dt, M, N, template, params, tmp):
+    """(cubin path, launch dict) for a template variant or a cu: file."""
+    cubin = os.path.join(tmp, f"v{len(os.listdir(tmp))}.cubin")
+    if template.startswith("cu:"):
+        defines = [p for p in params if p.startswith("-D")]
+        launch = dict(p.split("=", 1) for p in params if not p.startswith("-D"))
+        subprocess.run(["nvcc", "-cubin", "-arch=sm_90", "-std=c++17", "-o", cubin,
+                        f"-DDTYPE_{dt.upper()}=1", *defines, template[3:]], check=True)
+        return cubin, {"threads": int(launch["threads"]), "rows_per_cta": int(launch["rows_per_cta"]),
+                       "dyn_smem": int(launch.get("dyn_smem", 0)),
+                       "persistent": int(launch.get("persistent", 0)),
+                       "check": int(launch.get("check", 1))}
+    cmd = [args.autotune, "gen", "--templates", args.templates, "--template", template,
+           "--dtype", dt, "-M", str(M), "-N", str(N), "--cubin", cubin]
+    for p in params:
+        cmd += ["--param", p]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    m = re.search(r"// launch at M=\d+ N=\d+: (.*)", out)
+    launch = {k: int(v) for k, v in (kv.split("=") for kv in m.group(1).split())}
+    if launch["ctas_per_row"] != 1 or launch["cooperative"]:
+        sys.exit(f"variant_bench: {template} {' '.join(params)}: clusters and cooperative "
+                 "launches are not supported here")
+    return cubin, launch
+
+
+def grid_of(launch, per_sm, M, sms):
+    ctas = -(-M // launch["rows_per_cta"])
+    return min(ctas, per_sm * sms) if launch["persistent"] else ctas
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("spec")
+    ap.add_argument("--autotune", default="build-dev/autotune")
+    ap.add_argument("--templates", default="build-dev/templates")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=60)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--csv")
+    args = ap.parse_args(argv)
+    shapes = parse_spec(args.spec)
+    torch.cuda.init()
+    torch.empty(1, device="cuda")
+    drv = Driver()
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    flush, hold = peers.Flusher(), peers.GpuHold()
+    tutorial = peers.TutorialSoftmax() if peers.triton is not None else None
+    rows = []
+    tmp = tempfile.mkdtemp(prefix="variant-bench-")
+    for (dt, M, N), variants in shapes.items():
+        tdt = getattr(torch, peers.TORCH_DTYPES[dt])
+        torch.manual_seed(M * 131 + N)
+        x = (torch.rand(M, N, device="cuda", dtype=torch.float32) * 16 - 8).to(tdt)
+        ref = torch.softmax(x.double(), dim=-1)
+        y = torch.empty_like(x)
+        methods, unchecked = {}, set()
+        for template, params in variants:
+            cubin, launch = compile_variant(args, dt, M, N, template, params, tmp)
+            fn, per_sm = drv.load(cubin, launch["threads"], launch["dyn_smem"])
+            grid = grid_of(launch, per_sm, M, sms)
+            name = (template + " " + " ".join(params)).strip()
+            if not launch.get("check", 1):
+                unchecked.add(name)
+            methods[name] = (lambda fn=fn, grid=grid, launch=launch:
+                             drv.launch(fn, grid, launch["threads"], launch["dyn_smem"], y, x, M, N) or y)
+        methods["torch"] = lambda: torch.softmax(x, dim=-1)
+        if tutorial:
+            methods["triton"] = lambda: tutorial(x, y) or y
+        methods["copy"] = lambda: y.copy_(x)
+        for name, fn in list(methods.items()):
+            y.fill_(float("nan"))
+            out = fn()
+            torch.cuda.synchronize()
+            if name != "copy" and name not in unchecked:
+                e = peers.rel_err(out, ref)
+                if not (e <= peers.TOLERANCE[dt]) or torch.isnan(out).any():
+                    print(f"{dt} {M}x{N} {name}: check failed (rel err {e:.2e})", flush=True)
+                    del methods[name]
+        times = {(n, m): [] for n in methods for m in ("clean", "dirty")}
+        for r in range(args.rounds):
+            for name, fn in methods.items():
+                for mode in ("clean", "dirty"):
+                    us = peers.median_us(fn, flush, mode, args.warmup, args.reps, hold)
+                    times[(name, mode)].append(us)
+                    rows.append({"dtype": dt, "M": M, "N": N, "round": r, "method": name,
+                                 "flush": mode, "us": f"{us:.3f}"})
+        print(f"\n{dt} {M}x{N} (median of {args.rounds} rounds of {args.reps}; min-max)")
+        for name in methods:
+            c, d = times[(name, "clean")], times[(name, "dirty")]
+            print(f"  {statistics.median(c):8.3f} ({min(c):.3f}-{max(c):.3f})  "
+                  f"{statistics.median(d):8.3f} ({min(d):.3f}-{max(d):.3f})  {name}", flush=True)
+        del x, y, ref
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=["dtype", "M", "N", "round", "method", "flush", "us"])
+            w.writeheader()
+            w.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()
