@@ -36,6 +36,11 @@
 #                                     the report with --peers: $OUT/seeds-*;
 #                                     run again after a cut, it resumes
 #   bash build-dev/python-gpu-test.sh the Python package's GPU tests
+#   bash build-dev/variant-bench.sh SPEC
+#                                     tools/variant_bench.py: chosen variants
+#                                     (SPEC, one a line) beside torch, Triton
+#                                     and a copy under the peer benchmark's
+#                                     clean and dirty L2: $OUT/variant-bench.*
 #   bash build-dev/ab.sh CONFIG [PARAM]
 #                                     sweep --full-timing of build-dev/tpl-ab
 #                                     over CONFIG into a fresh database (from
@@ -162,6 +167,11 @@ c = sqlite3.connect("/tmp/default-small.db")
 c.execute("DELETE FROM compile_cache"); c.commit(); c.execute("VACUUM"); c.close()
 os.system("cp /tmp/default-small.db $OUT/default.db; ls -l /tmp/default.db /tmp/default-small.db")
 EOP
+EOS
+cat >build-dev/variant-bench.sh <<'EOS'
+export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1
+PYTHONPATH=python python3 tools/variant_bench.py "$1" --csv "$OUT/variant-bench.csv" 2>&1 |
+	grep -v -i warn | tee "$OUT/variant-bench.log"
 EOS
 cat >build-dev/peers.sh <<'EOS'
 # peers.sh [SLICE [--first-call]]: SLICE of the generalization shapes (e.g.
