@@ -46,6 +46,7 @@
 	X(cuModuleUnload, CUDA_VERSION) \
 	X(cuModuleGetFunction, CUDA_VERSION) \
 	X(cuFuncGetAttribute, CUDA_VERSION) \
+	X(cuFuncGetParamInfo, 12040) \
 	X(cuFuncSetAttribute, CUDA_VERSION) \
 	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, CUDA_VERSION) \
 	X(cuLaunchKernel, CUDA_VERSION) \

@@ -129,9 +129,9 @@ int launch_grid(const launch_geometry *g, CUfunction fn, long long M, int sm_cou
 
 int launch_softmax(CUfunction fn, const launch_geometry *g, unsigned grid, CUdeviceptr y,
 		   CUdeviceptr x, long long M, long long N, long long ldy, long long ldx,
-		   CUstream stream, at_error *err)
+		   unsigned flags, CUstream stream, at_error *err)
 {
-	void *args[] = { &y, &x, &M, &N, &ldy, &ldx };
+	void *args[] = { &y, &x, &M, &N, &ldy, &ldx, &flags };
 	if (g->cooperative)
 		CU_TRY(err, cudrv.cuLaunchCooperativeKernel(fn, grid, 1, 1, (unsigned)g->threads, 1,
 							    1, (unsigned)g->dyn_smem, stream, args));
@@ -139,4 +139,15 @@ int launch_softmax(CUfunction fn, const launch_geometry *g, unsigned grid, CUdev
 		CU_TRY(err, cudrv.cuLaunchKernel(fn, grid, 1, 1, (unsigned)g->threads, 1, 1,
 						 (unsigned)g->dyn_smem, stream, args, NULL));
 	return 0;
+}
+
+int launch_check_signature(CUfunction fn, at_error *err)
+{
+	size_t offset = 0, size = 0;
+	CUresult rc = cudrv.cuFuncGetParamInfo(fn, LAUNCH_FLAGS_PARAM, &offset, &size);
+	if (rc == CUDA_SUCCESS && size == sizeof(unsigned))
+		return 0;
+	return at_error_set(err, "the kernel takes no flags argument (parameter %d): it was "
+			    "built by autotune 0.2 or older, whose kernels gave NaN for logits "
+			    "above about 1e29; tune again", LAUNCH_FLAGS_PARAM);
 }

@@ -1,5 +1,5 @@
 /* How a softmax kernel is launched: every template's kernel has the same
- * signature (y, x, M, N, ldy, ldx), and its launch is described by a few
+ * signature (y, x, M, N, ldy, ldx, flags), and its launch is described by a few
  * numbers that the tuner evaluates from the manifest and stores with each
  * result. The tuner and the dispatch library both launch through this, so
  * the two can never disagree on the grid. */
@@ -46,10 +46,20 @@ int launch_grid(const launch_geometry *g, CUfunction fn, long long M, int sm_cou
 		unsigned *grid, at_error *err);
 
 /* Launches fn on stream with the common softmax arguments (strides in
- * elements), cooperatively if g says so. Checks nothing else; the caller
- * has validated the shape. */
+ * elements; flags: ATD_MASKED_ZERO or 0), cooperatively if g says so.
+ * Checks nothing else; the caller has validated the shape. */
 int launch_softmax(CUfunction fn, const launch_geometry *g, unsigned grid, CUdeviceptr y,
 		   CUdeviceptr x, long long M, long long N, long long ldy, long long ldx,
-		   CUstream stream, at_error *err);
+		   unsigned flags, CUstream stream, at_error *err);
+
+/* The index of the flags argument, the last of the signature: a kernel
+ * without it was built before it existed (and before the numerics that
+ * came with it), and is not launched. */
+#define LAUNCH_FLAGS_PARAM 6
+
+/* 0 when fn takes the signature above (its flags argument is a 4-byte
+ * parameter at LAUNCH_FLAGS_PARAM), else -1 with a message saying that the
+ * kernel predates it. */
+int launch_check_signature(CUfunction fn, at_error *err);
 
 #endif

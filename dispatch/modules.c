@@ -72,7 +72,13 @@ static atd_status load_tuned(atd_handle *h, const atdi_ctx_info *ci, const atdi_
 	if (s != ATD_OK)
 		return s;
 	s = load_image(code.image, code.entry, mod, fn, why, cap);
-	if (s != ATD_OK && code.is_ptx) {
+	at_error sig;
+	if (s == ATD_OK && launch_check_signature(*fn, &sig) != 0) {
+		cudrv.cuModuleUnload(*mod);
+		*mod = NULL;
+		snprintf(why, cap, "%s", sig.msg);
+		s = ATD_ERR_NO_KERNEL;
+	} else if (s != ATD_OK && code.is_ptx) {
 		char inner[ATDI_MSG_CAP];
 		snprintf(inner, sizeof inner, "%s", why);
 		snprintf(why, cap, "its cubin is for sm_%d and its PTX does not load on sm_%d: %s",

@@ -11,7 +11,7 @@
 /* Says which argument is wrong; kept off the fast path. */
 static __attribute__((cold, noinline)) atd_status
 bad_argument(atd_handle *h, atd_dtype dtype, const void *y, const void *x, int64_t M, int64_t N,
-	     int64_t ldy, int64_t ldx)
+	     int64_t ldy, int64_t ldx, unsigned flags)
 {
 	if ((unsigned)dtype >= AT_DTYPE_COUNT)
 		return atdi_fail(h, ATD_ERR_INVALID_ARGUMENT, "atd_softmax: unknown dtype %d",
@@ -19,6 +19,10 @@ bad_argument(atd_handle *h, atd_dtype dtype, const void *y, const void *x, int64
 	if (!y || !x)
 		return atdi_fail(h, ATD_ERR_INVALID_ARGUMENT, "atd_softmax: %s is NULL",
 				 !y ? "y" : "x");
+	if (flags & ~ATD_MASKED_ZERO)
+		return atdi_fail(h, ATD_ERR_INVALID_ARGUMENT,
+				 "atd_softmax_ex: unknown flags 0x%x (known: ATD_MASKED_ZERO)",
+				 flags & ~ATD_MASKED_ZERO);
 	if (M < 1 || N < 1)
 		return atdi_fail(h, ATD_ERR_INVALID_ARGUMENT,
 				 "atd_softmax: M and N must be at least 1 (M = %lld, N = %lld)",
@@ -39,13 +43,15 @@ launch_failed(atd_handle *h, const atdi_resolved *r, atd_dtype dtype, int64_t M,
 			 at_dtype_name((at_dtype)dtype), (long long)M, (long long)N, msg);
 }
 
-ATD_API atd_status atd_softmax(atd_handle *h, atd_dtype dtype, void *y, const void *x,
-			       int64_t M, int64_t N, int64_t ldy, int64_t ldx, void *stream)
+ATD_API atd_status atd_softmax_ex(atd_handle *h, atd_dtype dtype, void *y, const void *x,
+				  int64_t M, int64_t N, int64_t ldy, int64_t ldx, unsigned flags,
+				  void *stream)
 {
 	if (!h)
 		return ATD_ERR_INVALID_ARGUMENT;
-	if (!y || !x || M < 1 || N < 1 || ldx < N || ldy < N || (unsigned)dtype >= AT_DTYPE_COUNT)
-		return bad_argument(h, dtype, y, x, M, N, ldy, ldx);
+	if (!y || !x || M < 1 || N < 1 || ldx < N || ldy < N || (unsigned)dtype >= AT_DTYPE_COUNT ||
+	    (flags & ~ATD_MASKED_ZERO))
+		return bad_argument(h, dtype, y, x, M, N, ldy, ldx, flags);
 	atd_status s = atdi_driver(h);
 	if (s != ATD_OK)
 		return s;
@@ -62,7 +68,14 @@ ATD_API atd_status atd_softmax(atd_handle *h, atd_dtype dtype, void *y, const vo
 		return s;
 	at_error err;
 	if (launch_softmax(r.fn, &r.geom, r.grid, (CUdeviceptr)(uintptr_t)y,
-			   (CUdeviceptr)(uintptr_t)x, M, N, ldy, ldx, (CUstream)stream, &err) != 0)
+			   (CUdeviceptr)(uintptr_t)x, M, N, ldy, ldx, flags, (CUstream)stream,
+			   &err) != 0)
 		return launch_failed(h, &r, dtype, M, N, err.msg);
 	return ATD_OK;
+}
+
+ATD_API atd_status atd_softmax(atd_handle *h, atd_dtype dtype, void *y, const void *x,
+			       int64_t M, int64_t N, int64_t ldy, int64_t ldx, void *stream)
+{
+	return atd_softmax_ex(h, dtype, y, x, M, N, ldy, ldx, 0, stream);
 }

@@ -132,7 +132,7 @@ static double time_variant(scratch *s, CUfunction fn, const launch_geometry *g, 
 {
 	at_error err;
 	for (int i = 0; i < TUNE_WARMUP; i++)
-		if (launch_softmax(fn, g, grid, s->y, s->x, M, N, N, N, s->stream, &err) != 0)
+		if (launch_softmax(fn, g, grid, s->y, s->x, M, N, N, N, 0, s->stream, &err) != 0)
 			return -1;
 	if (!output_ok(s, dt, N))
 		return -1;
@@ -141,7 +141,7 @@ static double time_variant(scratch *s, CUfunction fn, const launch_geometry *g, 
 		    CUDA_SUCCESS)
 			return -1;
 		cudrv.cuEventRecord(s->ev[2 * i], s->stream);
-		if (launch_softmax(fn, g, grid, s->y, s->x, M, N, N, N, s->stream, &err) != 0)
+		if (launch_softmax(fn, g, grid, s->y, s->x, M, N, N, N, 0, s->stream, &err) != 0)
 			return -1;
 		cudrv.cuEventRecord(s->ev[2 * i + 1], s->stream);
 	}

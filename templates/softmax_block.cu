@@ -54,23 +54,24 @@ __device__ __forceinline__ void load_row(row_buf &b, const elem_t *row, long lon
 // both reductions: half the registers of f32 exponentials, so twice the
 // rows in flight a multiprocessor, for a second exp per element at the
 // write. That exp folds the division into its exponent,
-// exp2(x log2(e) - (m2 + log2(sum))), so it differs from the sum's: the
+// exp2((x - m) log2(e) - log2(sum)), so it differs from the sum's: the
 // compiler cannot keep the sum's exponentials (f32) alive to reuse them.
 __device__ __forceinline__ void finish_row(row_buf &b, elem_t *row, long long n,
-					   bool coaligned, float *max_slot, float *sum_slot)
+					   bool coaligned, float *max_slot, float *sum_slot,
+					   unsigned flags)
 {
 	float m = NEG_INF_F;
 #pragma unroll
 	for (int i = 0; i < ITERS; i++)
 		m = fmaxf(m, vec_max(b.v[i]));
-	const float m2 = cta_max(m, max_slot) * LOG2E_F;
+	m = masked_max(cta_max(m, max_slot), flags);
 	float s = 0.0f;
 #pragma unroll
 	for (int i = 0; i < ITERS; i++)
 #pragma unroll
 		for (int j = 0; j < VEC; j++)
-			s += fast_exp2(fmaf(to_f32(b.v[i].v[j]), LOG2E_F, -m2));
-	const float shift = m2 + fast_log2(cta_sum(s, sum_slot));
+			s += exp_from_max(to_f32(b.v[i].v[j]), m);
+	const float lg = fast_log2(masked_sum(cta_sum(s, sum_slot), flags));
 	// peeled again rather than kept: y's rows start where x's do, and a
 	// peel held across the reductions costs registers the packed row needs
 	const row_peel p = peel_row<PEEL>(row, n, HOLD, coaligned);
@@ -80,13 +81,14 @@ __device__ __forceinline__ void finish_row(row_buf &b, elem_t *row, long long n,
 		float out[VEC];
 #pragma unroll
 		for (int j = 0; j < VEC; j++)
-			out[j] = fast_exp2(fmaf(to_f32_again(b.v[i], j), LOG2E_F, -shift));
+			out[j] = exp_from_max_over(to_f32_again(b.v[i], j), m, lg);
 		store_row_window<PEEL>(row - p.k, window_col(i), p, out);
 	}
 }
 #else
 __device__ __forceinline__ void finish_row(const row_buf &b, elem_t *row, long long n,
-					   bool coaligned, float *max_slot, float *sum_slot)
+					   bool coaligned, float *max_slot, float *sum_slot,
+					   unsigned flags)
 {
 	// the max from the loaded vectors (packed in half precision: vec_max),
 	// then the values converted, before the CTA's barrier: converted after
@@ -101,18 +103,16 @@ __device__ __forceinline__ void finish_row(const row_buf &b, elem_t *row, long l
 #pragma unroll
 		for (int j = 0; j < VEC; j++)
 			v[i][j] = to_f32(b.v[i].v[j]);
-	m = cta_max(m, max_slot);
-	const float m2 = m * LOG2E_F;
+	m = masked_max(cta_max(m, max_slot), flags);
 	float s = 0.0f;
 #pragma unroll
 	for (int i = 0; i < ITERS; i++)
 #pragma unroll
 		for (int j = 0; j < VEC; j++) {
-			v[i][j] = fast_exp2(fmaf(v[i][j], LOG2E_F, -m2));
+			v[i][j] = exp_from_max(v[i][j], m);
 			s += v[i][j];
 		}
-	s = cta_sum(s, sum_slot);
-	const float inv = 1.0f / s;
+	const float inv = 1.0f / masked_sum(cta_sum(s, sum_slot), flags);
 	const row_peel p = peel_row<PEEL>(row, n, HOLD, coaligned);
 #pragma unroll
 	for (int i = 0; i < ITERS; i++) {
@@ -132,7 +132,7 @@ __device__ __forceinline__ void finish_row(const row_buf &b, elem_t *row, long l
 
 extern "C" __global__ void LAUNCH_BOUNDS
 softmax_kernel(elem_t *__restrict__ y, const elem_t *__restrict__ x, long long M,
-	       long long N, long long ldy, long long ldx)
+	       long long N, long long ldy, long long ldx, unsigned flags)
 {
 	__shared__ float max_slot[32], sum_slot[32];
 	const bool coaligned = rows_coaligned<PEEL>(x, ldx, y, ldy);
@@ -154,13 +154,13 @@ softmax_kernel(elem_t *__restrict__ y, const elem_t *__restrict__ x, long long M
 					       coaligned);
 			if (r < M)
 				finish_row(buf[s], y + r * ldy, N, coaligned, max_slot,
-						 sum_slot);
+						 sum_slot, flags);
 		}
 	}
 #else
 	row_buf buf;
 	const long long row = blockIdx.x;
 	load_row(buf, x + row * ldx, N, coaligned);
-	finish_row(buf, y + row * ldy, N, coaligned, max_slot, sum_slot);
+	finish_row(buf, y + row * ldy, N, coaligned, max_slot, sum_slot, flags);
 #endif
 }

@@ -38,7 +38,8 @@
 // At least 1024 threads resident per SM: at most 64 registers a thread (left
 // alone, ptxas spilled some 512-thread variants at 40 registers).
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1024 / THREADS)
-softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long ldy, long long ldx)
+softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long ldy, long long ldx,
+	       unsigned flags)
 {
 	__shared__ float m_slot[WARPS], s_slot[WARPS];
 	__shared__ cluster_inbox inbox;
@@ -55,9 +56,8 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	slice_stage(buf, held, sl);
 	float m = NEG_INF_F, s = 0.0f;
 	slice_reduce(buf, held, sl, m, s, 0, threadIdx.x);
-	float m2 = m * LOG2E_F; // -inf stays -inf
-	cta_merge(m2, s, m_slot, s_slot);
-	inbox_send(&inbox, rank, m2, s);
-	inbox_total(&inbox, m2, s);
-	slice_write(buf, held, sl, m2, 1.0f / s);
+	cta_merge(m, s, m_slot, s_slot);
+	inbox_send(&inbox, rank, m, s);
+	inbox_total(&inbox, m, s);
+	slice_write(buf, held, sl, masked_max(m, flags), 1.0f / masked_sum(s, flags));
 }

@@ -115,8 +115,8 @@ __device__ __forceinline__ float held_max(const vec_t *raw)
 	return m;
 }
 
-// The sum of exp2(value * log2(e) - ref) over the held values; ref is the
-// CTA's (MAX_FIRST) or this thread's max in log2 units, or 0 while that is
+// The sum of e^(value - ref) over the held values; ref is the CTA's
+// (MAX_FIRST) or this thread's max, or 0 while that is
 // -inf (then every value is -inf and its exp 0, where -inf - -inf would
 // give NaN). Unless PACKED the exponentials are kept in v. Half-precision
 // pairs are converted from their word (pair_to_f32: one instruction an
@@ -132,7 +132,7 @@ __device__ __forceinline__ float exponentiate(const vec_t *raw, float (*v)[VEC],
 			pair_to_f32(raw[i], j / 2, x[0], x[1]);
 #pragma unroll
 			for (int h = 0; h < 2; h++) {
-				const float e = fast_exp2(fmaf(x[h], LOG2E_F, -ref));
+				const float e = exp_from_max(x[h], ref);
 #if !PACKED
 				v[i][j + h] = e;
 #endif
@@ -143,10 +143,10 @@ __device__ __forceinline__ float exponentiate(const vec_t *raw, float (*v)[VEC],
 }
 
 // The lanes [lo, hi) of edge window c (the head or the tail) merged into
-// (m2, s) as (max in log2 units, sum relative to it). Only its holder
+// (m, s) as (max, sum relative to it). Only its holder
 // calls this; the window is read again to be written (edge_write), so it
 // costs no registers across the exchange of partials.
-__device__ __forceinline__ void edge_merge(float &m2, float &s, const elem_t *xa, long long c,
+__device__ __forceinline__ void edge_merge(float &m, float &s, const elem_t *xa, long long c,
 					   int lo, int hi)
 {
 	vec_t raw;
@@ -157,12 +157,12 @@ __device__ __forceinline__ void edge_merge(float &m2, float &s, const elem_t *xa
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
 		hm = fmaxf(hm, hv[j]);
-	const float ref = hm == NEG_INF_F ? 0.0f : hm * LOG2E_F;
+	const float ref = hm == NEG_INF_F ? 0.0f : hm;
 	float hs = 0.0f;
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
-		hs += fast_exp2(fmaf(hv[j], LOG2E_F, -ref));
-	merge(m2, s, hm * LOG2E_F, hs);
+		hs += exp_from_max(hv[j], ref);
+	merge(m, s, hm, hs);
 }
 
 // Stores the lanes [lo, hi) of window c of the row: one window of y when y
@@ -183,9 +183,9 @@ __device__ __forceinline__ void store_held(elem_t *yrow, int kx, int ky, long lo
 }
 
 // Edge window c, read again (only its holder ever writes it, so in place
-// it is still x), to y: exp2(x * log2(e) - m2) * inv.
+// it is still x), to y: e^(x - m) * inv.
 __device__ __forceinline__ void edge_write(elem_t *yrow, const elem_t *xa, int kx, int ky,
-					   long long c, int lo, int hi, float m2, float inv)
+					   long long c, int lo, int hi, float m, float inv)
 {
 	vec_t raw;
 	load_window(raw, xa + c * VEC, lo, hi);
@@ -193,14 +193,14 @@ __device__ __forceinline__ void edge_write(elem_t *yrow, const elem_t *xa, int k
 	vec_values(raw, out);
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
-		out[j] = fast_exp2(fmaf(out[j], LOG2E_F, -m2)) * inv;
+		out[j] = exp_from_max(out[j], m) * inv;
 	store_held(yrow, kx, ky, c, lo, hi, out);
 }
 
 #if PACKED
 // Half precision held as loaded (two elements a register) across the
 // exchange of partials, as in softmax_block's packed=1: the sum's exps are
-// not kept, and the write computes exp2(x log2(e) - (max + log2(sum))) again.
+// not kept, and the write computes exp2((x - max) log2(e) - log2(sum)) again.
 // The cluster's bookkeeping takes 6 registers more than softmax_block's
 // (with 4: bf16 512 x 24 spilled 8 bytes at 32 registers, 5 x 128 x 64 82
 // bytes at 56).
@@ -210,7 +210,8 @@ __device__ __forceinline__ void edge_write(elem_t *yrow, const elem_t *xa, int k
 #endif
 
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) LAUNCH_BOUNDS
-softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long ldy, long long ldx)
+softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long ldy, long long ldx,
+	       unsigned flags)
 {
 	__shared__ float max_slot[32], sum_slot[32];
 	__shared__ cluster_inbox inbox;
@@ -232,12 +233,12 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 #if MAX_FIRST
 	// the CTA's max first, then its sum relative to it: two CTA barriers,
 	// but no (max, sum) pairs to merge thread by thread (two exps each)
-	const float m2 = cta_max(held_max(raw), max_slot) * LOG2E_F; // -inf stays -inf
-	float cm = m2, cs = cta_sum(exponentiate(raw, v, m2 == NEG_INF_F ? 0.0f : m2), sum_slot);
+	const float tm = cta_max(held_max(raw), max_slot);
+	float cm = tm, cs = cta_sum(exponentiate(raw, v, tm == NEG_INF_F ? 0.0f : tm), sum_slot);
 #else
 	// each thread's (max, sum), merged over the CTA: one CTA barrier
-	const float m2 = held_max(raw) * LOG2E_F; // -inf stays -inf
-	float cm = m2, cs = exponentiate(raw, v, m2 == NEG_INF_F ? 0.0f : m2);
+	const float tm = held_max(raw);
+	float cm = tm, cs = exponentiate(raw, v, tm == NEG_INF_F ? 0.0f : tm);
 	cta_merge(cm, cs, max_slot, sum_slot);
 #endif
 
@@ -251,11 +252,13 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 		edge_merge(cm, cs, xrow - kx, tail, 0, (int)((N + kx) % VEC));
 	inbox_send(&inbox, rank, cm, cs);
 	inbox_total(&inbox, cm, cs);
+	cm = masked_max(cm, flags);
+	cs = masked_sum(cs, flags);
 
 	const float inv = 1.0f / cs;
 	const long long end = whole_end(N, kx);
 #if PACKED
-	const float shift = cm + fast_log2(cs);
+	const float lg = fast_log2(cs);
 #pragma unroll
 	for (int i = 0; i < ITERS; i++) {
 		const long long c = held_window(rank, i, kx > 0);
@@ -263,15 +266,15 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 		float out[VEC];
 #pragma unroll
 		for (int j = 0; j < VEC; j++)
-			out[j] = fast_exp2(fmaf(to_f32_again(raw[i], j), LOG2E_F, -shift));
+			out[j] = exp_from_max_over(to_f32_again(raw[i], j), cm, lg);
 		if (c < end)
 			store_held(yrow, kx, ky, c, 0, VEC, out);
 	}
 #else
-	// exp2(v - m2) * exp2(m2 - row max) / row sum; m2 the CTA's or the
+	// e^(v - tm) * e^(tm - row max) / row sum; tm the CTA's or the
 	// thread's max: one of -inf values gets 0 (NaN when the whole row is
 	// -inf: -inf - -inf)
-	const float scale = fast_exp2(m2 - cm) * inv;
+	const float scale = exp_from_max(tm, cm) * inv;
 #pragma unroll
 	for (int i = 0; i < ITERS; i++) {
 		const long long c = held_window(rank, i, kx > 0);

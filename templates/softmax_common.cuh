@@ -132,6 +132,49 @@ __device__ __forceinline__ float fast_exp2(float x)
 	return y;
 }
 
+// e^(x - m) for m the max of x's row (or of the part of it seen so far), as
+// 2^((x - m) log2 e). The difference comes first: exact where x is near m,
+// and far below the smallest float's exponent where it is not, so the
+// result is right at every finite magnitude. The one-instruction form
+// 2^(x log2 e - m log2 e) is not: m log2 e rounds by up to half an ulp of
+// m, 2^-24 m, so at m = 1e30 the max's own term came out as 2^(+-6e22),
+// inf or 0, and the row NaN where torch.softmax gives a distribution; and
+// m log2 e overflows past 2.4e38 (f32 and bf16 reach 3.4e38). A masked -inf
+// gives 2^-inf = 0; m = -inf (a row of -inf) gives NaN, as torch does.
+__device__ __forceinline__ float exp_from_max(float x, float m)
+{
+	return fast_exp2((x - m) * LOG2E_F);
+}
+
+// e^(x - m) / 2^lg (lg = log2 of the row's sum): the division folded into
+// the exponent, for templates that compute each exp a second time at the
+// write rather than keep the sum's.
+__device__ __forceinline__ float exp_from_max_over(float x, float m, float lg)
+{
+	return fast_exp2(fmaf(x - m, LOG2E_F, -lg));
+}
+
+// Bits of every kernel's last argument, `flags` (the public header's
+// ATD_FLAG_* values). MASKED_ZERO: a row of all -inf comes out as zeros,
+// as PyTorch's SDPA gives fully masked rows, rather than torch.softmax's
+// NaN (-inf - -inf).
+#define FLAG_MASKED_ZERO 1u
+
+// The row's max as its exps take it: with FLAG_MASKED_ZERO, 0 for a row of
+// all -inf, whose exps are then 0 rather than NaN.
+__device__ __forceinline__ float masked_max(float m, unsigned flags)
+{
+	return (flags & FLAG_MASKED_ZERO) && m == NEG_INF_F ? 0.0f : m;
+}
+
+// The row's sum as the division takes it: with FLAG_MASKED_ZERO, 1 for a
+// sum of 0 (a row of all -inf), so that 0 / 1 is written. Every other
+// row's sum is at least 1 (its max's own term), or NaN.
+__device__ __forceinline__ float masked_sum(float s, unsigned flags)
+{
+	return (flags & FLAG_MASKED_ZERO) && s == 0.0f ? 1.0f : s;
+}
+
 // Hides v's value from the compiler (no instruction): after this, values it
 // computed from v before cannot be reused, so what is kept alive is v itself.
 // Templates that hold a row packed call it before converting the row a

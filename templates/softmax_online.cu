@@ -20,7 +20,7 @@
 #include "softmax_online_merge.cuh"
 
 __device__ __forceinline__ void softmax_row(elem_t *y, const elem_t *x, long long N, bool vec_ok,
-					    float *m_slot, float *s_slot)
+					    float *m_slot, float *s_slot, unsigned flags)
 {
 	float m = NEG_INF_F, s = 0.0f;
 	for (long long base = 0; base < N; base += STEP) {
@@ -33,7 +33,7 @@ __device__ __forceinline__ void softmax_row(elem_t *y, const elem_t *x, long lon
 		for (int u = 0; u < UNROLL; u++)
 #pragma unroll
 			for (int j = 0; j < VEC; j++)
-				cm = fmaxf(cm, to_f32(v[u].v[j]) * LOG2E_F);
+				cm = fmaxf(cm, to_f32(v[u].v[j]));
 		if (cm == NEG_INF_F) {
 			// nothing but padding, -inf or NaN: adds 0, or the NaN
 #pragma unroll
@@ -45,18 +45,19 @@ __device__ __forceinline__ void softmax_row(elem_t *y, const elem_t *x, long lon
 			continue;
 		}
 		if (cm > m) {
-			s *= fast_exp2(m - cm);
+			s *= exp_from_max(m, cm);
 			m = cm;
 		}
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++)
 #pragma unroll
 			for (int j = 0; j < VEC; j++)
-				s += fast_exp2(fmaf(to_f32(v[u].v[j]), LOG2E_F, -m));
+				s += exp_from_max(to_f32(v[u].v[j]), m);
 	}
 	cta_merge(m, s, m_slot, s_slot);
 	__syncthreads(); // the slots are reused by the next row
-	const float inv = 1.0f / s;
+	m = masked_max(m, flags);
+	const float inv = 1.0f / masked_sum(s, flags);
 	for (long long base = 0; base < N; base += STEP) {
 		vec_t v[UNROLL];
 #pragma unroll
@@ -67,22 +68,23 @@ __device__ __forceinline__ void softmax_row(elem_t *y, const elem_t *x, long lon
 			float out[VEC];
 #pragma unroll
 			for (int j = 0; j < VEC; j++)
-				out[j] = fast_exp2(fmaf(to_f32(v[u].v[j]), LOG2E_F, -m)) * inv;
+				out[j] = exp_from_max(to_f32(v[u].v[j]), m) * inv;
 			store_vec(y, base + ((long long)u * THREADS + threadIdx.x) * VEC, N, vec_ok, out);
 		}
 	}
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS)
-softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long ldy, long long ldx)
+softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long ldy, long long ldx,
+	       unsigned flags)
 {
 	__shared__ float m_slot[32], s_slot[32];
 	const bool vec_ok = rows_vec_aligned(x, ldx) && rows_vec_aligned(y, ldy);
 #if PERSISTENT
 	for (long long row = blockIdx.x; row < M; row += gridDim.x)
-		softmax_row(y + row * ldy, x + row * ldx, N, vec_ok, m_slot, s_slot);
+		softmax_row(y + row * ldy, x + row * ldx, N, vec_ok, m_slot, s_slot, flags);
 #else
 	const long long row = blockIdx.x;
-	softmax_row(y + row * ldy, x + row * ldx, N, vec_ok, m_slot, s_slot);
+	softmax_row(y + row * ldy, x + row * ldx, N, vec_ok, m_slot, s_slot, flags);
 #endif
 }

@@ -6,10 +6,11 @@
 
 // ---- a thread's running (max, sum) over its chunks --------------------------
 
-// m the max in input units, s the sum of exp relative to ref(m) = m * log2(e),
-// or to 0 while m is -inf (then s is 0, or NaN if a NaN was seen). Maxima use
-// fmaxf, which skips NaN; a NaN still reaches s, and a +inf makes s NaN
-// (inf - inf).
+// m the max, s the sum of e^(x - ref(m)), ref(m) = m, or 0 while m is -inf
+// (then s is 0, or NaN if a NaN was seen). Maxima are kept in input units
+// and every exp is taken of a difference (exp_from_max): scaled to log2
+// units first, maxima of 1e30 lost their low digits. Maxima use fmaxf,
+// which skips NaN; a NaN still reaches s, and a +inf makes s NaN (inf - inf).
 
 __device__ __forceinline__ float chunk_max(const float *v)
 {
@@ -23,17 +24,17 @@ __device__ __forceinline__ float chunk_max(const float *v)
 __device__ __forceinline__ void rescale(float &m, float &s, float new_max)
 {
 	if (new_max > m) {
-		s *= fast_exp2((m - new_max) * LOG2E_F); // m = -inf: s * 0 (0, or NaN stays)
+		s *= exp_from_max(m, new_max); // m = -inf: s * 0 (0, or NaN stays)
 		m = new_max;
 	}
 }
 
-__device__ __forceinline__ float log2_ref(float m)
+__device__ __forceinline__ float sum_ref(float m)
 {
-	return m == NEG_INF_F ? 0.0f : m * LOG2E_F;
+	return m == NEG_INF_F ? 0.0f : m;
 }
 
-// s plus the chunk's exp2(v * log2(e) - ref), added in lane order: float
+// s plus the chunk's e^(v - ref), added in lane order: float
 // addition does not reassociate, so a caller that sums a chunk on its own
 // first passes s = 0 and keeps its rounding. A masked -inf adds
 // exp2(-inf - ref) = 0 (ref is finite or +inf).
@@ -41,7 +42,7 @@ __device__ __forceinline__ float add_exps(float s, const float *v, float ref)
 {
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
-		s += fast_exp2(fmaf(v[j], LOG2E_F, -ref));
+		s += exp_from_max(v[j], ref);
 	return s;
 }
 
@@ -49,13 +50,13 @@ __device__ __forceinline__ float add_exps(float s, const float *v, float ref)
 __device__ __forceinline__ void accumulate(float &m, float &s, const float *v)
 {
 	rescale(m, s, chunk_max(v));
-	s = add_exps(s, v, log2_ref(m));
+	s = add_exps(s, v, sum_ref(m));
 }
 
 // ---- merging (max, sum) pairs -----------------------------------------------
 
-// Merges (m2, s2) into (m, s), maxima in log2 units and each s relative to its
-// own max. A side whose max is -inf holds a sum of 0 or NaN (a NaN among -inf):
+// Merges (m2, s2) into (m, s), each s relative to its own max. A side whose
+// max is -inf holds a sum of 0 or NaN (a NaN among -inf):
 // it adds nothing, or its NaN.
 __device__ __forceinline__ void merge(float &m, float &s, float m2, float s2)
 {
@@ -64,7 +65,7 @@ __device__ __forceinline__ void merge(float &m, float &s, float m2, float s2)
 		s += s2;
 		return;
 	}
-	s = s * fast_exp2(m - mx) + s2 * fast_exp2(m2 - mx);
+	s = s * exp_from_max(m, mx) + s2 * exp_from_max(m2, mx);
 	m = mx;
 }
 
@@ -93,7 +94,7 @@ __device__ __forceinline__ void cta_merge(float &m, float &s, float *m_slot, flo
 	s = __shfl_sync(0xffffffffu, s, 0);
 }
 
-// A CTA's (max in log2 units, sum relative to it).
+// A CTA's (max, sum relative to it).
 struct alignas(8) partial_t {
 	float m, s;
 };

@@ -175,14 +175,14 @@ __device__ __forceinline__ void chunk_values(const vec_t &c, int valid, float *v
 	mask_tail(v, valid);
 }
 
-// exp2(v * log2(e) - m2) * inv for the chunk at y[col...] (masked to n).
+// e^(v - m) * inv for the chunk at y[col...] (masked to n).
 __device__ __forceinline__ void write_chunk(elem_t *y, long long col, long long n, bool y_ok,
-					    const float *v, float m2, float inv)
+					    const float *v, float m, float inv)
 {
 	float out[VEC];
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
-		out[j] = fast_exp2(fmaf(v[j], LOG2E_F, -m2)) * inv;
+		out[j] = exp_from_max(v[j], m) * inv;
 	store_vec(y, col, n, y_ok, out);
 }
 
@@ -274,7 +274,7 @@ __device__ __forceinline__ void reduce_row(const elem_t *buf, const elem_t *x, i
 			chunk_values(chunks[c], VEC, v);
 			mask_lanes(v, peel_lo(c, kx), peel_hi(c, n, kx, VEC));
 			rescale(m, s, chunk_max(v));
-			s += add_exps(0.0f, v, log2_ref(m));
+			s += add_exps(0.0f, v, sum_ref(m));
 		}
 	}
 	if (staged < peel_chunks(n, kx, VEC) && threadIdx.x == staged % THREADS) {
@@ -282,7 +282,7 @@ __device__ __forceinline__ void reduce_row(const elem_t *buf, const elem_t *x, i
 		window_values(x - kx + staged * VEC, peel_lo(staged, kx), peel_hi(staged, n, kx, VEC),
 			      v);
 		rescale(m, s, chunk_max(v));
-		s += add_exps(0.0f, v, log2_ref(m));
+		s += add_exps(0.0f, v, sum_ref(m));
 	}
 }
 
@@ -291,7 +291,7 @@ __device__ __forceinline__ void reduce_row(const elem_t *buf, const elem_t *x, i
 // reads), between barriers (kx and ky are the CTA's, so all its threads
 // come here); the unstaged tail from global memory.
 __device__ __forceinline__ void write_row_shifted(elem_t *y, const elem_t *x, const elem_t *buf,
-						  int n, int kx, int staged, float m2, float inv)
+						  int n, int kx, int staged, float m, float inv)
 {
 	__syncthreads();
 	const int ky = peel_offset(y, (int)sizeof(elem_t));
@@ -308,18 +308,18 @@ __device__ __forceinline__ void write_row_shifted(elem_t *y, const elem_t *x, co
 			if (j >= lo && j < hi)
 				v[j] = to_f32(e < staged_end ? buf[e + kx] : x[e]);
 		}
-		write_window(ya + c * VEC, lo, hi, v, m2, inv);
+		write_window(ya + c * VEC, lo, hi, v, m, inv);
 	}
 	__syncthreads(); // before a later row's copy overwrites what others read
 }
 
 __device__ __forceinline__ void write_row(elem_t *y, const elem_t *x, const elem_t *buf, int n,
-					  int nchunks, float m2, float inv)
+					  int nchunks, float m, float inv)
 {
 	const int kx = peel_offset(x, (int)sizeof(elem_t));
 	const int staged = staged_chunks(n, kx, nchunks);
 	if (peel_offset(y, (int)sizeof(elem_t)) != kx) {
-		write_row_shifted(y, x, buf, n, kx, staged, m2, inv);
+		write_row_shifted(y, x, buf, n, kx, staged, m, inv);
 		return;
 	}
 	elem_t *const ya = y - kx;
@@ -328,13 +328,13 @@ __device__ __forceinline__ void write_row(elem_t *y, const elem_t *x, const elem
 	for (int c = threadIdx.x; c < staged; c += THREADS) {
 		float v[VEC];
 		chunk_values(chunks[c], VEC, v); // write_window drops the lanes outside the row
-		write_window(ya + c * VEC, peel_lo(c, kx), peel_hi(c, n, kx, VEC), v, m2, inv);
+		write_window(ya + c * VEC, peel_lo(c, kx), peel_hi(c, n, kx, VEC), v, m, inv);
 	}
 	if (staged < peel_chunks(n, kx, VEC) && threadIdx.x == staged % THREADS) {
 		const int lo = peel_lo(staged, kx), hi = peel_hi(staged, n, kx, VEC);
 		float v[VEC];
 		window_values(x - kx + staged * VEC, lo, hi, v);
-		write_window(ya + staged * VEC, lo, hi, v, m2, inv);
+		write_window(ya + staged * VEC, lo, hi, v, m, inv);
 	}
 }
 
@@ -343,7 +343,7 @@ __device__ __forceinline__ void write_row(elem_t *y, const elem_t *x, const elem
 __device__ __forceinline__ void softmax_rows_global(elem_t *y, const elem_t *x, long long M,
 						 long long N, long long ldy, long long ldx,
 						 bool x_ok, bool y_ok, float (*m_slot)[WARPS],
-						 float (*s_slot)[WARPS])
+						 float (*s_slot)[WARPS], unsigned flags)
 {
 	int parity = 0;
 	for (long long row = blockIdx.x; row < M; row += gridDim.x, parity ^= 1) {
@@ -356,17 +356,17 @@ __device__ __forceinline__ void softmax_rows_global(elem_t *y, const elem_t *x, 
 			float v[VEC];
 			chunk_values(raw, VEC, v);
 			rescale(m, s, chunk_max(v));
-			s += add_exps(0.0f, v, log2_ref(m));
+			s += add_exps(0.0f, v, sum_ref(m));
 		}
-		float m2 = m * LOG2E_F; // -inf stays -inf
-		cta_merge(m2, s, m_slot[parity], s_slot[parity]);
-		const float inv = 1.0f / s;
+		cta_merge(m, s, m_slot[parity], s_slot[parity]);
+		m = masked_max(m, flags);
+		const float inv = 1.0f / masked_sum(s, flags);
 		for (long long c = threadIdx.x; c * VEC < N; c += THREADS) {
 			vec_t raw;
 			load_vec(raw, xr, c * VEC, N, x_ok);
 			float v[VEC];
 			chunk_values(raw, VEC, v);
-			write_chunk(yr, c * VEC, N, y_ok, v, m2, inv);
+			write_chunk(yr, c * VEC, N, y_ok, v, m, inv);
 		}
 	}
 }
@@ -375,14 +375,15 @@ __device__ __forceinline__ void softmax_rows_global(elem_t *y, const elem_t *x, 
 
 // At least 1024 threads resident per SM: at most 64 registers a thread.
 extern "C" __global__ void __launch_bounds__(THREADS, 1024 / THREADS)
-softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long ldy, long long ldx)
+softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long ldy, long long ldx,
+	       unsigned flags)
 {
 	__shared__ float m_slot[2][WARPS], s_slot[2][WARPS];
 	const bool x_ok = rows_vec_aligned(x, ldx);
 	const bool y_ok = rows_vec_aligned(y, ldy);
 	const long long nchunks_ll = (N + VEC - 1) / VEC;
 	if ((unsigned long long)nchunks_ll * CHUNK_BYTES * STAGES > dynamic_smem_bytes()) {
-		softmax_rows_global(y, x, M, N, ldy, ldx, x_ok, y_ok, m_slot, s_slot);
+		softmax_rows_global(y, x, M, N, ldy, ldx, x_ok, y_ok, m_slot, s_slot, flags);
 		return;
 	}
 	const int n = (int)N; // fits: the row is in shared memory
@@ -420,9 +421,9 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 #endif
 		float m, s;
 		reduce_row(cur, x + row * ldx, n, nchunks, kg, later, m, s);
-		float m2 = m * LOG2E_F; // -inf stays -inf
-		cta_merge(m2, s, m_slot[k], s_slot[k]);
-		write_row(y + row * ldy, x + row * ldx, cur, n, nchunks, m2, 1.0f / s);
+		cta_merge(m, s, m_slot[k], s_slot[k]);
+		write_row(y + row * ldy, x + row * ldx, cur, n, nchunks, masked_max(m, flags),
+			  1.0f / masked_sum(s, flags));
 	}
 	cp_async_wait(0); // nothing may be in flight into shared memory at exit
 }

@@ -151,7 +151,7 @@ __device__ __forceinline__ row_slice split_task_slice(elem_t *y, const elem_t *x
 // round trip more). The tail has scratch of its own: its slots are cut
 // differently, and a slot of the main groups may still be waited on when
 // another's CTAs reach the tail.
-__device__ __forceinline__ void split_exchange(float &m2, float &s, const split_layout &L,
+__device__ __forceinline__ void split_exchange(float &m, float &s, const split_layout &L,
 					       unsigned i, unsigned n_main)
 {
 	unsigned part, S;
@@ -162,20 +162,20 @@ __device__ __forceinline__ void split_exchange(float &m2, float &s, const split_
 	const unsigned uses = split_task_exchange(&L, blockIdx.x, i, n_main, &buffer, &base);
 	const partial_t *const parts = &split_partials[buffer][base];
 	if (threadIdx.x == 0) {
-		st_partial(&split_partials[buffer][base + part], m2, s);
+		st_partial(&split_partials[buffer][base + part], m, s);
 		unsigned *const arrived = &split_arrived[buffer][base];
 		red_add_release(arrived, 1); // after the partial
 		while (ld_acquire(arrived) < uses * S)
 			nap();
 	}
 	__syncthreads();
-	m2 = NEG_INF_F;
+	m = NEG_INF_F;
 	s = 0.0f;
 	for (unsigned j = threadIdx.x % 32; j < S; j += 32) {
 		const partial_t q = ld_partial(parts + j);
-		merge(m2, s, q.m, q.s);
+		merge(m, s, q.m, q.s);
 	}
-	warp_merge_fixed(m2, s, 32);
+	warp_merge_fixed(m, s, 32);
 }
 
 // Row slots run in step: every CTA's slice is as long, so every CTA waits
@@ -219,7 +219,8 @@ __device__ __forceinline__ void split_leave(unsigned G)
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
-softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long ldy, long long ldx)
+softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long ldy, long long ldx,
+	       unsigned flags)
 {
 	__shared__ float m_slot[2][WARPS], s_slot[2][WARPS];
 	const unsigned G = gridDim.x < MAX_CTAS ? gridDim.x : MAX_CTAS;
@@ -253,10 +254,11 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 		}
 		// with STAGES 2, next's copies were committed after sl's
 		slice_reduce(buf, held, sl, m, s, STAGES == 2 && more, from);
-		float m2 = m * LOG2E_F; // -inf stays -inf
-		cta_merge(m2, s, m_slot[k], s_slot[k]);
-		split_exchange(m2, s, L, i, n_main);
-		const float inv = 1.0f / s;
+		float rm = m; // the row's max once merged; m folds the next slice
+		cta_merge(rm, s, m_slot[k], s_slot[k]);
+		split_exchange(rm, s, L, i, n_main);
+		rm = masked_max(rm, flags);
+		const float inv = 1.0f / masked_sum(s, flags);
 		m = NEG_INF_F;
 		s = 0.0f;
 		from = threadIdx.x;
@@ -264,10 +266,10 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 			// the next slice comes in window by window as this one's
 			// windows are written (and, with REDUCE_LAG, is reduced
 			// as they arrive)
-			from = slice_write(buf, held, sl, m2, inv, &next, &m, &s);
+			from = slice_write(buf, held, sl, rm, inv, &next, &m, &s);
 			sl = next;
 		} else {
-			slice_write(buf, held, sl, m2, inv);
+			slice_write(buf, held, sl, rm, inv);
 			if (more)
 				sl = next;
 		}

@@ -102,7 +102,7 @@ __device__ __forceinline__ void store_rows_strided(elem_t *y, const elem_t *tile
 // Normalises the tile's rows in place. Every group runs ROWS_PER_GROUP
 // steps, rows past `rows` with nothing loaded, so that the shuffles see
 // every lane of the warp.
-__device__ __forceinline__ void softmax_tile_rows(elem_t *tile, int rows, int n)
+__device__ __forceinline__ void softmax_tile_rows(elem_t *tile, int rows, int n, unsigned flags)
 {
 	const int group = threadIdx.x / LANES, lane = threadIdx.x % LANES;
 #pragma unroll
@@ -118,14 +118,14 @@ __device__ __forceinline__ void softmax_tile_rows(elem_t *tile, int rows, int n)
 			v[i] = j < len ? to_f32(row[j]) : NEG_INF_F;
 			m = fmaxf(m, v[i]);
 		}
-		m = group_max(m, LANES) * LOG2E_F;
+		m = masked_max(group_max(m, LANES), flags);
 		float s = 0.0f;
 #pragma unroll
 		for (int i = 0; i < ELEMS_PER_THREAD; i++) {
-			v[i] = i * LANES + lane < len ? fast_exp2(fmaf(v[i], LOG2E_F, -m)) : 0.0f;
+			v[i] = i * LANES + lane < len ? exp_from_max(v[i], m) : 0.0f;
 			s += v[i];
 		}
-		s = 1.0f / group_sum(s, LANES);
+		s = 1.0f / masked_sum(group_sum(s, LANES), flags);
 #pragma unroll
 		for (int i = 0; i < ELEMS_PER_THREAD; i++) {
 			const int j = i * LANES + lane;
@@ -137,7 +137,7 @@ __device__ __forceinline__ void softmax_tile_rows(elem_t *tile, int rows, int n)
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 softmax_kernel(elem_t *__restrict__ y, const elem_t *__restrict__ x, long long M,
-	       long long N, long long ldy, long long ldx)
+	       long long N, long long ldy, long long ldx, unsigned flags)
 {
 	extern __shared__ __align__(16) elem_t tile_mem[];
 	const long long r0 = (long long)blockIdx.x * ROWS_PER_CTA;
@@ -155,7 +155,7 @@ softmax_kernel(elem_t *__restrict__ y, const elem_t *__restrict__ x, long long M
 	else
 		load_rows_strided(tile_mem, x, r0, rows, n, ldx);
 	__syncthreads();
-	softmax_tile_rows(rows_at, rows, n);
+	softmax_tile_rows(rows_at, rows, n, flags);
 	__syncthreads();
 	if (contiguous)
 		store_span(y, tile_mem, s);

@@ -69,7 +69,8 @@ __device__ __forceinline__ void load_rows(rows_buf &b, const elem_t *x, long lon
 
 template <bool FULL>
 __device__ __forceinline__ void finish_rows(const rows_buf &b, elem_t *y, long long first,
-					    long long M, long long N, long long ldy, bool coaligned)
+					    long long M, long long N, long long ldy, bool coaligned,
+					    unsigned flags)
 {
 	const int lane = threadIdx.x % LANES;
 	const long long base = first + (long long)(threadIdx.x / LANES) * ROWS_PER_GROUP;
@@ -85,7 +86,7 @@ __device__ __forceinline__ void finish_rows(const rows_buf &b, elem_t *y, long l
 	}
 #pragma unroll
 	for (int r = 0; r < ROWS_PER_GROUP; r++)
-		m[r] = group_max(m[r], LANES) * LOG2E_F;
+		m[r] = masked_max(group_max(m[r], LANES), flags);
 	float v[ROWS_PER_GROUP][ITERS][VEC];
 #pragma unroll
 	for (int r = 0; r < ROWS_PER_GROUP; r++) {
@@ -94,13 +95,13 @@ __device__ __forceinline__ void finish_rows(const rows_buf &b, elem_t *y, long l
 		for (int i = 0; i < ITERS; i++)
 #pragma unroll
 			for (int j = 0; j < VEC; j++) {
-				v[r][i][j] = fast_exp2(fmaf(to_f32(b.v[r][i].v[j]), LOG2E_F, -m[r]));
+				v[r][i][j] = exp_from_max(to_f32(b.v[r][i].v[j]), m[r]);
 				s[r] += v[r][i][j];
 			}
 	}
 #pragma unroll
 	for (int r = 0; r < ROWS_PER_GROUP; r++)
-		s[r] = 1.0f / group_sum(s[r], LANES);
+		s[r] = 1.0f / masked_sum(group_sum(s[r], LANES), flags);
 #pragma unroll
 	for (int r = 0; r < ROWS_PER_GROUP; r++) {
 		if (!FULL && base + r >= M)
@@ -137,7 +138,7 @@ __device__ __forceinline__ bool full_step(long long first, long long M, long lon
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 softmax_kernel(elem_t *__restrict__ y, const elem_t *__restrict__ x, long long M,
-	       long long N, long long ldy, long long ldx)
+	       long long N, long long ldy, long long ldx, unsigned flags)
 {
 	// every row vector-aligned (the FULL path's condition); with PEEL, or
 	// x's and y's rows peeled alike
@@ -160,7 +161,7 @@ softmax_kernel(elem_t *__restrict__ y, const elem_t *__restrict__ x, long long M
 				load_rows<false>(buf[(s + STAGES - 1) % STAGES], x, ahead, M, N, ldx,
 						 coaligned);
 			if (f < M)
-				finish_rows<false>(buf[s], y, f, M, N, ldy, coaligned);
+				finish_rows<false>(buf[s], y, f, M, N, ldy, coaligned, flags);
 		}
 	}
 #else
@@ -168,10 +169,10 @@ softmax_kernel(elem_t *__restrict__ y, const elem_t *__restrict__ x, long long M
 	const long long first = (long long)blockIdx.x * ROWS_PER_CTA;
 	if (full_step(first, M, N, ldy, ldx, vec_ok)) {
 		load_rows<true>(buf, x, first, M, N, ldx, coaligned);
-		finish_rows<true>(buf, y, first, M, N, ldy, coaligned);
+		finish_rows<true>(buf, y, first, M, N, ldy, coaligned, flags);
 	} else {
 		load_rows<false>(buf, x, first, M, N, ldx, coaligned);
-		finish_rows<false>(buf, y, first, M, N, ldy, coaligned);
+		finish_rows<false>(buf, y, first, M, N, ldy, coaligned, flags);
 	}
 #endif
 }

@@ -51,13 +51,13 @@ __device__ __forceinline__ void store_window(elem_t *p, int lo, int hi, const fl
 	}
 }
 
-// exp2(v * log2(e) - m2) * inv, lanes [lo, hi) stored to the window p.
-__device__ __forceinline__ void write_window(elem_t *p, int lo, int hi, const float *v, float m2,
+// e^(v - m) * inv, lanes [lo, hi) stored to the window p.
+__device__ __forceinline__ void write_window(elem_t *p, int lo, int hi, const float *v, float m,
 					     float inv)
 {
 	float out[VEC];
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
-		out[j] = fast_exp2(fmaf(v[j], LOG2E_F, -m2)) * inv;
+		out[j] = exp_from_max(v[j], m) * inv;
 	store_window(p, lo, hi, out);
 }

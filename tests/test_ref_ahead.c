@@ -1,11 +1,13 @@
 /* tuner/check/ref_ahead.c: a shape's input and reference, computed now or ahead
- * in a background thread, are exactly what ref_fill_random and ref_softmax
- * give for its seed, whichever way they were made. */
+ * in a background thread, are exactly what ref_fill_random, the planted
+ * extreme rows and ref_softmax give for its seed, whichever way they were
+ * made. */
 #include <criterion/criterion.h>
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "tuner/check/extreme_rows.h"
 #include "tuner/check/ref_ahead.h"
 #include "tuner/check/reference.h"
 
@@ -17,6 +19,8 @@ static void expect_shape(const void *x, const double *ref, at_dtype dt, long lon
 	void *want_x = malloc(count * at_dtype_size(dt));
 	double *want_ref = malloc(count * sizeof *want_ref);
 	ref_fill_random(want_x, dt, count, seed);
+	cr_assert_eq(extreme_plant_rows(want_x, dt, M, N),
+		     M < EXTREME_FINITE_COUNT ? M : EXTREME_FINITE_COUNT);
 	ref_softmax(want_x, dt, M, N, N, want_ref);
 	cr_assert_eq(memcmp(x, want_x, count * at_dtype_size(dt)), 0, "%s %lldx%lld: input differs",
 		     at_dtype_name(dt), M, N);

@@ -108,7 +108,7 @@ Test(selftest_cli, dry_run_of_some_cases_lists_only_those)
 	cr_assert_null(strstr(r.out, "sizes     M="), "%s", r.out);
 	cr_assert_null(strstr(r.out, "in-place  M="), "%s", r.out);
 	tr_expect_in(r.out, "sizes 0, special 0, strided ");
-	tr_expect_in(r.out, ", in-place 0, 2^31 ");
+	tr_expect_in(r.out, ", in-place 0, extreme 0, 2^31 ");
 	cr_assert_null(strstr(r.out, " 2^31 0;"), "%s", r.out);
 	tr_free(&r);
 }

@@ -452,6 +452,10 @@ static void compile_default(const char *name, at_dtype dt, const char *const *as
 	cr_assert_eq(memcmp(k.cubin, "\x7f" "ELF", 4), 0, "the cubin is not an ELF file");
 	cr_assert_not_null(k.ptx);
 	cr_assert_not_null(strstr(k.ptx, ".entry softmax_kernel"), "no entry in the PTX");
+	/* the launch's signature (dispatch/launch_geometry.h): flags last */
+	cr_assert_not_null(strstr(k.ptx, ".param .u32 softmax_kernel_param_6"),
+			   "%s takes no flags argument (the seventh)", name);
+	cr_assert_null(strstr(k.ptx, "softmax_kernel_param_7"), "%s takes an eighth argument", name);
 	cr_assert_not_null(strstr(k.ptx, ".target sm_90"), "PTX not for sm_90");
 	cr_assert_gt(k.registers, 0);
 	cr_assert_leq(k.registers, 255);

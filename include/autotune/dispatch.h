@@ -208,7 +208,17 @@ ATD_API void atd_set_log(atd_handle *h, atd_log_fn fn, void *user);
 ** the current CUDA context. x and y are device pointers to dtype elements;
 ** y == x (in place) is allowed, other overlaps are not. Asynchronous: the
 ** kernel is queued, not finished, when it returns. Math is in f32.
-** Rows of all -inf give NaN, and NaN propagates, as in PyTorch.
+**
+** NUMERICS, the same for every kernel the library serves (tuned, derived,
+** built-in) and equal to torch.softmax's: any finite row, up to the dtype's
+** largest magnitude (3.4e38 in f32 and bf16, 65504 in f16), gives a
+** distribution that sums to 1 (each element e^(x - max) / sum, the
+** difference taken first, so huge logits lose nothing); -inf elements give
+** 0; a row with a +inf or a NaN gives NaN; a row of all -inf gives NaN,
+** or zeros with ATD_MASKED_ZERO (atd_softmax_ex), as PyTorch's
+** scaled_dot_product_attention gives fully masked rows. Outputs too small
+** for f32 (below about 1e-38) may be flushed to 0.
+**
 ** Returns ATD_OK, or with nothing launched: ATD_ERR_INVALID_ARGUMENT (NULL
 ** handle or pointer, M or N < 1, ldx or ldy < N, unknown dtype),
 ** ATD_ERR_NO_DRIVER, ATD_ERR_NO_CONTEXT, ATD_ERR_CUDA (e.g. a launch
@@ -217,6 +227,16 @@ ATD_API void atd_set_log(atd_handle *h, atd_log_fn fn, void *user);
 */
 ATD_API atd_status atd_softmax(atd_handle *h, atd_dtype dtype, void *y, const void *x,
 			       int64_t M, int64_t N, int64_t ldy, int64_t ldx, void *stream);
+
+/* Flags for atd_softmax_ex. */
+#define ATD_MASKED_ZERO 1u /* a row of all -inf gives zeros, not NaN */
+
+/* atd_softmax with flags (ATD_MASKED_ZERO, or 0: atd_softmax itself).
+ * Unknown bits are ATD_ERR_INVALID_ARGUMENT. The flags are an argument of
+ * the kernel: every kernel serves both, at the same speed. */
+ATD_API atd_status atd_softmax_ex(atd_handle *h, atd_dtype dtype, void *y, const void *x,
+				  int64_t M, int64_t N, int64_t ldy, int64_t ldx, unsigned flags,
+				  void *stream);
 
 /* What would serve a shape. Strings point into the handle and stay valid
  * until atd_close. */

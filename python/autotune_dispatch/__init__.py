@@ -39,7 +39,7 @@ __all__ = ["softmax", "query", "version", "library_path", "Handle", "Choice", "d
            "LibraryNotFound", "Unavailable", "DatabaseWarning"]
 
 
-def softmax(x, dim=-1, out=None):
+def softmax(x, dim=-1, out=None, masked_zero=False):
     """softmax of the CUDA tensor x along dim, as torch.softmax(x, dim).
 
     x: float32, float16 or bfloat16 on a CUDA device; any strides along the
@@ -47,11 +47,14 @@ def softmax(x, dim=-1, out=None):
     copied to a contiguous tensor first; a dim other than the last costs
     that copy too). out: a tensor of x's shape, dtype and device to write
     into, or x itself for in place. Runs on the current stream; math in
-    float32. Raises TypeError (dtype), ValueError (device, out), IndexError
+    float32. Numerics as torch.softmax at every value (huge logits give a
+    distribution; +inf or NaN in a row, NaN); a row of all -inf gives NaN,
+    or zeros with masked_zero=True (as scaled_dot_product_attention gives
+    fully masked rows). Raises TypeError (dtype), ValueError (device, out), IndexError
     (dim), Unavailable (no PyTorch), or an autotune_dispatch.Error subclass
     carrying the library's message (e.g. NoDriver, CudaError).
     """
-    return _torch_ops.softmax(x, dim, out)
+    return _torch_ops.softmax(x, dim, out, masked_zero)
 
 
 def query(dtype, M, N, gpu=None):

@@ -149,12 +149,12 @@ class Handle:
             raise self.fail(status)
         return self._choice(out)
 
-    def softmax(self, x, dim=-1, out=None):
+    def softmax(self, x, dim=-1, out=None, masked_zero=False):
         """softmax(x, dim) through this handle, in eager mode (the module's
         softmax is the one that torch.compile and CUDA graphs see); see
         autotune_dispatch.softmax."""
         from . import torch_ops
-        return torch_ops.softmax_eager(self, x, dim, out)
+        return torch_ops.softmax_eager(self, x, dim, out, masked_zero)
 
 
 def gpu_description(gpu):

@@ -150,9 +150,13 @@ def _current_stream(index):
     return torch.cuda.current_stream(index).cuda_stream
 
 
-def _launch(handle, x, y):
+MASKED_ZERO = 1  # ATD_MASKED_ZERO: a row of all -inf gives zeros, not NaN
+
+
+def _launch(handle, x, y, flags=0):
     """y = softmax(x) over the last dimension (same shape, dtype and
-    device; y may be x), on the current stream of x's device."""
+    device; y may be x), on the current stream of x's device; flags:
+    MASKED_ZERO or 0."""
     if x.numel() == 0:
         return
     p, offsets = _plan_of(x, y)
@@ -172,16 +176,16 @@ def _launch(handle, x, y):
     xp, yp = xs.data_ptr(), ys.data_ptr()
     current = torch.cuda.current_device()
     for ox, oy in offsets:
-        args = (h, code, yp + oy * size, xp + ox * size, p.M, p.N, p.ldy, p.ldx, stream)
+        args = (h, code, yp + oy * size, xp + ox * size, p.M, p.N, p.ldy, p.ldx, flags, stream)
         if index != current:
             with torch.cuda.device(index):
-                status = so.atd_softmax(*args)
+                status = so.atd_softmax_ex(*args)
         else:
-            status = so.atd_softmax(*args)
+            status = so.atd_softmax_ex(*args)
         if status == errors.NoContext.status:  # this thread had not touched CUDA yet
             make_context_current(x.device)
             with torch.cuda.device(index):
-                status = so.atd_softmax(*args)
+                status = so.atd_softmax_ex(*args)
         if status != 0:
             raise handle.fail(status)
     if ys is not y:
@@ -202,15 +206,16 @@ def _check(x, out=None, what="autotune_dispatch.softmax", dim=-1):
     return d
 
 
-def softmax_eager(handle, x, dim=-1, out=None):
+def softmax_eager(handle, x, dim=-1, out=None, masked_zero=False):
     """softmax(x, dim, out) through handle, without the custom ops."""
     require_torch("softmax")
     _check(x, out)
     d = _check(x, dim=dim)
+    flags = MASKED_ZERO if masked_zero else 0
     if d != max(x.dim(), 1) - 1:
         x_last = x.movedim(d, -1)
         y = torch.empty(x_last.shape, dtype=x.dtype, device=x.device)
-        _launch(handle, x_last, y)
+        _launch(handle, x_last, y, flags)
         y = y.movedim(-1, d)
         if out is None:
             return y
@@ -218,11 +223,11 @@ def softmax_eager(handle, x, dim=-1, out=None):
         return out
     if out is None:
         y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-        _launch(handle, x, y)
+        _launch(handle, x, y, flags)
         return y
     if out is not x:
         _check_out(x, out, "softmax")
-    _launch(handle, x, out)
+    _launch(handle, x, out, flags)
     return out
 
 
@@ -232,14 +237,14 @@ if torch is not None and hasattr(getattr(torch, "library", None), "custom_op"):
         _registered = True
     else:
         @torch.library.custom_op("autotune_dispatch::softmax", mutates_args=())
-        def _softmax_op(x: torch.Tensor) -> torch.Tensor:
+        def _softmax_op(x: torch.Tensor, masked_zero: bool = False) -> torch.Tensor:
             _check(x)
             y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-            _launch(default_handle(), x, y)
+            _launch(default_handle(), x, y, MASKED_ZERO if masked_zero else 0)
             return y
 
         @_softmax_op.register_fake
-        def _(x):
+        def _(x, masked_zero=False):
             _check(x)
             return torch.empty(x.shape, dtype=x.dtype, device=x.device)
 
@@ -249,27 +254,27 @@ if torch is not None and hasattr(getattr(torch, "library", None), "custom_op"):
         def _backward(ctx, grad):
             (y,) = ctx.saved_tensors
             yf, gf = y.float(), grad.float()
-            return (yf * (gf - (gf * yf).sum(-1, keepdim=True))).to(grad.dtype)
+            return (yf * (gf - (gf * yf).sum(-1, keepdim=True))).to(grad.dtype), None
 
         _softmax_op.register_autograd(_backward, setup_context=_setup_context)
 
         @torch.library.custom_op("autotune_dispatch::softmax_out", mutates_args=("out",))
-        def _softmax_out_op(x: torch.Tensor, out: torch.Tensor) -> None:
+        def _softmax_out_op(x: torch.Tensor, out: torch.Tensor, masked_zero: bool = False) -> None:
             _check(x, out)
             _check_out(x, out, "autotune_dispatch.softmax")
-            _launch(default_handle(), x, out)
+            _launch(default_handle(), x, out, MASKED_ZERO if masked_zero else 0)
 
         @_softmax_out_op.register_fake
-        def _(x, out):
+        def _(x, out, masked_zero=False):
             _check(x, out)
 
         @torch.library.custom_op("autotune_dispatch::softmax_", mutates_args=("x",))
-        def _softmax_inplace_op(x: torch.Tensor) -> None:
+        def _softmax_inplace_op(x: torch.Tensor, masked_zero: bool = False) -> None:
             _check(x)
-            _launch(default_handle(), x, x)
+            _launch(default_handle(), x, x, MASKED_ZERO if masked_zero else 0)
 
         @_softmax_inplace_op.register_fake
-        def _(x):
+        def _(x, masked_zero=False):
             _check(x)
 
         _registered = True
@@ -277,27 +282,28 @@ if torch is not None and hasattr(getattr(torch, "library", None), "custom_op"):
 _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
 
 
-def softmax(x, dim=-1, out=None):
+def softmax(x, dim=-1, out=None, masked_zero=False):
     """softmax of x along dim, computed by the kernel the tuning database
     chose for this GPU, dtype and shape (see autotune_dispatch.softmax)."""
     require_torch("autotune_dispatch.softmax")
     if not _registered:  # a PyTorch without torch.library.custom_op (before 2.4)
-        return softmax_eager(default_handle(), x, dim, out)
+        return softmax_eager(default_handle(), x, dim, out, masked_zero)
+    masked_zero = bool(masked_zero)
     if not _is_compiling():  # when tracing, the ops' fake implementations check
         _check(x, out)
     d = layout.normalize_dim(dim, x.dim())
     ops = torch.ops.autotune_dispatch
     if d != max(x.dim(), 1) - 1:
-        y = ops.softmax(x.movedim(d, -1)).movedim(-1, d)
+        y = ops.softmax(x.movedim(d, -1), masked_zero).movedim(-1, d)
         if out is None:
             return y
         out.copy_(y)
         return out
     if out is None:
-        return ops.softmax(x)
+        return ops.softmax(x, masked_zero)
     # out=x, or another view of x's very elements (two x.t() calls): in place
     if out is x or (not _is_compiling() and _same_elements(x, out)):
-        ops.softmax_(out)
+        ops.softmax_(out, masked_zero)
     else:
-        ops.softmax_out(x, out)
+        ops.softmax_out(x, out, masked_zero)
     return out

@@ -57,6 +57,75 @@ class OnTheGpu(unittest.TestCase):
                     x = self.data(*shape, dtype=dt)
                     self.expect(atd.softmax(x), x)
 
+    def extreme_rows(self, M, N, dtype):
+        """M rows of N elements cycling through the numerics contract's
+        kinds (tuner/check/extreme_rows.h): huge, a spike, +-max, all max,
+        huge negative, offsets of +-1e4, subnormals, a mask, all -inf, a
+        +inf, a NaN."""
+        dt = getattr(torch, dtype)
+        info = torch.finfo(dt)
+        big, tiny = info.max, info.smallest_normal * 2.0 ** -3
+        u = torch.rand(M, N, device="cuda", dtype=torch.float64) * 16 - 8
+        x = u.clone()
+        col = torch.arange(N, device="cuda")
+        kinds = [
+            u / 8 * big, torch.where(col == N // 3, big, u), torch.where(col == N - 1, big, -big),
+            torch.full_like(u, big), -big / 2 - u.abs() / 16 * big, u + 1e4, u - 1e4,
+            tiny * (1 + (u.abs() * 2).floor()), torch.where(col % 3 == 1, -float("inf"), u),
+            torch.full_like(u, -float("inf")), torch.where(col == 0, float("inf"), u),
+            torch.where(col == N // 2, float("nan"), u),
+        ]
+        for r in range(M):
+            x[r] = kinds[r % len(kinds)][r]
+        return x.to(dt)
+
+    def expect_as_torch(self, y, x, masked_zero=False):
+        """y has torch.softmax(x)'s NaN pattern and, row by row, its values
+        within the dtype's tolerance (rows of all -inf zeros with
+        masked_zero)."""
+        ref = torch.softmax(x.double(), dim=-1)
+        if masked_zero:
+            ref[(x == -float("inf")).all(-1)] = 0
+        tol = TOLERANCE[str(x.dtype).replace("torch.", "")]
+        self.assertTrue(torch.equal(torch.isnan(y), torch.isnan(ref)),
+                        f"{x.dtype} {tuple(x.shape)}: NaN at rows "
+                        f"{torch.nonzero((torch.isnan(y) != torch.isnan(ref)).any(-1)).flatten()[:8].tolist()}")
+        finite = ~torch.isnan(ref).any(-1)
+        d = (y.double()[finite] - ref[finite]).norm(dim=-1)
+        n = ref[finite].norm(dim=-1)
+        worst = (d / n).max().item() if d.numel() else 0.0
+        self.assertLessEqual(worst, tol, f"{x.dtype} {tuple(x.shape)}: row error {worst:.2e}")
+
+    def test_extreme_values_as_torch_at_every_template(self):
+        # row lengths that reach each template: many short rows (tile,
+        # warp), rows in registers (block), in shared memory, over a
+        # cluster, split over CTAs
+        for dt in DTYPES:
+            for M, N in ((4096, 7), (4096, 33), (1031, 1000), (263, 4097), (27, 12289),
+                         (27, 70001), (13, 262147), (12, 1048576)):
+                with self.subTest(dtype=dt, M=M, N=N):
+                    x = self.extreme_rows(M, N, dt)
+                    self.expect_as_torch(atd.softmax(x), x)
+                    self.expect_as_torch(atd.softmax(x, masked_zero=True), x, masked_zero=True)
+
+    def test_huge_logits_give_a_distribution(self):
+        # the report: randn * 2.5e29 gave NaN in half the rows, and one
+        # 1e30 in an ordinary row turned it NaN
+        x = torch.randn(4096, 1000, device="cuda") * 2.5e29
+        x[7, 100] = 1e30
+        y = atd.softmax(x)
+        self.assertFalse(torch.isnan(y).any().item())
+        self.expect_as_torch(y, x)
+        self.assertEqual(y[7, 100].item(), 1.0)
+
+    def test_masked_zero_under_torch_compile(self):
+        x = self.data(64, 1000)
+        x[3] = -float("inf")
+        f = torch.compile(lambda t: atd.softmax(t, masked_zero=True), fullgraph=True)
+        y = f(x)
+        self.assertTrue(torch.equal(y[3], torch.zeros_like(y[3])))
+        self.expect_as_torch(y, x, masked_zero=True)
+
     def test_a_scalar_and_an_empty_tensor(self):
         x = torch.tensor(3.0, device="cuda")
         self.assertEqual(atd.softmax(x).item(), 1.0)

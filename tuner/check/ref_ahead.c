@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "tuner/check/extreme_rows.h"
 #include "tuner/check/reference.h"
 
 typedef enum slot_state {
@@ -74,6 +75,8 @@ static void fill(ref_slot *s)
 	s->x = room(s->x, &s->x_cap, count * at_dtype_size(s->dt));
 	s->ref = room(s->ref, &s->ref_cap, count * sizeof *s->ref);
 	ref_fill_random(s->x, s->dt, count, s->seed);
+	/* a variant that gets extreme values wrong fails its check: it never wins */
+	extreme_plant_rows(s->x, s->dt, s->M, s->N);
 	ref_softmax(s->x, s->dt, s->M, s->N, s->N, s->ref);
 }
 

@@ -152,6 +152,18 @@ void ref_softmax(const void *x, at_dtype dt, long long M, long long N, long long
 	}
 }
 
+void ref_zero_masked_rows(const void *x, at_dtype dt, long long M, long long N, long long ldx,
+			  double *ref)
+{
+	for (long long i = 0; i < M; i++) {
+		long long j = 0;
+		while (j < N && ref_load(x, dt, (size_t)(i * ldx + j)) == -INFINITY)
+			j++;
+		if (j == N)
+			memset(ref + (size_t)(i * N), 0, (size_t)N * sizeof *ref);
+	}
+}
+
 check_result ref_compare(const void *y, at_dtype dt, long long M, long long N,
 			 long long ldy, const double *ref)
 {

@@ -18,6 +18,11 @@ void ref_fill_random(void *host, at_dtype dt, size_t count, uint64_t seed);
 void ref_softmax(const void *x, at_dtype dt, long long M, long long N, long long ldx,
 		 double *ref);
 
+/* With ATD_MASKED_ZERO: the reference rows of x whose elements are all
+ * -inf become zeros (ref_softmax gave them NaN, as torch.softmax). */
+void ref_zero_masked_rows(const void *x, at_dtype dt, long long M, long long N, long long ldx,
+			  double *ref);
+
 typedef struct check_result {
 	double rel_l2;        /* ||y - ref|| / ||ref|| over the finite ref values */
 	long long mismatches; /* elements where y is NaN and ref is not, or vice versa */

@@ -147,7 +147,7 @@ static void run_one(st_gpu *g, const st_shape *s, at_dtype dt, big_data *d, cons
 	size_t elem = at_dtype_size(dt);
 	if (st_gpu_check(g, cudrv.cuMemsetD8Async(d->y, 0xff, d->bytes, g->stream),
 			 "poisoning the output", label, out) ||
-	    st_gpu_launch(g, e, job, grid, d->y, d->x, s->M, s->N, s->N, s->N, label, out))
+	    st_gpu_launch(g, e, job, grid, d->y, d->x, s->M, s->N, s->N, s->N, 0, label, out))
 		return;
 	out->status = ST_FAILED;
 	for (int i = 0; i < d->nrows; i++) {

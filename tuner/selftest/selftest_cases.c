@@ -8,13 +8,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "include/autotune/dispatch.h"
 #include "common/strbuf.h"
+#include "tuner/check/extreme_rows.h"
 #include "tuner/check/reference.h"
 
 const char *st_case_name(st_case c)
 {
-	static const char *const names[ST_CASE_COUNT] = { "sizes", "special", "strided",
-							  "in-place", "2^31" };
+	static const char *const names[ST_CASE_COUNT] = { "sizes",    "special", "strided",
+							  "in-place", "extreme", "2^31" };
 	return (unsigned)c < ST_CASE_COUNT ? names[c] : "?";
 }
 
@@ -59,6 +61,13 @@ static const mn others_full[] = {
 	{ 263, 12289 }, { 7, 12289 }, { 133, 70001 }, { 5, 262147 },
 };
 /* The sanitizer runs every launch 10-100x slower: a few rows each. */
+/* Every extreme kind at each row length (M at least EXTREME_COUNT), in the
+ * regimes of every template: short rows many to a CTA, rows in registers,
+ * in shared memory, over a cluster, split over CTAs. */
+static const mn extreme_full[] = {
+	{ 4099, 7 }, { 4099, 33 }, { 1031, 512 }, { 1031, 1001 }, { 263, 4097 },
+	{ 27, 12289 }, { 27, 70001 }, { 13, 262147 },
+};
 static const mn sanitize[] = {
 	{ 67, 7 }, { 67, 33 }, { 19, 1001 }, { 5, 4097 }, { 3, 12289 }, { 3, 70001 }, { 2, 262147 },
 };
@@ -104,6 +113,12 @@ static size_t add_list(st_case c, const mn *list, size_t count, int guards, st_s
 			s.misalign = 1;
 			n = put(out, n, cap, s);
 			break;
+		case ST_CASE_EXTREME:
+			s.extreme = 1;
+			n = put(out, n, cap, s);
+			s.flags = ATD_MASKED_ZERO;
+			n = put(out, n, cap, s);
+			break;
 		case ST_CASE_INPLACE:
 			s.in_place = 1;
 			n = put(out, n, cap, s);
@@ -135,6 +150,7 @@ size_t st_case_shapes(st_case c, st_mode mode, st_shape *out, size_t cap)
 	case ST_CASE_SPECIAL:
 	case ST_CASE_STRIDED:
 	case ST_CASE_INPLACE: n = add_list(c, others_full, COUNT(others_full), 1, out, n, cap); break;
+	case ST_CASE_EXTREME: n = add_list(c, extreme_full, COUNT(extreme_full), 1, out, n, cap); break;
 	case ST_CASE_BIG:
 		if (mode == ST_MODE_QUICK)
 			break;
@@ -162,8 +178,10 @@ void st_shape_label(const st_shape *s, char *buf, size_t cap)
 	if ((size_t)len < cap && s->in_place)
 		len += snprintf(buf + len, cap - (size_t)len, " in place");
 	if ((size_t)len < cap && s->misalign)
-		snprintf(buf + len, cap - (size_t)len, " (rows start %d element%s off 16 B)",
-			 s->misalign, s->misalign == 1 ? "" : "s");
+		len += snprintf(buf + len, cap - (size_t)len, " (rows start %d element%s off 16 B)",
+				s->misalign, s->misalign == 1 ? "" : "s");
+	if ((size_t)len < cap && (s->flags & ATD_MASKED_ZERO))
+		snprintf(buf + len, cap - (size_t)len, " masked rows zero");
 }
 
 /* ---- images ---- */
@@ -253,6 +271,12 @@ st_row_kind st_row_kind_of(const st_shape *s, long long row)
 	return ST_ROW_RANDOM;
 }
 
+const char *st_row_name(const st_shape *s, long long row)
+{
+	return s->extreme ? extreme_kind_name((extreme_kind)(row % EXTREME_COUNT))
+			  : st_row_kind_name(st_row_kind_of(s, row));
+}
+
 const char *st_row_kind_name(st_row_kind k)
 {
 	static const char *const names[ST_ROW_KIND_COUNT] = {
@@ -311,6 +335,10 @@ void st_fill_input(const st_shape *s, at_dtype dt, void *image, uint64_t seed)
 	if (s->special_rows)
 		for (long long r = 0; r < s->M; r++)
 			make_special(s, dt, rows + (size_t)(r * s->ldx) * elem, r);
+	if (s->extreme)
+		for (long long r = 0; r < s->M; r++)
+			extreme_fill_row(rows + (size_t)(r * s->ldx) * elem, dt, s->N,
+					 (extreme_kind)(r % EXTREME_COUNT), odd_column(r, s->N));
 }
 
 void st_fill_output(const st_shape *s, at_dtype dt, void *image)
@@ -327,7 +355,7 @@ void st_fill_output(const st_shape *s, at_dtype dt, void *image)
 int st_check_row(const st_shape *s, at_dtype dt, long long r, const void *got,
 		 const double *want, char *reason, size_t cap)
 {
-	const char *kind = st_row_kind_name(st_row_kind_of(s, r));
+	const char *kind = st_row_name(s, r);
 	double d2 = 0, n2 = 0;
 	for (long long j = 0; j < s->N; j++) {
 		if (get_bits(got, dt, (size_t)j) == poison_bits(dt)) {

@@ -26,6 +26,8 @@ typedef enum st_case {
 	ST_CASE_SPECIAL, /* rows of -inf, NaN, +inf, one-hot and constant rows */
 	ST_CASE_STRIDED, /* ldx != ldy > N, aligned and odd, guards in the padding */
 	ST_CASE_INPLACE, /* y == x */
+	ST_CASE_EXTREME, /* every row extreme (tuner/check/extreme_rows.h), with
+			    and without ATD_MASKED_ZERO */
 	ST_CASE_BIG,     /* M * N > 2^31 elements: 64-bit offsets */
 	ST_CASE_COUNT
 } st_case;
@@ -35,7 +37,7 @@ typedef enum st_case {
  * guards). */
 typedef enum st_mode { ST_MODE_FULL, ST_MODE_QUICK, ST_MODE_SANITIZE } st_mode;
 
-/* "sizes", "special", "strided", "in-place", "2^31". */
+/* "sizes", "special", "strided", "in-place", "extreme", "2^31". */
 const char *st_case_name(st_case c);
 
 /* Adds the cases named in a comma-separated list ("strided,2^31") to *mask
@@ -51,6 +53,8 @@ typedef struct st_shape {
 	int special_rows;   /* special rows among the random ones */
 	int misalign;       /* rows start this many elements past a 16-byte boundary */
 	int guards;         /* guard zones before and after the rows */
+	int extreme;        /* row r of kind r % EXTREME_COUNT (extreme_rows.h) */
+	unsigned flags;     /* the launch's flags (ATD_MASKED_ZERO) */
 } st_shape;
 
 #define ST_MAX_SHAPES 32
@@ -94,6 +98,9 @@ typedef enum st_row_kind {
 
 st_row_kind st_row_kind_of(const st_shape *s, long long row);
 const char *st_row_kind_name(st_row_kind k);
+
+/* What row r of s holds, for messages: its special or extreme kind. */
+const char *st_row_name(const st_shape *s, long long row);
 
 /* The verdict on an output image. */
 typedef struct st_verdict {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "include/autotune/dispatch.h"
 #include "tuner/check/reference.h"
 #include "tuner/selftest/selftest_big.h"
 #include "tuner/sweep/plan.h"
@@ -23,7 +24,7 @@ static uint64_t shape_seed(const st_shape *s, at_dtype dt)
 {
 	return 0x5e1f7e575e1f7e57ULL ^ ((uint64_t)s->M * 0x9e3779b97f4a7c15ULL) ^
 	       ((uint64_t)s->N << 24) ^ ((uint64_t)s->ldx << 40) ^ (uint64_t)dt ^
-	       ((uint64_t)s->kind << 56);
+	       ((uint64_t)s->kind << 56) ^ ((uint64_t)s->flags << 60);
 }
 
 static void free_small(small_data *d)
@@ -54,6 +55,9 @@ static int make_small(st_gpu *g, const st_shape *s, at_dtype dt, small_data *d, 
 	st_fill_input(s, dt, d->x_host, shape_seed(s, dt));
 	d->ref = xmalloc((size_t)(s->M * s->N) * sizeof *d->ref);
 	ref_softmax((const char *)d->x_host + d->front_bytes, dt, s->M, s->N, s->ldx, d->ref);
+	if (s->flags & ATD_MASKED_ZERO)
+		ref_zero_masked_rows((const char *)d->x_host + d->front_bytes, dt, s->M, s->N,
+				     s->ldx, d->ref);
 	d->y_back = xmalloc(d->y_bytes);
 	if (s->in_place) {
 		/* y is x: the working copy starts as the input image */
@@ -95,7 +99,8 @@ static void run_one(st_gpu *g, const st_shape *s, at_dtype dt, small_data *d, co
 	CUdeviceptr x_rows = s->in_place ? y_rows : d->x + d->front_bytes;
 	if (st_gpu_check(g, cudrv.cuMemcpyDtoDAsync(d->y, d->y_pristine, d->y_bytes, g->stream),
 			 "resetting the output", label, out) ||
-	    st_gpu_launch(g, e, job, grid, y_rows, x_rows, s->M, s->N, s->ldy, s->ldx, label, out) ||
+	    st_gpu_launch(g, e, job, grid, y_rows, x_rows, s->M, s->N, s->ldy, s->ldx, s->flags,
+			  label, out) ||
 	    st_gpu_check(g, cudrv.cuMemcpyDtoH(d->y_back, d->y, d->y_bytes), "copying the output back",
 			 label, out) ||
 	    (!s->in_place && st_gpu_check(g, cudrv.cuMemcpyDtoH(d->x_back, d->x, d->x_bytes),

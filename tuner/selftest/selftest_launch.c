@@ -201,12 +201,13 @@ static void arm_watchdog(const st_gpu *g, const char *label)
 
 int st_gpu_launch(st_gpu *g, kernel_entry *e, const st_job *job, unsigned grid, CUdeviceptr y,
 		  CUdeviceptr x, long long M, long long N, long long ldy, long long ldx,
-		  const char *label, st_outcome *out)
+		  unsigned flags, const char *label, st_outcome *out)
 {
 	at_error lerr = { { 0 } };
 	g->launches++;
 	arm_watchdog(g, label);
-	int refused = launch_softmax(e->fn, &job->geom, grid, y, x, M, N, ldy, ldx, g->stream, &lerr);
+	int refused = launch_softmax(e->fn, &job->geom, grid, y, x, M, N, ldy, ldx, flags, g->stream,
+				      &lerr);
 	CUresult rc = cudrv.cuStreamSynchronize(g->stream);
 	alarm(0);
 	if (refused) {

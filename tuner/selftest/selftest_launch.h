@@ -48,7 +48,7 @@ int st_gpu_prepare(st_gpu *g, const st_job *job, kernel_entry *e, long long M,
  * variant and shape for the not-run reason. */
 int st_gpu_launch(st_gpu *g, kernel_entry *e, const st_job *job, unsigned grid, CUdeviceptr y,
 		  CUdeviceptr x, long long M, long long N, long long ldy, long long ldx,
-		  const char *label, st_outcome *out);
+		  unsigned flags, const char *label, st_outcome *out);
 
 /* rc of a driver call made for the variant (what: the call): 0 when it
  * succeeded; else as st_gpu_launch's failure. */

@@ -129,7 +129,7 @@ static int launch_variant(void *arg, CUstream stream, at_error *err)
 	variant_launch *l = arg;
 	on_gpu(l->ctx, l->index, l->row); /* a heartbeat while timing */
 	return launch_softmax(l->entry->fn, &l->geom, l->grid, l->y, l->x, l->M, l->N, l->N,
-			      l->N, stream, err);
+			      l->N, 0, stream, err);
 }
 
 /* Errors after which the context is unusable: the sweep cannot go on in

@@ -21,7 +21,8 @@ __device__ float block_reduce(float v, bool is_max)
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS)
-softmax_kernel(float *y, const float *x, long long M, long long N, long long ldy, long long ldx)
+softmax_kernel(float *y, const float *x, long long M, long long N, long long ldy, long long ldx,
+	       unsigned flags)
 {
 	long long row = blockIdx.x;
 	if (row >= M)
