@@ -10,9 +10,9 @@
 
 #include "db/merge.h"
 #include "db/tuning_db.h"
+#include "db/winners.h"
 
 static const char export_sql[] =
-	"BEGIN;"
 	"INSERT INTO gpus SELECT * FROM src.gpus;"
 	"INSERT INTO sweeps SELECT * FROM src.sweeps WHERE id IN"
 	"  (SELECT w.sweep_id FROM src.winners w WHERE w.result_id IS NOT NULL"
@@ -21,8 +21,7 @@ static const char export_sql[] =
 	"  (SELECT result_id FROM src.winners WHERE result_id IS NOT NULL);"
 	"INSERT INTO winners SELECT * FROM src.winners WHERE result_id IS NOT NULL;"
 	"INSERT INTO kernels SELECT * FROM src.kernels WHERE result_id IN"
-	"  (SELECT result_id FROM main.winners);"
-	"COMMIT;";
+	"  (SELECT result_id FROM main.winners);";
 
 static long long file_size(const char *path)
 {
@@ -43,10 +42,17 @@ int db_export(const char *in, const char *out, export_stats *stats, at_error *er
 	sqlite3 *s = tdb_handle(db);
 	char *msg = NULL;
 	int rc = db_attach_source(s, in, err);
-	if (rc == 0 && sqlite3_exec(s, export_sql, NULL, NULL, &msg) != SQLITE_OK) {
+	if (rc == 0 && sqlite3_exec(s, "BEGIN", NULL, NULL, &msg) == SQLITE_OK &&
+	    sqlite3_exec(s, export_sql, NULL, NULL, &msg) == SQLITE_OK) {
+		/* what ships is what the library runs: every winner with its kernel */
+		rc = winners_check_kernels(s, in, 0, err);
+		if (rc == 0 && sqlite3_exec(s, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
+			rc = at_error_set(err, "exporting %s: %s", in, msg ? msg : sqlite3_errmsg(s));
+	} else if (rc == 0) {
 		rc = at_error_set(err, "exporting %s: %s", in, msg ? msg : sqlite3_errmsg(s));
-		sqlite3_exec(s, "ROLLBACK", NULL, NULL, NULL);
 	}
+	if (rc != 0)
+		sqlite3_exec(s, "ROLLBACK", NULL, NULL, NULL);
 	sqlite3_free(msg);
 	if (rc == 0) {
 		stats->winners = db_query_ll(s, "SELECT count(*) FROM winners");

@@ -9,6 +9,7 @@
 
 #include "common/sqlite_reader.h"
 #include "db/tuning_db.h"
+#include "db/winners.h"
 
 static int exec(sqlite3 *s, const char *sql, at_error *err, const char *what)
 {
@@ -78,7 +79,9 @@ int db_attach_source(sqlite3 *s, const char *path, at_error *err)
 }
 
 /* Copies src into main: gpus by identity; sweeps not already present with
- * ids shifted past main's; their results and kernels likewise. */
+ * ids shifted past main's; their results and kernels likewise. Leaves the
+ * id maps (temp.gpu_map, sweep_map, result_map) for prior_sql and the
+ * counts. */
 static const char copy_sql[] =
 	"INSERT OR IGNORE INTO gpus (name, cc_major, cc_minor, sm_count, mem_bytes)"
 	"  SELECT name, cc_major, cc_minor, sm_count, mem_bytes FROM src.gpus;"
@@ -113,47 +116,79 @@ static const char copy_sql[] =
 	"INSERT INTO kernels (result_id, arch, entry, cubin, ptx, cubin_sha256, ptx_sha256)"
 	"  SELECT rm.new, arch, entry, cubin, ptx, cubin_sha256, ptx_sha256 FROM src.kernels k"
 	"  JOIN result_map rm ON rm.old = k.result_id;"
-	"INSERT OR IGNORE INTO compile_cache SELECT * FROM src.compile_cache;"
-	"DROP TABLE temp.gpu_map; DROP TABLE temp.sweep_map; DROP TABLE temp.result_map;";
+	"INSERT OR IGNORE INTO compile_cache SELECT * FROM src.compile_cache;";
 
-/* The winner of a shape: the fastest passing variant, ties broken by fewer
- * registers, then by having stored code, then by the earlier row (as the
- * sweep picks). Shapes where nothing passed keep a NULL winner. */
-static const char winners_sql[] =
-	"DELETE FROM winners;"
-	"INSERT INTO winners (gpu_id, op, dtype, m, n, result_id, sweep_id)"
-	"  SELECT gpu_id, op, dtype, m, n, id, sweep_id FROM ("
-	"    SELECT r.*, row_number() OVER (PARTITION BY gpu_id, op, dtype, m, n"
-	"      ORDER BY time_us, registers,"
-	"      NOT EXISTS (SELECT 1 FROM kernels k WHERE k.result_id = r.id), id) AS rank"
-	"    FROM results r WHERE kind = 'variant' AND status = 'ok' AND time_us > 0)"
-	"  WHERE rank = 1;"
-	"INSERT INTO winners (gpu_id, op, dtype, m, n, result_id, sweep_id)"
-	"  SELECT gpu_id, op, dtype, m, n, NULL, max(sweep_id) FROM results r"
-	"  WHERE NOT EXISTS (SELECT 1 FROM winners w WHERE w.gpu_id = r.gpu_id AND w.op = r.op"
-	"    AND w.dtype = r.dtype AND w.m = r.m AND w.n = r.n)"
-	"  GROUP BY gpu_id, op, dtype, m, n;";
+/* The winners rows before the merge, of OUT and of the sweeps being added
+ * (their ids mapped), as db/winners.h's winners_choose reads them: their
+ * noise bands and the shapes that must keep a winner with a kernel. */
+static const char prior_sql[] =
+	"CREATE TEMP TABLE prior AS"
+	"  SELECT gpu_id, op, dtype, m, n, result_id, sweep_id, noise_band FROM main.winners"
+	"  UNION ALL"
+	"  SELECT g.new, w.op, w.dtype, w.m, w.n, rm.new, sm.new, w.noise_band"
+	"  FROM src.winners w JOIN gpu_map g ON g.old = w.gpu_id"
+	"  JOIN sweep_map sm ON sm.old = w.sweep_id LEFT JOIN result_map rm ON rm.old = w.result_id"
+	"  WHERE w.result_id IS NULL OR rm.new IS NOT NULL;";
 
-static int merge_one(sqlite3 *s, const char *in, merge_stats *stats, at_error *err)
+static const char drop_sql[] =
+	"DROP TABLE temp.gpu_map; DROP TABLE temp.sweep_map; DROP TABLE temp.result_map;"
+	"DROP TABLE temp.prior;";
+
+/* Copies in and chooses the winners again, counting what it added: all in
+ * the caller's transaction, so that a merge into OUT at the same time
+ * cannot enter the counts. */
+static int merge_in(sqlite3 *s, const char *in, const char *label, merge_stats *stats,
+		    at_error *err)
+{
+	if (exec(s, copy_sql, err, in) || exec(s, prior_sql, err, in))
+		return -1;
+	long long added = db_query_ll(s, "SELECT count(*) FROM temp.sweep_map");
+	long long src_sweeps = db_query_ll(s, "SELECT count(*) FROM src.sweeps");
+	long long results = db_query_ll(s, "SELECT count(*) FROM temp.result_map");
+	if (added < 0 || src_sweeps < 0 || results < 0)
+		return at_error_set(err, "%s: counting what was merged: %s", in, sqlite3_errmsg(s));
+	if (winners_choose(s, label, err) || exec(s, drop_sql, err, in))
+		return -1;
+	stats->sweeps += added;
+	stats->sweeps_skipped += src_sweeps - added;
+	stats->results += results;
+	stats->shapes = db_query_ll(s, "SELECT count(*) FROM main.winners");
+	return 0;
+}
+
+static int merge_one(sqlite3 *s, const char *out, const char *in, merge_stats *stats,
+		     at_error *err)
 {
 	if (db_attach_source(s, in, err))
 		return -1;
-	long long sweeps_before = db_query_ll(s, "SELECT count(*) FROM main.sweeps");
-	long long results_before = db_query_ll(s, "SELECT count(*) FROM main.results");
-	long long src_sweeps = db_query_ll(s, "SELECT count(*) FROM src.sweeps");
+	char label[1200];
+	snprintf(label, sizeof label, "merging %.500s into %.500s", in, out);
+	merge_stats mine = *stats; /* kept only if the transaction commits */
 	int status = 0;
-	if (exec(s, "BEGIN IMMEDIATE", err, in) || exec(s, copy_sql, err, in) ||
-	    exec(s, winners_sql, err, in) || exec(s, "COMMIT", err, in)) {
+	if (exec(s, "BEGIN IMMEDIATE", err, in) || merge_in(s, in, label, &mine, err) ||
+	    exec(s, "COMMIT", err, in)) {
 		sqlite3_exec(s, "ROLLBACK", NULL, NULL, NULL);
 		status = -1;
 	} else {
-		long long added = db_query_ll(s, "SELECT count(*) FROM main.sweeps") - sweeps_before;
-		stats->sweeps += added;
-		stats->sweeps_skipped += src_sweeps - added;
-		stats->results += db_query_ll(s, "SELECT count(*) FROM main.results") - results_before;
+		*stats = mine;
 	}
 	sqlite3_exec(s, "DETACH DATABASE src", NULL, NULL, NULL);
 	return status;
+}
+
+/* Before anything is written: every input's winners are the picks of its
+ * sweeps, with their kernels (winners_check_kernels, by shape). */
+static int check_input_kernels(const char *path, at_error *err)
+{
+	sqlite3 *s;
+	if (at_sqlite_open_reader(path, &s) != SQLITE_OK) {
+		at_error_set(err, "%s: cannot open: %s", path, s ? sqlite3_errmsg(s) : "out of memory");
+		sqlite3_close(s);
+		return -1;
+	}
+	int rc = winners_check_kernels(s, path, 1, err);
+	sqlite3_close(s);
+	return rc;
 }
 
 int db_same_file(const char *a, const char *b)
@@ -170,7 +205,7 @@ int db_merge(const char *out, const char *const *inputs, size_t n, merge_stats *
 	for (size_t i = 0; i < n; i++) {
 		if (db_same_file(out, inputs[i]))
 			return at_error_set(err, "%s: an input cannot also be the output", inputs[i]);
-		if (db_check_input(inputs[i], "merge", err))
+		if (db_check_input(inputs[i], "merge", err) || check_input_kernels(inputs[i], err))
 			return -1;
 	}
 	tdb *db;
@@ -179,9 +214,7 @@ int db_merge(const char *out, const char *const *inputs, size_t n, merge_stats *
 	sqlite3 *s = tdb_handle(db);
 	int rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++)
-		rc = merge_one(s, inputs[i], stats, err);
-	if (rc == 0)
-		stats->shapes = db_query_ll(s, "SELECT count(*) FROM winners");
+		rc = merge_one(s, out, inputs[i], stats, err);
 	tdb_close(db);
 	return rc;
 }

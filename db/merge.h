@@ -2,8 +2,11 @@
  * in shards on several machines: every GPU, sweep, result and stored kernel
  * of the inputs is copied into OUT (a sweep already there, by GPU, start
  * time and config, is skipped, so merging twice changes nothing), then the
- * winners of every shape are recomputed over all results. Inputs of
- * another schema version are refused. */
+ * winner of every shape is chosen again among the sweeps' own winners (the
+ * results with a stored kernel) by the sweep's rule (db/winners.h), so that
+ * every winner keeps its kernel. Inputs of another schema version, and an
+ * input with a winner whose shape has no stored kernel, are refused before
+ * anything is written. */
 #ifndef AT_DB_MERGE_H
 #define AT_DB_MERGE_H
 
@@ -16,7 +19,8 @@ typedef struct merge_stats {
 } merge_stats;
 
 /* Merges inputs[0..n) into out (created if missing). One transaction per
- * input, so a failure leaves OUT as it was before that input. */
+ * input, so a failure leaves OUT as it was before that input; stats count
+ * inside it what that input added. */
 int db_merge(const char *out, const char *const *inputs, size_t n, merge_stats *stats,
 	     at_error *err);
 

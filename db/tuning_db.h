@@ -105,9 +105,12 @@ typedef struct shape_key {
 	long long M, N;
 } shape_key;
 
-/* Index of the winner among rows, -1 if none passed: of the ok
- * non-baseline rows within `band` (relative, e.g. 0.01) of the fastest, the
- * one with the fewest registers, then the fastest, then the earlier row. */
+/* The winner rule, the one that picks every winner (db/SCHEMA.md): index
+ * of the winner among rows, -1 if none passed: of the ok non-baseline rows
+ * within `band` (relative, e.g. 0.01) of the fastest, the one with the
+ * fewest registers, then the fastest, then the earlier row. The sweep
+ * applies it to a shape's variants, `db merge` to the sweeps' picks
+ * (db/winners.h). */
 long tdb_pick_winner(const result_row *rows, size_t n, double band);
 
 /* Stores every row of one shape, its winner (picked with the noise band,

@@ -72,6 +72,7 @@ static void handle_free(atd_handle *h)
 	atdi_table_free(&h->table);
 	atdi_lookup_free(&h->lookup);
 	atdi_lookup_free(&h->warned);
+	atdi_lookup_free(&h->warned_missing);
 	free(h->pending);
 	pthread_mutex_destroy(&h->lock);
 	pthread_mutex_destroy(&h->slow);
@@ -112,6 +113,35 @@ static atd_status open_failed(atd_status s, const char *msg)
 	return s;
 }
 
+/* Winners whose code is not in the database are never served: says so (in
+ * the message now, to the first log callback), naming the first few, so
+ * that what their shapes get instead is never a silent downgrade. Each
+ * such shape is warned about again when it is first called (resolve.c). */
+static void warn_missing(atd_handle *h, const char *path)
+{
+	const atdi_table *t = &h->table;
+	if (t->nmissing == 0)
+		return;
+	size_t len = (size_t)snprintf(h->errmsg, sizeof h->errmsg,
+				      "%.300s: %zu tuned winner%s no stored kernel, so %s shape%s "
+				      "the next choice (nearest winner, derived or built-in):",
+				      path, t->nmissing, t->nmissing == 1 ? " has" : "s have",
+				      t->nmissing == 1 ? "its" : "their",
+				      t->nmissing == 1 ? " gets" : "s get");
+	for (size_t i = 0; i < t->nmissing && i < 3 && len < sizeof h->errmsg; i++) {
+		const atdi_missing *m = &t->missing[i];
+		len += (size_t)snprintf(h->errmsg + len, sizeof h->errmsg - len,
+					"%s %s M=%lld N=%lld on %s (%.60s %.120s, result %lld)",
+					i ? ";" : "", at_dtype_name(m->dtype), m->M, m->N,
+					t->gpus[m->gpu].name, m->template_name, m->params,
+					m->result_id);
+	}
+	if (len < sizeof h->errmsg)
+		snprintf(h->errmsg + len, sizeof h->errmsg - len, "%s",
+			 t->nmissing > 3 ? "; ..." : "");
+	h->pending = strdup(h->errmsg); /* lost if out of memory: only a log line */
+}
+
 ATD_API atd_status atd_open(const char *path, unsigned flags, atd_handle **out)
 {
 	if (!out)
@@ -139,6 +169,7 @@ ATD_API atd_status atd_open(const char *path, unsigned flags, atd_handle **out)
 		}
 	}
 	if (s == ATD_OK) {
+		warn_missing(h, path);
 		*out = h;
 		return ATD_OK;
 	}

@@ -58,6 +58,7 @@ struct atd_handle {
 	atdi_module *mods;
 	size_t nmods, mod_cap;
 	atdi_lookup warned; /* shapes (ctx NULL) already warned about */
+	atdi_lookup warned_missing; /* shapes whose winner's lost code was warned about */
 	atdi_jit jit;       /* derived variants: compiling and their cache */
 	int jit_inited;
 	char **strings;     /* derived params texts, kept until atd_close */

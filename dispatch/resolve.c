@@ -14,16 +14,38 @@
 #include "dispatch/handle.h"
 #include "dispatch/template_table.h"
 
+/* Whether the shape is not yet in seen (and marks it). */
+static int first_time(atdi_lookup *seen, at_dtype dtype, long long M, long long N)
+{
+	atdi_key key = { NULL, M, N, (int)dtype };
+	atdi_resolved found;
+	if (atdi_lookup_find(seen, &key, &found))
+		return 0;
+	atdi_resolved mark = { 0 };
+	atdi_lookup_put(seen, &key, &mark); /* no memory: warn again later */
+	return 1;
+}
+
 /* Whether the shape was not yet warned about (and marks it). */
 static int first_warning(atd_handle *h, at_dtype dtype, long long M, long long N)
 {
-	atdi_key key = { NULL, M, N, (int)dtype };
-	atdi_resolved seen;
-	if (atdi_lookup_find(&h->warned, &key, &seen))
-		return 0;
-	atdi_resolved mark = { 0 };
-	atdi_lookup_put(&h->warned, &key, &mark); /* no memory: warn again later */
-	return 1;
+	return first_time(&h->warned, dtype, M, N);
+}
+
+/* A winner tuned on this GPU at this very shape whose code is not in the
+ * database (a merge or export lost it) is never served; what serves the
+ * shape instead (out) is said, once a shape, rather than left silent. */
+static void note_missing(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, long long M,
+			 long long N, const atdi_resolved *out, atdi_notes *notes)
+{
+	const atdi_missing *m = atdi_select_missing(&h->table, &ci->gpu, dtype, M, N);
+	if (!m || !first_time(&h->warned_missing, dtype, M, N))
+		return;
+	atdi_note(notes, ATD_LOG_WARNING,
+		  "the winner tuned for %s M=%lld N=%lld on %s (%s %s, result %lld) has no stored "
+		  "kernel in the database: serving the shape at the %s level instead",
+		  at_dtype_name(dtype), M, N, h->table.gpus[m->gpu].name, m->template_name,
+		  m->params, m->result_id, atd_level_name(out->level));
 }
 
 /* fn's grid for M (launch_grid also opts into its shared memory), into out. */
@@ -245,6 +267,7 @@ static atd_status resolve_locked(atd_handle *h, CUcontext ctx, at_dtype dtype, l
 		if ((s = use_builtin(h, ci, dtype, M, N, out)) != ATD_OK)
 			return s;
 	}
+	note_missing(h, ci, dtype, M, N, out, notes);
 	note_choice(h, ci, dtype, M, N, out, notes);
 	pthread_mutex_lock(&h->lock);
 	atdi_key key = { ctx, M, N, (int)dtype };

@@ -82,6 +82,17 @@ const atdi_entry *atdi_select(const atdi_table *t, const atd_gpu *gpu, at_dtype 
 	return NULL;
 }
 
+const atdi_missing *atdi_select_missing(const atdi_table *t, const atd_gpu *gpu, at_dtype dtype,
+					long long M, long long N)
+{
+	for (size_t i = 0; i < t->nmissing; i++) {
+		const atdi_missing *m = &t->missing[i];
+		if (m->dtype == dtype && m->M == M && m->N == N && same_identity(&t->gpus[m->gpu], gpu))
+			return m;
+	}
+	return NULL;
+}
+
 void atdi_table_free(atdi_table *t)
 {
 	for (size_t i = 0; i < t->ngpus; i++)
@@ -90,7 +101,12 @@ void atdi_table_free(atdi_table *t)
 		free(t->entries[i].template_name);
 		free(t->entries[i].params);
 	}
+	for (size_t i = 0; i < t->nmissing; i++) {
+		free(t->missing[i].template_name);
+		free(t->missing[i].params);
+	}
 	free(t->gpus);
 	free(t->entries);
+	free(t->missing);
 	memset(t, 0, sizeof *t);
 }

@@ -278,12 +278,68 @@ static atd_status load_entries(sqlite3 *db, const char *path, atdi_table *t, cha
 	return s;
 }
 
+/* The winners whose result has no stored code (load_entries leaves them
+ * out), to be named in warnings rather than skipped in silence. */
+static atd_status load_missing(sqlite3 *db, const char *path, atdi_table *t, char *msg,
+			       size_t cap)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT w.gpu_id, w.dtype, w.m, w.n, w.result_id, r.template, r.params "
+			       "FROM winners w LEFT JOIN results r ON r.id = w.result_id "
+			       "WHERE w.op = 'softmax' AND w.result_id IS NOT NULL AND NOT EXISTS "
+			       "(SELECT 1 FROM kernels k WHERE k.result_id = w.result_id) "
+			       "ORDER BY w.gpu_id, w.dtype, w.m, w.n",
+			       -1, &st, NULL) != SQLITE_OK)
+		return fail(sql_status(db), msg, cap, "%s: not a tuning database: %s", path,
+			    sqlite3_errmsg(db));
+	size_t alloc = 0;
+	atd_status s = ATD_OK;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		long gi = gpu_index(t, sqlite3_column_int64(st, 0));
+		const char *dt = (const char *)sqlite3_column_text(st, 1);
+		at_dtype dtype;
+		if (gi < 0 || !dt || at_dtype_parse(dt, &dtype) != 0)
+			continue;
+		if (t->nmissing == alloc) {
+			size_t n = alloc ? 2 * alloc : 8;
+			atdi_missing *m = realloc(t->missing, n * sizeof *m);
+			if (!m) {
+				s = ATD_ERR_NO_MEMORY;
+				break;
+			}
+			t->missing = m;
+			alloc = n;
+		}
+		atdi_missing *m = &t->missing[t->nmissing];
+		*m = (atdi_missing){ .result_id = sqlite3_column_int64(st, 4), .gpu = (size_t)gi,
+				     .dtype = dtype, .M = sqlite3_column_int64(st, 2),
+				     .N = sqlite3_column_int64(st, 3),
+				     .template_name = dup_text(st, 5), .params = dup_text(st, 6) };
+		t->nmissing++;
+		if (!m->template_name || !m->params) {
+			s = ATD_ERR_NO_MEMORY;
+			break;
+		}
+	}
+	if (s == ATD_OK && rc != SQLITE_DONE)
+		s = fail(sql_status(db), msg, cap, "%s: reading the winners: %s", path,
+			 sqlite3_errmsg(db));
+	else if (s == ATD_ERR_NO_MEMORY)
+		fail(s, msg, cap, "%s: out of memory reading the winners", path);
+	sqlite3_finalize(st);
+	return s;
+}
+
 atd_status atdi_db_load(sqlite3 *db, const char *path, atdi_table *t, char *msg, size_t cap)
 {
 	memset(t, 0, sizeof *t);
 	atd_status s = load_gpus(db, path, t, msg, cap);
 	if (s == ATD_OK)
 		s = load_entries(db, path, t, msg, cap);
+	if (s == ATD_OK)
+		s = load_missing(db, path, t, msg, cap);
 	if (s != ATD_OK)
 		atdi_table_free(t);
 	return s;

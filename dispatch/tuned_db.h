@@ -20,7 +20,8 @@ atd_status atdi_db_open(const char *path, struct sqlite3 **out, char *msg, size_
 
 /* Reads the gpus and every usable softmax winner into t (emptied first):
  * rows with a NULL result_id, no stored code, an unknown dtype or a
- * nonsensical geometry are left out. Returns ATD_OK, ATD_ERR_DB_CORRUPT
+ * nonsensical geometry are left out; those with no stored code are listed
+ * in t->missing, for warnings. Returns ATD_OK, ATD_ERR_DB_CORRUPT
  * (e.g. missing tables) or ATD_ERR_NO_MEMORY with a message. */
 atd_status atdi_db_load(struct sqlite3 *db, const char *path, atdi_table *t, char *msg,
 			size_t cap);

@@ -36,11 +36,24 @@ typedef struct atdi_entry {
 	int arch; /* kernels.arch, e.g. 90 */
 } atdi_entry;
 
+/* A winners row of op softmax whose result has no stored code (a merge or
+ * export lost it): never selected, but named in warnings, so that a shape
+ * that was tuned is never served by another choice in silence. */
+typedef struct atdi_missing {
+	long long result_id;
+	size_t gpu; /* index into atdi_table.gpus */
+	at_dtype dtype;
+	long long M, N;
+	char *template_name, *params; /* "" when the result row is gone too */
+} atdi_missing;
+
 typedef struct atdi_table {
 	atdi_gpu_row *gpus;
 	size_t ngpus;
 	atdi_entry *entries;
 	size_t nentries;
+	atdi_missing *missing;
+	size_t nmissing;
 } atdi_table;
 
 /* Frees what the table owns and empties it. */
@@ -57,5 +70,10 @@ void atdi_table_free(atdi_table *t);
 */
 const atdi_entry *atdi_select(const atdi_table *t, const atd_gpu *gpu, at_dtype dtype,
 			      long long M, long long N, atd_level *level);
+
+/* The winner without code tuned on gpu's identity (name, cc, SM count) at
+ * exactly (dtype, M, N), or NULL. Pure. */
+const atdi_missing *atdi_select_missing(const atdi_table *t, const atd_gpu *gpu, at_dtype dtype,
+					long long M, long long N);
 
 #endif

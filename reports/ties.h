@@ -3,9 +3,10 @@
  * ties when its median is within the shape's noise band of the fastest
  * variant's median. The band is the one the sweep measured and stored
  * (winners.noise_band: the spread of the finalists' interleaved
- * repetitions, 0.5% to 1%, tuner/refine.h); a shape without one (schema
- * version 1, or winners recomputed by `db merge`) takes TIES_BAND_UNKNOWN,
- * the most the sweep's band can be. Baselines never tie (they never win). */
+ * repetitions, 0.5% to 1%, tuner/refine.h; after `db merge`, the widest of
+ * the sweeps' that tuned the shape); a shape without one (schema version 1,
+ * or merged by an older autotune) takes TIES_BAND_UNKNOWN, the most the
+ * sweep's band can be. Baselines never tie (they never win). */
 #ifndef AT_REPORTS_TIES_H
 #define AT_REPORTS_TIES_H
 

@@ -445,7 +445,7 @@ static atdi_entry block_entry(long long id, long long N, const char *params, lon
 Test(plan, an_exact_winner_is_served_as_tuned)
 {
 	atdi_entry es[] = { block_entry(1, 4096, "threads=128 vec=4 elems_per_thread=32", 4096) };
-	atdi_table t = { &h100, 1, es, 1 };
+	atdi_table t = { .gpus = &h100, .ngpus = 1, .entries = es, .nentries = 1 };
 	atdi_env env = env_n(4096);
 	atdi_plan p;
 	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
@@ -459,7 +459,7 @@ Test(plan, an_untuned_length_is_derived_from_the_nearest_winner)
 		block_entry(1, 4096, "threads=128 vec=4 elems_per_thread=32", 4096),
 		block_entry(2, 1024, "threads=128 vec=4 elems_per_thread=8", 1024),
 	};
-	atdi_table t = { &h100, 1, es, 2 };
+	atdi_table t = { .gpus = &h100, .ngpus = 1, .entries = es, .nentries = 2 };
 	atdi_env env = env_n(3000);
 	atdi_plan p;
 	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
@@ -476,7 +476,7 @@ Test(plan, an_untuned_length_is_derived_from_the_nearest_winner)
 Test(plan, a_winner_whose_params_come_out_unchanged_is_reused_as_stored)
 {
 	atdi_entry es[] = { block_entry(1, 4096, "threads=128 vec=4 elems_per_thread=32", 4096) };
-	atdi_table t = { &h100, 1, es, 1 };
+	atdi_table t = { .gpus = &h100, .ngpus = 1, .entries = es, .nentries = 1 };
 	atdi_env env = env_n(4000); /* 128 x 32 holds it, 128 x 28 does not */
 	atdi_plan p;
 	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
@@ -491,7 +491,7 @@ Test(plan, a_winner_of_a_template_unknown_to_the_library_is_skipped)
 		block_entry(2, 1024, "threads=128 vec=4 elems_per_thread=8", 1024),
 	};
 	es[0].template_name = (char *)"softmax_gone";
-	atdi_table t = { &h100, 1, es, 2 };
+	atdi_table t = { .gpus = &h100, .ngpus = 1, .entries = es, .nentries = 2 };
 	atdi_env env = env_n(2900);
 	atdi_plan p;
 	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
@@ -502,7 +502,7 @@ Test(plan, a_winner_of_a_template_unknown_to_the_library_is_skipped)
 Test(plan, no_winner_of_the_dtype_means_the_built_in_kernel)
 {
 	atdi_entry es[] = { block_entry(1, 4096, "threads=128 vec=4 elems_per_thread=32", 4096) };
-	atdi_table t = { &h100, 1, es, 1 };
+	atdi_table t = { .gpus = &h100, .ngpus = 1, .entries = es, .nentries = 1 };
 	atdi_env env = env_n(4096);
 	env.elem_bytes = 2;
 	atdi_plan p;
@@ -517,7 +517,7 @@ Test(plan, rows_of_the_same_alignment_class_are_nearer)
 		block_entry(1, 4096, "threads=128 vec=4 elems_per_thread=32", 4096),
 		block_entry(2, 3001, "threads=128 vec=4 elems_per_thread=24", 3072),
 	};
-	atdi_table t = { &h100, 1, es, 2 };
+	atdi_table t = { .gpus = &h100, .ngpus = 1, .entries = es, .nentries = 2 };
 	atdi_env env = env_n(3600); /* aligned: 4096 wins though 3001 is nearer in log N */
 	atdi_plan p;
 	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
@@ -533,7 +533,7 @@ Test(plan, the_nearest_winner_is_taken_even_when_it_must_widen)
 		block_entry(1, 4096, "threads=128 vec=4 elems_per_thread=32", 4096),
 		block_entry(2, 1024, "threads=512 vec=4 elems_per_thread=4", 2048),
 	};
-	atdi_table t = { &h100, 1, es, 2 };
+	atdi_table t = { .gpus = &h100, .ngpus = 1, .entries = es, .nentries = 2 };
 	atdi_env env = env_n(12000); /* 128 x 64 < 12000: the nearer must widen */
 	atdi_plan p;
 	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
@@ -550,7 +550,7 @@ Test(plan, online_tuning_gets_the_distinct_variants_of_the_nearest_winners)
 		block_entry(2, 2048, "threads=128 vec=4 elems_per_thread=16", 2048),
 		block_entry(3, 8192, "threads=256 vec=4 elems_per_thread=32", 8192),
 	};
-	atdi_table t = { &h100, 1, es, 3 };
+	atdi_table t = { .gpus = &h100, .ngpus = 1, .entries = es, .nentries = 3 };
 	atdi_env env = env_n(3000);
 	atdi_plan c[6];
 	int n = atdi_plan_candidates(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, c, 6);
@@ -570,7 +570,7 @@ Test(plan, the_same_alignment_class_at_twice_the_length_beats_the_other_at_the_s
 		block_entry(1, 3000, "threads=256 vec=4 elems_per_thread=12", 3072),
 		block_entry(2, 6001, "threads=256 vec=2 elems_per_thread=24", 6144),
 	};
-	atdi_table t = { &h100, 1, es, 2 };
+	atdi_table t = { .gpus = &h100, .ngpus = 1, .entries = es, .nentries = 2 };
 	atdi_env env = env_n(3001); /* f32 rows of 3001: not 16-byte aligned */
 	atdi_plan p;
 	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);

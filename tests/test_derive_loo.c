@@ -69,7 +69,7 @@ Test(derive_loo, each_grid_shape_served_from_the_others_stays_near_its_winner, .
 		for (size_t j = 0; j < t.nentries; j++)
 			if (j != i)
 				others[k++] = t.entries[j];
-		atdi_table rest = { t.gpus, t.ngpus, others, k };
+		atdi_table rest = { .gpus = t.gpus, .ngpus = t.ngpus, .entries = others, .nentries = k };
 		long long eb = at_dtype_size(hidden->dtype);
 		atdi_env env = { .M = hidden->M, .N = hidden->N, .elem_bytes = eb,
 				 .sm_count = g->sm_count, .cc = 10 * g->cc_major + g->cc_minor,

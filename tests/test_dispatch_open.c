@@ -1,8 +1,9 @@
 /* Tests of the dispatch library's handle and error paths, none needing a
  * GPU: atd_open's status for each kind of bad file (and the built-in-only
  * handle ATD_OPEN_FALLBACK gives instead), $AUTOTUNE_DB, the time to open a
- * large database, the log of the fallback reason, argument checks of
- * atd_softmax, the driver-less outcome, status and level names, version. */
+ * large database, the log of the fallback reason and of a winner without
+ * its kernel, argument checks of atd_softmax, the driver-less outcome,
+ * status and level names, version. */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <sqlite3.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "db/tuning_db.h"
+#include "dispatch/tuned_db.h"
 #include "include/autotune/dispatch.h"
 
 #include "tests/test_dispatch_fixture.h"
@@ -268,6 +270,63 @@ Test(dispatch_open, the_fallback_reason_goes_to_the_first_log_callback_once)
 	cr_assert_eq(r.calls, 1);
 	atd_set_log(NULL, record, &r); /* harmless */
 	atd_close(h);
+}
+
+/* A winner whose kernel a merge or export lost is never served, and never
+ * left out in silence: the message and the first log callback name its
+ * shape (each such shape is warned about again at its first call, which
+ * needs a GPU: atdi_select_missing is what that call looks up). */
+Test(dispatch_open, a_winner_without_its_kernel_is_named_to_the_first_log_callback)
+{
+	tdb *db = td_db_new("lost.db");
+	long long gpu = td_gpu(db, h100.name, 9, 0, 132, h100.mem_bytes);
+	long long sweep = td_sweep(db, gpu);
+	td_shape(db, sweep, gpu, "softmax", AT_F32, 4096, 1000, "tuned", "", 1, 0);
+	long long lost = td_shape(db, sweep, gpu, "softmax", AT_F16, 8, 1100, "softmax_block",
+				  "threads=128", 1, 0);
+	tdb_close(db);
+	char sql[128];
+	snprintf(sql, sizeof sql, "DELETE FROM kernels WHERE result_id = %lld", lost);
+	sql_file(tmp_path("lost.db"), sql);
+	char says[256];
+	snprintf(says, sizeof says,
+		 "f16 M=8 N=1100 on NVIDIA H100 80GB HBM3 (softmax_block threads=128, result %lld)",
+		 lost);
+
+	atd_handle *h;
+	cr_assert_eq(atd_open(tmp_path("lost.db"), 0, &h), ATD_OK, "%s", atd_errmsg(NULL));
+	cr_assert(strstr(atd_errmsg(h), says) != NULL, "%s", atd_errmsg(h));
+	log_record r = { 0 };
+	atd_set_log(h, record, &r);
+	cr_assert_eq(r.calls, 1);
+	cr_assert_eq(r.level, ATD_LOG_WARNING);
+	cr_assert(strstr(r.text, "lost.db: 1 tuned winner has no stored kernel") != NULL, "%s",
+		  r.text);
+	cr_assert(strstr(r.text, says) != NULL, "%s", r.text);
+	atd_set_log(h, NULL, NULL);
+	atd_set_log(h, record, &r);
+	cr_assert_eq(r.calls, 1, "said once");
+	cr_assert_neq(level_of(h, ATD_F16, 8, 1100), ATD_LEVEL_EXACT);
+	cr_assert_eq(level_of(h, ATD_F32, 4096, 1000), ATD_LEVEL_EXACT);
+	atd_close(h);
+
+	sqlite3 *s;
+	char msg[512];
+	cr_assert_eq(atdi_db_open(tmp_path("lost.db"), &s, msg, sizeof msg), ATD_OK, "%s", msg);
+	atdi_table t;
+	cr_assert_eq(atdi_db_load(s, "lost.db", &t, msg, sizeof msg), ATD_OK, "%s", msg);
+	sqlite3_close(s);
+	cr_assert_eq(t.nentries, 1);
+	cr_assert_eq(t.nmissing, 1);
+	const atdi_missing *m = atdi_select_missing(&t, &h100, AT_F16, 8, 1100);
+	cr_assert_not_null(m);
+	cr_assert_eq(m->result_id, lost);
+	cr_assert_null(atdi_select_missing(&t, &h100, AT_F16, 8, 1000), "another shape");
+	cr_assert_null(atdi_select_missing(&t, &h100, AT_F32, 8, 1100), "another dtype");
+	atd_gpu other = h100;
+	other.sm_count = 114;
+	cr_assert_null(atdi_select_missing(&t, &other, AT_F16, 8, 1100), "another GPU model");
+	atdi_table_free(&t);
 }
 
 Test(dispatch_open, close_of_null_is_harmless)

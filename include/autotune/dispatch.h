@@ -78,7 +78,9 @@
 ** ERRORS: functions return an atd_status; atd_status_string() names it and
 ** atd_errmsg() gives the handle's most recent message (per handle, not per
 ** thread). The library never prints and never exits; an optional log
-** callback receives warnings (e.g. a fallback to the built-in kernel).
+** callback receives warnings (e.g. a fallback to the built-in kernel, or
+** a tuned winner whose kernel is not in the database: never served, its
+** shape named at atd_open, to the first callback, and at its first call).
 **
 ** The library loads libcuda.so.1, and libnvrtc.so.13 when it derives a
 ** kernel, at run time; it links SQLite.

@@ -85,7 +85,8 @@ class Handle:
         self._h = h
         self._lock = threading.Lock()
         self.db = db
-        # with fallback, a database that could not be used leaves its reason
+        # with fallback, a database that could not be used leaves its reason;
+        # any database, the shapes whose winner has no stored kernel
         self.warning = _text(self._so.atd_errmsg(h)) or None
         if self.warning:
             warnings.warn(self.warning, DatabaseWarning, stacklevel=2)

@@ -99,6 +99,24 @@ class OpenDatabase(unittest.TestCase):
         with self.assertRaises(atd.Error):
             h.query("f32", 4096, 1024, gpu=H100)
 
+    def test_a_winner_without_its_kernel_warns_and_is_not_served(self):
+        with open(EXAMPLE_DB, "rb") as f, open("lost.db", "wb") as g:
+            g.write(f.read())
+        con = sqlite3.connect("lost.db")
+        con.execute("DELETE FROM kernels WHERE result_id = (SELECT result_id FROM winners "
+                    "WHERE dtype = 'f32' AND m = 4096 AND n = 1024)")
+        con.commit()
+        con.close()
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            h = atd.Handle("lost.db", fallback=False, jit="off")
+        self.assertEqual([x.category for x in w], [atd.DatabaseWarning])
+        self.assertIn("lost.db: 1 tuned winner has no stored kernel", str(w[0].message))
+        self.assertIn(f"f32 M=4096 N=1024 on {H100['name']} (", str(w[0].message))
+        self.assertEqual(h.query("f32", 4096, 1024, gpu=H100).level, "nearest")
+        self.assertEqual(h.query("f32", 4096, 2048, gpu=H100).level, "exact")
+        h.close()
+
     def test_bad_jit_mode(self):
         with self.assertRaises(ValueError):
             atd.Handle(EXAMPLE_DB, jit="sometimes")
