@@ -59,7 +59,8 @@ def query(dtype, M, N, gpu=None):
     "bf16" or a torch dtype) through the default handle: a Choice (level,
     template, params, gpu, tuned_shape, tuned_us, from_params). gpu: None
     for the current CUDA device (needs a GPU), or a dict describing one,
-    e.g. {"name": "NVIDIA H100 80GB HBM3", "cc": (9, 0), "sm_count": 132}."""
+    e.g. {"name": "NVIDIA H100 80GB HBM3", "cc": (9, 0)} (sm_count and
+    mem_bytes, left out, are the database's GPU's of that name and cc)."""
     return default_handle().query(dtype, M, N, gpu)
 
 
