@@ -3,6 +3,11 @@ the standard library only: the package is a folder of .py files, so a
 wheel is a zip of them plus the metadata, and an editable install is a
 .pth file naming this folder. Reads name, version, description,
 requires-python and the optional dependencies from pyproject.toml.
+
+A wheel built from a source checkout (`pip install ./python` builds in
+place) records the checkout's path in its autotune_dispatch/_build_info.py,
+so that the installed package finds the library that `make lib` builds
+there (library.py).
 """
 import base64
 import hashlib
@@ -78,6 +83,23 @@ def _package_files():
             for n in sorted(os.listdir(folder)) if n.endswith(".py")}
 
 
+def _checkout():
+    """The source checkout this python/ folder is in, or None (an sdist
+    unpacked elsewhere, a copy)."""
+    root = os.path.dirname(ROOT)
+    if os.path.isfile(os.path.join(root, "include", "autotune", "dispatch.h")):
+        return root
+    return None
+
+
+def _wheel_files():
+    """The package's files, its _build_info.py saying what was known here."""
+    files = _package_files()
+    info = f"{PACKAGE}/_build_info.py"
+    files[info] += f"\n# written by the build backend\nCHECKOUT = {_checkout()!r}\n".encode()
+    return files
+
+
 def get_requires_for_build_wheel(config_settings=None):
     return []
 
@@ -86,7 +108,7 @@ get_requires_for_build_editable = get_requires_for_build_sdist = get_requires_fo
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    return _write_wheel(wheel_directory, _package_files())
+    return _write_wheel(wheel_directory, _wheel_files())
 
 
 def build_editable(wheel_directory, config_settings=None, metadata_directory=None):

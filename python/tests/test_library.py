@@ -34,12 +34,72 @@ class Discovery(unittest.TestCase):
             got = library.candidates({}, pkg, "/venv")
             self.assertEqual(got[0], ("the installed prefix", "/venv/lib/libautotune-dispatch.so.0"))
 
+    def test_an_installed_package_looks_in_the_checkout_it_was_built_from(self):
+        # after the installed prefix (a library installed into the
+        # environment is meant for it), before the loader's search
+        outside = os.path.join("/venv", "site-packages", "autotune_dispatch")
+        got = library.candidates({}, outside, "/venv", built_from=ROOT)
+        self.assertEqual(got, [
+            ("the installed prefix", "/venv/lib/libautotune-dispatch.so.0"),
+            ("the checkout it was built from", BUILT_LIB),
+            ("the dynamic loader's search", "libautotune-dispatch.so.0"),
+            ("/usr/local/lib", "/usr/local/lib/libautotune-dispatch.so.0")])
+        # run from a checkout, that checkout is first and named once
+        got = library.candidates({}, PACKAGE_DIR, "/venv", built_from=ROOT)
+        self.assertEqual([what for _, what in got].count(BUILT_LIB), 1)
+        self.assertEqual(got[0], ("the source checkout (make lib)", BUILT_LIB))
+
     def test_a_wrong_variable_says_where_it_looked(self):
         with self.assertRaises(errors.LibraryNotFound) as c:
             library.load({"AUTOTUNE_DISPATCH_LIB": "/nonexistent/libx.so"}, PACKAGE_DIR)
         msg = str(c.exception)
         self.assertIn("$AUTOTUNE_DISPATCH_LIB: /nonexistent/libx.so: no such file", msg)
+        self.assertIn("the only place looked at", msg)
         self.assertIn("make lib", msg)
+
+    def not_found(self, checkout, prefix):
+        """The message of a load that finds nothing, from a package outside
+        any checkout, built from checkout, with prefix. In a fresh
+        interpreter: in this one, a test that loaded the library lets the
+        loader's search find it by its soname."""
+        outside = os.path.join(prefix, "site-packages", "autotune_dispatch")
+        code = ("import sys\nfrom autotune_dispatch import errors, library\n"
+                "try:\n    library.load({}, *sys.argv[1:])\n"
+                "except errors.LibraryNotFound as e:\n    print(e)\n    sys.exit(3)\n")
+        r = subprocess.run([sys.executable, "-c", code, outside, prefix, checkout],
+                           env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python")),
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode == 0:
+            self.skipTest("this machine has the library in the loader's path")
+        self.assertEqual(r.returncode, 3, r.stderr)
+        return r.stdout
+
+    def test_the_hint_names_every_place_and_the_variable(self):
+        with tempfile.TemporaryDirectory() as d:
+            checkout = os.path.join(d, "checkout")
+            msg = self.not_found(checkout, d)
+            built = os.path.join(checkout, "build", "lib", "libautotune-dispatch.so")
+            for line in ("  $AUTOTUNE_DISPATCH_LIB: not set",
+                         f"  the installed prefix: {d}/lib/libautotune-dispatch.so.0: no such file",
+                         f"  the checkout it was built from: {built}: no such file",
+                         "  /usr/local/lib: /usr/local/lib/libautotune-dispatch.so.0: no such file"):
+                self.assertIn(line + "\n", msg)
+            self.assertIn(f"`make lib` in {checkout} builds it", msg)
+            self.assertIn("set $AUTOTUNE_DISPATCH_LIB to its path", msg)
+
+    def test_no_make_lib_hint_for_a_library_that_exists(self):
+        # it was found but does not load: building it again would not help
+        with tempfile.TemporaryDirectory() as d:
+            built = os.path.join(d, "build", "lib", "libautotune-dispatch.so")
+            os.makedirs(os.path.dirname(built))
+            with open(built, "wb") as f:
+                f.write(b"not an ELF file")
+            msg = self.not_found(d, d)
+            self.assertIn(f"  the checkout it was built from: {built}: ", msg)
+            self.assertNotIn(f"{built}: no such file", msg)
+            self.assertNotIn("make lib", msg)
+            self.assertIn(f"{built} exists but does not load", msg)
+            self.assertIn("set $AUTOTUNE_DISPATCH_LIB to its path", msg)
 
     def test_a_file_that_is_not_a_library(self):
         with tempfile.NamedTemporaryFile(suffix=".so") as f:
@@ -66,6 +126,12 @@ class Discovery(unittest.TestCase):
             outside = os.path.join(d, "site-packages", "autotune_dispatch")
             _, where = library.load({}, outside, d)
             self.assertEqual(where, os.path.join(d, "lib", "libautotune-dispatch.so.0"))
+
+    @needs_library
+    def test_loads_from_the_checkout_it_was_built_from(self):
+        outside = os.path.join("/nonexistent", "site-packages", "autotune_dispatch")
+        _, where = library.load({}, outside, "/nonexistent", built_from=ROOT)
+        self.assertEqual(where, BUILT_LIB)
 
     @needs_library
     def test_loads_from_the_checkout(self):
