@@ -32,7 +32,7 @@ from . import library as _library
 from . import torch_ops as _torch_ops
 from .torch_ops import default_handle, set_default_handle
 
-__version__ = "0.2.0"  # the library's version it is made for (tests/test_library.py)
+__version__ = _library.VERSION  # the library's, as the CLI's (tests/test_library.py)
 
 __all__ = ["softmax", "query", "version", "library_path", "Handle", "Choice", "default_handle",
            "set_default_handle", "Error", "InvalidArgument", "NoDriver", "NoContext", "CudaError",

@@ -7,5 +7,9 @@ CHECKOUT: the source checkout the wheel was built from (`pip install
 ./python`), or None; an installed package looks for that checkout's
 build/lib (library.py), as a package run from its checkout looks beside
 itself.
+
+VERSION: the package's version, the header's ATD_VERSION_STRING at build
+time; None here, where library.py reads the checkout's header.
 """
 CHECKOUT = None
+VERSION = None

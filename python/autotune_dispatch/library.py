@@ -22,6 +22,7 @@ its first call that needs it.
 """
 import ctypes
 import os
+import re
 import sys
 import threading
 
@@ -29,10 +30,33 @@ from . import _build_info, errors
 
 LIB_ENV = "AUTOTUNE_DISPATCH_LIB"
 LIB_NAME = "libautotune-dispatch.so"
+
+
+def _version():
+    """This package's version: the library's, one number for the CLI, the
+    library, its .pc and this package (ATD_VERSION_STRING of
+    include/autotune/dispatch.h), which the build backend wrote into a
+    wheel, or, run from a checkout, read from its header."""
+    if _build_info.VERSION:
+        return _build_info.VERSION
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    header = os.path.join(root, "include", "autotune", "dispatch.h")
+    try:
+        with open(header, encoding="utf-8") as f:
+            m = re.search(r'^#define ATD_VERSION_STRING "([^"]+)"', f.read(), re.M)
+    except OSError:
+        m = None
+    if not m:
+        raise ImportError(f"autotune_dispatch: no version: not built by its build backend "
+                          f"(pip install), and no {header} beside it")
+    return m.group(1)
+
+
+VERSION = _version()
 # The version of include/autotune/dispatch.h that this package speaks (the
-# layout of atd_choice, the flags); tests/test_library.py checks it against
-# the header.
-ABI_VERSION = (0, 2)
+# layout of atd_choice, the flags); tests/test_library.py checks the flags
+# and the layout against the header.
+ABI_VERSION = tuple(int(part) for part in VERSION.split(".")[:2])
 SONAME = f"{LIB_NAME}.{ABI_VERSION[0]}"
 
 ATD_OPEN_FALLBACK = 1

@@ -7,17 +7,19 @@ loader's path, and finds it through $AUTOTUNE_DISPATCH_LIB. Also the
 editable install. Takes some seconds (the virtual environment's pip)."""
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import unittest
 
-from helpers import BUILT_LIB, ROOT, needs_library
+from helpers import BUILT_LIB, ROOT, header_text, needs_library
 
 PROBE = """
-import json, autotune_dispatch as a
+import importlib.metadata, json, autotune_dispatch as a
 from autotune_dispatch import library
 out = {"file": a.__file__, "candidates": library.candidates()}
+out["package"] = [a.__version__, importlib.metadata.version("autotune-dispatch")]
 try:
     out["version"] = a.version()
     out["library"] = a.library_path()
@@ -67,6 +69,8 @@ class PipInstall(unittest.TestCase):
         self.assertNotIn("error", got)
         self.assertEqual(got["library"], BUILT_LIB)
         self.assertEqual(got["version"], self.probe_header_version())
+        # the package, its metadata and the library: the header's version
+        self.assertEqual(got["package"], [got["version"]] * 2)
         got = self.probe(AUTOTUNE_DISPATCH_LIB=BUILT_LIB)
         self.assertEqual(got.get("version"), self.probe_header_version())
         # the editable install runs the checkout's files
@@ -77,8 +81,7 @@ class PipInstall(unittest.TestCase):
         self.assertEqual(got["candidates"][0], ["the source checkout (make lib)", BUILT_LIB])
 
     def probe_header_version(self):
-        import autotune_dispatch
-        return autotune_dispatch.__version__
+        return re.search(r'#define ATD_VERSION_STRING "([^"]+)"', header_text()).group(1)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,10 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import unittest
+import zipfile
 
 import autotune_dispatch
 from autotune_dispatch import errors, library
@@ -148,10 +150,60 @@ class Versions(unittest.TestCase):
         major, minor, _ = self.header_version().split(".")
         self.assertEqual(library.ABI_VERSION, (int(major), int(minor)))
 
-    def test_pyproject_says_the_same_version(self):
+    def test_pyproject_has_no_version_of_its_own(self):
+        # the build backend reads the header's (one place for the number)
         with open(os.path.join(ROOT, "python", "pyproject.toml"), encoding="utf-8") as f:
             text = f.read()
-        self.assertIn(f'version = "{self.header_version()}"', text)
+        self.assertIsNone(re.search(r"^version\s*=", text, re.M))
+        self.assertIn('dynamic = ["version"]', text)
+
+    def build(self, backend_root, kind, out):
+        """Runs the build backend of backend_root (a python/ folder or an
+        unpacked sdist): build_wheel or build_sdist into out; the file's path."""
+        code = ("import sys\nsys.path.insert(0, sys.argv[1])\nimport autotune_build\n"
+                f"print(autotune_build.build_{kind}(sys.argv[2]))\n")
+        r = subprocess.run([sys.executable, "-c", code, os.path.join(backend_root, "build_backend"),
+                            out], cwd=backend_root, capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return os.path.join(out, r.stdout.strip())
+
+    def wheel_says(self, wheel):
+        """(Version of its METADATA, its _build_info's VERSION and CHECKOUT)."""
+        with zipfile.ZipFile(wheel) as z:
+            meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+            version = re.search(r"^Version: (.*)$", z.read(meta).decode(), re.M).group(1)
+            info = {}
+            exec(z.read("autotune_dispatch/_build_info.py").decode(), info)
+        return version, info["VERSION"], info["CHECKOUT"]
+
+    def test_a_wheel_is_the_headers_version_and_names_its_checkout(self):
+        with tempfile.TemporaryDirectory() as d:
+            wheel = self.build(os.path.join(ROOT, "python"), "wheel", d)
+            v = self.header_version()
+            self.assertTrue(os.path.basename(wheel).startswith(f"autotune_dispatch-{v}-"), wheel)
+            self.assertEqual(self.wheel_says(wheel), (v, v, ROOT))
+
+    def test_a_wheel_from_an_sdist_keeps_the_version(self):
+        # unpacked elsewhere, an sdist has no header beside it: its PKG-INFO
+        # carries the version, and it names no checkout
+        with tempfile.TemporaryDirectory() as d:
+            sdist = self.build(os.path.join(ROOT, "python"), "sdist", d)
+            with tarfile.open(sdist) as t:
+                t.extractall(d)
+            unpacked = sdist[:-len(".tar.gz")]
+            wheel = self.build(unpacked, "wheel", d)
+            v = self.header_version()
+            self.assertEqual(self.wheel_says(wheel), (v, v, None))
+
+    def test_the_cli_and_the_pc_file_say_the_headers_version(self):
+        cli = os.path.join(ROOT, "build", "autotune")
+        pc = os.path.join(ROOT, "build", "lib", "autotune-dispatch.pc")
+        if not (os.path.exists(cli) and os.path.exists(pc)):
+            self.skipTest("build/autotune or the .pc not built (make)")
+        r = subprocess.run([cli, "version"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.stdout, f"autotune {self.header_version()}\n")
+        with open(pc, encoding="utf-8") as f:
+            self.assertIn(f"\nVersion: {self.header_version()}\n", f.read())
 
     def test_flags_and_dtypes_are_the_headers(self):
         text = header_text()
