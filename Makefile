@@ -88,6 +88,8 @@ $(BUILD)/obj/schema_sql.o: $(BUILD)/obj/schema_sql.c
 # with the params of dispatch/builtin_params.h: build/emit-builtin generates
 # their sources into $(BUILD)/builtin/ (never committed), compiled here to fat
 # binaries: SASS for sm_80 and sm_90, PTX for the rest.
+# The one version of the CLI (tuner/version.h), the library, its .pc and the
+# Python package (python/build_backend): the public header's.
 ATD_VERSION := $(shell sed -n 's/^\#define ATD_VERSION_STRING "\(.*\)"/\1/p' include/autotune/dispatch.h)
 ATD_SOVERSION := $(firstword $(subst ., ,$(ATD_VERSION)))
 ATD_LIB := libautotune-dispatch

@@ -7,6 +7,7 @@
 
 #include "common/dtype.h"
 #include "dispatch/builtin_kernels.h"
+#include "dispatch/described_gpu.h"
 #include "dispatch/handle.h"
 #include "dispatch/template_table.h"
 #include "dispatch/tuned_db.h"
@@ -129,12 +130,14 @@ ATD_API atd_status atd_query_gpu(atd_handle *h, const atd_gpu *gpu, atd_dtype dt
 	if (!gpu || !gpu->name)
 		return atdi_fail(h, ATD_ERR_INVALID_ARGUMENT, "atd_query_gpu: %s is NULL",
 				 gpu ? "gpu->name" : "gpu");
-	int cc = gpu->cc_major * 10 + gpu->cc_minor;
+	/* an SM count left out is the database's, as `autotune show` takes it */
+	atd_gpu g = atdi_described_gpu(h, gpu);
+	int cc = g.cc_major * 10 + g.cc_minor;
 	atdi_env env = { .M = M, .N = N, .elem_bytes = (long long)at_dtype_size((at_dtype)dtype),
-			 .sm_count = gpu->sm_count, .cc = cc, .max_threads = 1024,
+			 .sm_count = g.sm_count, .cc = cc, .max_threads = 1024,
 			 .max_smem = nominal_max_smem(cc), .regs_per_sm = 65536 };
 	atdi_plan plan;
-	atdi_plan_shape(&h->table, rules_if_jit(h), tr_ntemplates, gpu, &env, (at_dtype)dtype,
+	atdi_plan_shape(&h->table, rules_if_jit(h), tr_ntemplates, &g, &env, (at_dtype)dtype,
 			&plan);
 	if ((s = verify_stored(h, &plan, dtype, M, N)) != ATD_OK)
 		return s;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "db/tuning_db.h"
+#include "include/autotune/dispatch.h"
 
 #include "tests/template_fixture.h"
 #include "tests/test_run_fixture.h"
@@ -134,13 +135,17 @@ Test(cli, unknown_command)
 	tr_free(&r);
 }
 
-Test(cli, version)
+/* One version for the CLI, the library, its .pc and the Python package:
+ * the header's (python/tests/test_library.py checks the package's, and
+ * tests/test_dispatch_install.c the .pc's). */
+Test(cli, version_is_the_headers)
 {
 	tr_result a = RUN("version"), b = RUN("--version"), c = RUN("version", "x");
 	tr_expect_status(&a, 0);
-	cr_assert_str_eq(a.out, "autotune 0.1.0\n");
+	cr_assert_str_eq(a.out, "autotune " ATD_VERSION_STRING "\n");
+	cr_assert_str_eq(atd_version(), ATD_VERSION_STRING);
 	tr_expect_status(&b, 0);
-	cr_assert_str_eq(b.out, "autotune 0.1.0\n");
+	cr_assert_str_eq(b.out, "autotune " ATD_VERSION_STRING "\n");
 	tr_expect_status(&c, 2);
 	tr_free(&a);
 	tr_free(&b);

@@ -219,6 +219,27 @@ Test(dispatch_select, identity_is_name_cc_and_sm_count_not_memory)
 	atd_close(h);
 }
 
+/* An SM count (or memory) left 0 is the database's GPU's of that name and
+ * compute capability (dispatch/described_gpu.h), as `autotune show` takes
+ * it; a given one is kept, and memory is never matched on. */
+Test(dispatch_select, a_gpu_described_without_its_sm_count_is_the_databases)
+{
+	fixture f = fx_new();
+	SHAPE(f, sxm, 4096, 1000, "sxm", 1, 0);
+	atd_handle *h = fx_open(&f);
+	atd_choice c = query(h, &(atd_gpu){ SXM_NAME, 9, 0, 0, 0 }, ATD_F32, 4096, 1000);
+	assert_choice(&c, ATD_LEVEL_EXACT, "sxm", SXM_NAME, 4096, 1000);
+	c = query(h, &(atd_gpu){ SXM_NAME, 9, 0, 0, 80000000000LL }, ATD_F32, 4096, 1000);
+	cr_assert_eq(c.level, ATD_LEVEL_EXACT, "%s", atd_level_name(c.level));
+	c = query(h, &(atd_gpu){ SXM_NAME, 9, 0, 114, 0 }, ATD_F32, 4096, 1000);
+	cr_assert_eq(c.level, ATD_LEVEL_SAME_ARCH, "%s", atd_level_name(c.level));
+	c = query(h, &(atd_gpu){ "NVIDIA H100 NVL", 9, 0, 0, 0 }, ATD_F32, 4096, 1000);
+	cr_assert_eq(c.level, ATD_LEVEL_SAME_ARCH, "%s", atd_level_name(c.level));
+	c = query(h, &(atd_gpu){ SXM_NAME, 8, 0, 0, 0 }, ATD_F32, 4096, 1000);
+	assert_builtin(&c, ATD_F32);
+	atd_close(h);
+}
+
 Test(dispatch_select, a_gpu_of_another_compute_capability_is_never_used)
 {
 	fixture f = fx_new();

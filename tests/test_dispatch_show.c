@@ -9,7 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/dtype.h"
 #include "db/tuning_db.h"
+#include "include/autotune/dispatch.h"
 
 #include "tests/test_dispatch_fixture.h"
 
@@ -105,6 +107,43 @@ Test(dispatch_show, the_sm_count_and_memory_of_a_tuned_gpu_can_be_left_out)
 		     0, "%s", out);
 	assert_has("level       exact\n");
 	assert_has("132 SMs, 85520809984 bytes");
+}
+
+/* The library asked directly (atd_query_gpu, Python's atd.query) and
+ * `autotune show` answer alike for a GPU given by name and compute
+ * capability alone: both take its SM count from the database (the library
+ * once compared the SM count 0 and answered same-arch where show said
+ * exact). */
+Test(dispatch_show, query_and_show_agree_on_a_gpu_named_without_its_sm_count)
+{
+	make_db();
+	atd_handle *h;
+	cr_assert_eq(atd_open(db_path, 0, &h), ATD_OK, "%s", atd_errmsg(NULL));
+	static const struct { const char *dtype; long long M, N; } shapes[] = {
+		{ "f32", 4096, 1024 }, /* tuned: exact */
+		{ "f32", 4096, 1000 }, /* nearest */
+		{ "bf16", 4096, 1024 }, /* built-in */
+	};
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+		at_dtype dt;
+		cr_assert_eq(at_dtype_parse(shapes[i].dtype, &dt), 0);
+		atd_choice c;
+		cr_assert_eq(atd_query_gpu(h, &(atd_gpu){ .name = H100, .cc_major = 9 }, (atd_dtype)dt,
+					   shapes[i].M, shapes[i].N, &c),
+			     ATD_OK, "%s", atd_errmsg(h));
+		char M[32], N[32], level[64];
+		snprintf(M, sizeof M, "%lld", shapes[i].M);
+		snprintf(N, sizeof N, "%lld", shapes[i].N);
+		cr_assert_eq(show("--dtype", shapes[i].dtype, "-M", M, "-N", N, "--db", db_path,
+				  "--gpu", H100, "--cc", "9.0", NULL),
+			     0, "%s", err);
+		snprintf(level, sizeof level, "level       %s\n", atd_level_name(c.level));
+		assert_has(level);
+	}
+	atd_choice c;
+	atd_query_gpu(h, &(atd_gpu){ .name = H100, .cc_major = 9 }, ATD_F32, 4096, 1024, &c);
+	cr_assert_eq(c.level, ATD_LEVEL_EXACT, "%s", atd_level_name(c.level));
+	atd_close(h);
 }
 
 Test(dispatch_show, other_gpus_get_same_arch_or_the_builtin)

@@ -260,12 +260,16 @@ typedef struct atd_choice {
 ATD_API atd_status atd_query(atd_handle *h, atd_dtype dtype, int64_t M, int64_t N,
 			     atd_choice *out);
 
-/* A GPU described by hand, to ask what it would get without having it. */
+/* A GPU described by hand, to ask what it would get without having it.
+ * sm_count and mem_bytes may be left 0: atd_query_gpu then takes those of
+ * the database's GPU of that name and compute capability (as `autotune
+ * show --gpu NAME --cc X.Y` does), so that a tuned GPU named by its name
+ * and compute capability alone gets its exact winners. */
 typedef struct atd_gpu {
 	const char *name; /* e.g. "NVIDIA H100 80GB HBM3" */
 	int cc_major, cc_minor;
-	int sm_count;
-	int64_t mem_bytes;
+	int sm_count;      /* 0: the database's, as above */
+	int64_t mem_bytes; /* 0: the database's; never part of a model's identity */
 } atd_gpu;
 
 /* The choice for a described GPU. Needs no GPU; thread-safe. */

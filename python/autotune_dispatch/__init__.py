@@ -9,7 +9,8 @@ fastest, called from Python and PyTorch.
 
 A thin layer over libautotune-dispatch (include/autotune/dispatch.h),
 called through ctypes; the library is found by $AUTOTUNE_DISPATCH_LIB, the
-source checkout's build/lib, or the installed prefix (library.py), and the
+build/lib of the source checkout it sits in, the installed prefix, or the
+build/lib of the checkout it was installed from (library.py), and the
 tuning database by the library itself ($AUTOTUNE_DB, else autotune.db; with
 none it derives kernels from its seed winners). PyTorch is optional: this
 package imports without it, and without a GPU; the calls that need either
@@ -31,7 +32,7 @@ from . import library as _library
 from . import torch_ops as _torch_ops
 from .torch_ops import default_handle, set_default_handle
 
-__version__ = "0.2.0"  # the library's version it is made for (tests/test_library.py)
+__version__ = _library.VERSION  # the library's, as the CLI's (tests/test_library.py)
 
 __all__ = ["softmax", "query", "version", "library_path", "Handle", "Choice", "default_handle",
            "set_default_handle", "Error", "InvalidArgument", "NoDriver", "NoContext", "CudaError",
@@ -62,7 +63,8 @@ def query(dtype, M, N, gpu=None):
     "bf16" or a torch dtype) through the default handle: a Choice (level,
     template, params, gpu, tuned_shape, tuned_us, from_params). gpu: None
     for the current CUDA device (needs a GPU), or a dict describing one,
-    e.g. {"name": "NVIDIA H100 80GB HBM3", "cc": (9, 0), "sm_count": 132}."""
+    e.g. {"name": "NVIDIA H100 80GB HBM3", "cc": (9, 0)} (sm_count and
+    mem_bytes, left out, are the database's GPU's of that name and cc)."""
     return default_handle().query(dtype, M, N, gpu)
 
 

@@ -133,8 +133,9 @@ class Handle:
         gpu None: the GPU of the current CUDA context (with PyTorch, the
         current device's; needs a GPU). gpu a dict describing one, e.g.
         {"name": "NVIDIA H100 80GB HBM3", "cc": (9, 0), "sm_count": 132,
-        "mem_bytes": 85e9}: the choice for that GPU, with no GPU needed.
-        Returns a Choice."""
+        "mem_bytes": 85e9}: the choice for that GPU, with no GPU needed; a
+        sm_count or mem_bytes left out is the database's GPU's of that name
+        and cc (as `autotune show --gpu --cc`). Returns a Choice."""
         code = lib.DTYPES[dtype_name(dtype)]
         M, N = _shape_arg("M", M), _shape_arg("N", N)
         out = lib.Choice()
@@ -160,7 +161,8 @@ class Handle:
 
 def gpu_description(gpu):
     """An atd_gpu from a dict with name, cc ((major, minor) or "9.0"),
-    sm_count and mem_bytes (the last two optional)."""
+    sm_count and mem_bytes (the last two optional: 0, which the library
+    fills in from the database)."""
     if not isinstance(gpu, dict) or "name" not in gpu or "cc" not in gpu:
         raise TypeError("gpu must be a dict with at least \"name\" and \"cc\" (e.g. (9, 0))")
     cc = gpu["cc"]

@@ -7,26 +7,56 @@ The library is looked for, first found first used:
   2. the source checkout this package sits in: build/lib/ beside python/
      (what `make lib` builds);
   3. the installed prefix: <sys.prefix>/lib (a virtual environment that
-     `make install PREFIX=$VIRTUAL_ENV` filled), then the dynamic loader's
-     own search by soname (LD_LIBRARY_PATH, the ld.so cache, /usr/lib...),
-     then /usr/local/lib (make install's default PREFIX, which the loader's
-     cache lacks until ldconfig runs).
+     `make install PREFIX=$VIRTUAL_ENV` filled);
+  4. for a package installed from a checkout (`pip install ./python`), the
+     build/lib of that checkout, which the build backend recorded
+     (_build_info.CHECKOUT);
+  5. the dynamic loader's own search by soname (LD_LIBRARY_PATH, the ld.so
+     cache, /usr/lib...), then /usr/local/lib (make install's default
+     PREFIX, which the loader's cache lacks until ldconfig runs).
+When none loads, the message lists every place with why it failed, and
+says what would help: `make lib` in a checkout that lacks the library,
+$AUTOTUNE_DISPATCH_LIB naming it, or installing it.
 Nothing here needs a GPU or PyTorch: the library loads libcuda itself, at
 its first call that needs it.
 """
 import ctypes
 import os
+import re
 import sys
 import threading
 
-from . import errors
+from . import _build_info, errors
 
 LIB_ENV = "AUTOTUNE_DISPATCH_LIB"
 LIB_NAME = "libautotune-dispatch.so"
+
+
+def _version():
+    """This package's version: the library's, one number for the CLI, the
+    library, its .pc and this package (ATD_VERSION_STRING of
+    include/autotune/dispatch.h), which the build backend wrote into a
+    wheel, or, run from a checkout, read from its header."""
+    if _build_info.VERSION:
+        return _build_info.VERSION
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    header = os.path.join(root, "include", "autotune", "dispatch.h")
+    try:
+        with open(header, encoding="utf-8") as f:
+            m = re.search(r'^#define ATD_VERSION_STRING "([^"]+)"', f.read(), re.M)
+    except OSError:
+        m = None
+    if not m:
+        raise ImportError(f"autotune_dispatch: no version: not built by its build backend "
+                          f"(pip install), and no {header} beside it")
+    return m.group(1)
+
+
+VERSION = _version()
 # The version of include/autotune/dispatch.h that this package speaks (the
-# layout of atd_choice, the flags); tests/test_library.py checks it against
-# the header.
-ABI_VERSION = (0, 2)
+# layout of atd_choice, the flags); tests/test_library.py checks the flags
+# and the layout against the header.
+ABI_VERSION = tuple(int(part) for part in VERSION.split(".")[:2])
 SONAME = f"{LIB_NAME}.{ABI_VERSION[0]}"
 
 ATD_OPEN_FALLBACK = 1
@@ -52,6 +82,10 @@ class Gpu(ctypes.Structure):
                 ("sm_count", ctypes.c_int), ("mem_bytes", ctypes.c_int64)]
 
 
+IN_CHECKOUT = "the source checkout (make lib)"
+BUILT_FROM = "the checkout it was built from"
+
+
 def checkout_library(package_dir):
     """build/lib/libautotune-dispatch.so of the checkout whose python/
     folder holds package_dir, or None if package_dir is not in one."""
@@ -60,26 +94,61 @@ def checkout_library(package_dir):
     if os.path.basename(python_dir) != "python" or \
             not os.path.isfile(os.path.join(root, "include", "autotune", "dispatch.h")):
         return None
-    return os.path.join(root, "build", "lib", LIB_NAME)
+    return built_library(root)
 
 
-def candidates(environ=None, package_dir=None, prefix=None):
+def built_library(checkout):
+    """Where `make lib` in checkout puts the library."""
+    return os.path.join(checkout, "build", "lib", LIB_NAME)
+
+
+def candidates(environ=None, package_dir=None, prefix=None, built_from=None):
     """Where the library is looked for, in order: a list of (where, what to
-    dlopen) pairs; `where` says it in words for messages."""
+    dlopen) pairs; `where` says it in words for messages. built_from: the
+    checkout an installed package was built from (default: the one the
+    build backend recorded, if any)."""
     environ = os.environ if environ is None else environ
     package_dir = package_dir or os.path.dirname(os.path.abspath(__file__))
     prefix = sys.prefix if prefix is None else prefix
+    built_from = _build_info.CHECKOUT if built_from is None else built_from
     explicit = environ.get(LIB_ENV)
     if explicit:
         return [(f"${LIB_ENV}", explicit)]
     out = []
     local = checkout_library(package_dir)
     if local:
-        out.append(("the source checkout (make lib)", local))
+        out.append((IN_CHECKOUT, local))
     out.append(("the installed prefix", os.path.join(prefix, "lib", SONAME)))
+    if built_from and built_library(built_from) != local:
+        out.append((BUILT_FROM, built_library(built_from)))
     out.append(("the dynamic loader's search", SONAME))
     out.append(("/usr/local/lib", os.path.join("/usr/local/lib", SONAME)))
     return out
+
+
+def _not_found(tried, missing_builds, broken, explicit):
+    """The LibraryNotFound for a search that loaded nothing: every place
+    tried, then what would help. missing_builds: the checkouts' library
+    paths that do not exist (`make lib` there builds them); broken: files
+    that exist but did not load (building them again would not help)."""
+    lines = ["libautotune-dispatch not found; looked in:"]
+    if not explicit:
+        lines.append(f"  ${LIB_ENV}: not set")
+    lines += tried
+    if explicit:
+        lines.append(f"${LIB_ENV} is the only place looked at when it is set: set it to the path "
+                     f"of {LIB_NAME} (`make lib` in a source checkout builds build/lib/{LIB_NAME}), "
+                     f"or unset it to search the checkout and the installed prefix.")
+        return errors.LibraryNotFound("\n".join(lines))
+    for path in broken:
+        lines.append(f"{path} exists but does not load (why is above).")
+    for path in missing_builds:
+        checkout = os.path.dirname(os.path.dirname(os.path.dirname(path)))
+        lines.append(f"`make lib` in {checkout} builds it there.")
+    if not missing_builds and not broken:
+        lines.append("Build it with `make lib` in a source checkout, or install it (make install).")
+    lines.append(f"Where it is elsewhere, set ${LIB_ENV} to its path.")
+    return errors.LibraryNotFound("\n".join(lines))
 
 
 def _declare(so):
@@ -111,21 +180,26 @@ def _declare(so):
                                  c.POINTER(Choice)]
 
 
-def load(environ=None, package_dir=None, prefix=None):
+def load(environ=None, package_dir=None, prefix=None, built_from=None):
     """Loads the first library found (see the module's text) and returns
     (ctypes.CDLL, the path or name it was loaded from). Raises
     LibraryNotFound listing every place tried and why each failed, or when
     the library is of another version than this package's."""
-    tried = []
-    for where, what in candidates(environ, package_dir, prefix):
+    tried, missing_builds, broken = [], [], []
+    places = candidates(environ, package_dir, prefix, built_from)
+    for where, what in places:
         if os.sep in what and not os.path.exists(what):
             tried.append(f"  {where}: {what}: no such file")
+            if where in (IN_CHECKOUT, BUILT_FROM):
+                missing_builds.append(what)
             continue
         try:
             so = ctypes.CDLL(what)
             _declare(so)
         except (OSError, AttributeError) as exc:
             tried.append(f"  {where}: {what}: {exc}")
+            if os.sep in what:
+                broken.append(what)
             continue
         number = so.atd_version_number()
         found = (number // 10000, number // 100 % 100)
@@ -134,10 +208,7 @@ def load(environ=None, package_dir=None, prefix=None):
                 f"{what} is libautotune-dispatch {so.atd_version().decode()}; this package speaks "
                 f"{ABI_VERSION[0]}.{ABI_VERSION[1]}.x: install the package of the library's version")
         return so, what
-    raise errors.LibraryNotFound(
-        "libautotune-dispatch not found; looked in:\n" + "\n".join(tried) +
-        f"\nBuild it with `make lib` in the source checkout, install it (make install), "
-        f"or set {LIB_ENV} to its path.")
+    raise _not_found(tried, missing_builds, broken, places[0][0] == f"${LIB_ENV}")
 
 
 _lock = threading.Lock()

@@ -1,8 +1,16 @@
 """A PEP 517 build backend for the autotune_dispatch package, written with
 the standard library only: the package is a folder of .py files, so a
 wheel is a zip of them plus the metadata, and an editable install is a
-.pth file naming this folder. Reads name, version, description,
-requires-python and the optional dependencies from pyproject.toml.
+.pth file naming this folder. Reads name, description, requires-python
+and the optional dependencies from pyproject.toml; the version is the
+library's, ATD_VERSION_STRING of include/autotune/dispatch.h (one number
+for the CLI, the library, its .pc and this package), or, in an unpacked
+sdist, the one its PKG-INFO kept.
+
+A wheel built from a source checkout (`pip install ./python` builds in
+place) records the checkout's path in its autotune_dispatch/_build_info.py,
+so that the installed package finds the library that `make lib` builds
+there (library.py).
 """
 import base64
 import hashlib
@@ -34,8 +42,29 @@ def _project():
     return fields, extras
 
 
+def _version():
+    """The header's ATD_VERSION_STRING, in a checkout; else the Version of
+    the PKG-INFO that build_sdist wrote."""
+    checkout = _checkout()
+    if checkout:
+        path, pattern = os.path.join(checkout, "include", "autotune", "dispatch.h"), \
+            r'^#define ATD_VERSION_STRING "([^"]+)"'
+    else:
+        path, pattern = os.path.join(ROOT, "PKG-INFO"), r"^Version: (\S+)$"
+    try:
+        text = open(path, encoding="utf-8").read()
+    except OSError:
+        text = ""
+    m = re.search(pattern, text, re.M)
+    if not m:
+        raise RuntimeError(f"autotune_build: no version: {path} lacks it (build from a source "
+                           f"checkout, or from an sdist of one)")
+    return m.group(1)
+
+
 def _metadata():
     fields, extras = _project()
+    fields["version"] = _version()
     lines = ["Metadata-Version: 2.1", f"Name: {fields['name']}", f"Version: {fields['version']}",
              f"Summary: {fields.get('description', '')}"]
     if "requires-python" in fields:
@@ -78,6 +107,24 @@ def _package_files():
             for n in sorted(os.listdir(folder)) if n.endswith(".py")}
 
 
+def _checkout():
+    """The source checkout this python/ folder is in, or None (an sdist
+    unpacked elsewhere, a copy)."""
+    root = os.path.dirname(ROOT)
+    if os.path.isfile(os.path.join(root, "include", "autotune", "dispatch.h")):
+        return root
+    return None
+
+
+def _wheel_files():
+    """The package's files, its _build_info.py saying what was known here."""
+    files = _package_files()
+    info = f"{PACKAGE}/_build_info.py"
+    files[info] += (f"\n# written by the build backend\nCHECKOUT = {_checkout()!r}\n"
+                    f"VERSION = {_version()!r}\n").encode()
+    return files
+
+
 def get_requires_for_build_wheel(config_settings=None):
     return []
 
@@ -86,7 +133,7 @@ get_requires_for_build_editable = get_requires_for_build_sdist = get_requires_fo
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    return _write_wheel(wheel_directory, _package_files())
+    return _write_wheel(wheel_directory, _wheel_files())
 
 
 def build_editable(wheel_directory, config_settings=None, metadata_directory=None):

@@ -153,6 +153,14 @@ class Query(unittest.TestCase):
         with self.assertRaises(TypeError):
             self.h.query("f64", 4096, 1024, gpu=H100)
 
+    def test_a_gpu_named_by_name_and_cc_alone_is_the_databases(self):
+        # its SM count from the database, as `autotune show --gpu --cc` takes it
+        for cc in ((9, 0), "9.0"):
+            named = {"name": H100["name"], "cc": cc}
+            self.assertEqual(self.h.query("f32", 4096, 1024, gpu=named),
+                             self.h.query("f32", 4096, 1024, gpu=H100))
+        self.assertEqual(self.h.query("f32", 4096, 1024, gpu=named).level, "exact")
+
     def test_an_unknown_gpu_gets_the_built_in_kernel(self):
         c = self.h.query("f32", 4096, 1024, gpu={"name": "Some GPU", "cc": "7.5", "sm_count": 40})
         self.assertEqual((c.level, c.template, c.gpu, c.tuned_shape, c.tuned_us),

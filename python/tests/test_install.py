@@ -1,25 +1,28 @@
 """`pip install ./python` in a fresh virtual environment, with no network
 (--no-index: the package's build backend needs nothing), then the package
 used from outside the checkout: it imports without PyTorch or a GPU, looks
-for the library in the environment's prefix and the loader's path (not in
-the checkout), and finds it through $AUTOTUNE_DISPATCH_LIB. Also the
+for the library in the environment's prefix, then in the checkout it was
+built from (its build/lib, which the backend recorded), then in the
+loader's path, and finds it through $AUTOTUNE_DISPATCH_LIB. Also the
 editable install. Takes some seconds (the virtual environment's pip)."""
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import unittest
 
-from helpers import BUILT_LIB, ROOT, needs_library
+from helpers import BUILT_LIB, ROOT, header_text, needs_library
 
 PROBE = """
-import json, autotune_dispatch as a
+import importlib.metadata, json, autotune_dispatch as a
 from autotune_dispatch import library
-out = {"file": a.__file__, "candidates": [w for w, _ in library.candidates()],
-       "prefix": library.candidates()[0][1]}
+out = {"file": a.__file__, "candidates": library.candidates()}
+out["package"] = [a.__version__, importlib.metadata.version("autotune-dispatch")]
 try:
     out["version"] = a.version()
+    out["library"] = a.library_path()
 except a.LibraryNotFound as e:
     out["error"] = str(e)
 print(json.dumps(out))
@@ -59,10 +62,15 @@ class PipInstall(unittest.TestCase):
         self.pip("install", "--no-index", os.path.join(ROOT, "python"))
         got = self.probe()
         self.assertTrue(got["file"].startswith(self.venv), got["file"])
-        self.assertEqual(got["candidates"][0], "the installed prefix")
-        self.assertEqual(got["prefix"], os.path.join(self.venv, "lib", "libautotune-dispatch.so.0"))
-        if "error" in got:  # unless the machine has the library installed
-            self.assertIn("libautotune-dispatch not found", got["error"])
+        self.assertEqual(got["candidates"][:2], [
+            ["the installed prefix", os.path.join(self.venv, "lib", "libautotune-dispatch.so.0")],
+            ["the checkout it was built from", BUILT_LIB]])
+        # the checkout's library, found from outside it
+        self.assertNotIn("error", got)
+        self.assertEqual(got["library"], BUILT_LIB)
+        self.assertEqual(got["version"], self.probe_header_version())
+        # the package, its metadata and the library: the header's version
+        self.assertEqual(got["package"], [got["version"]] * 2)
         got = self.probe(AUTOTUNE_DISPATCH_LIB=BUILT_LIB)
         self.assertEqual(got.get("version"), self.probe_header_version())
         # the editable install runs the checkout's files
@@ -70,11 +78,10 @@ class PipInstall(unittest.TestCase):
         self.pip("install", "--no-index", "-e", os.path.join(ROOT, "python"))
         got = self.probe()
         self.assertEqual(got["file"], os.path.join(ROOT, "python", "autotune_dispatch", "__init__.py"))
-        self.assertEqual(got["candidates"][0], "the source checkout (make lib)")
+        self.assertEqual(got["candidates"][0], ["the source checkout (make lib)", BUILT_LIB])
 
     def probe_header_version(self):
-        import autotune_dispatch
-        return autotune_dispatch.__version__
+        return re.search(r'#define ATD_VERSION_STRING "([^"]+)"', header_text()).group(1)
 
 
 if __name__ == "__main__":

@@ -3,12 +3,12 @@
  * atd_query_gpu for a GPU described with --gpu/--cc), so that it can never
  * disagree with what atd_softmax runs. */
 #include <getopt.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/dtype.h"
 #include "db/tuning_db.h"
+#include "dispatch/described_gpu.h"
 #include "include/autotune/dispatch.h"
 #include "tuner/cli/cli.h"
 #include "tuner/device.h"
@@ -87,36 +87,6 @@ static int parse_show(int argc, char **argv, show_options *o)
 	return 0;
 }
 
-/* Fills an omitted --sm-count or --mem-bytes from the database's GPU of
- * that name and compute capability, so that naming a tuned GPU is enough. */
-static void complete_gpu(const char *path, show_options *o)
-{
-	if (o->sm_count >= 0 && o->mem_bytes >= 0)
-		return;
-	tdb *db;
-	at_error err;
-	if (tdb_open_readonly(path, &db, &err) != 0)
-		return;
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(tdb_handle(db),
-			       "SELECT sm_count, mem_bytes FROM gpus WHERE name = ?1 AND "
-			       "cc_major = ?2 AND cc_minor = ?3 AND (?4 < 0 OR sm_count = ?4) AND "
-			       "(?5 < 0 OR mem_bytes = ?5) ORDER BY id LIMIT 1",
-			       -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, o->gpu_name, -1, SQLITE_STATIC);
-		sqlite3_bind_int(st, 2, o->arch / 10);
-		sqlite3_bind_int(st, 3, o->arch % 10);
-		sqlite3_bind_int64(st, 4, o->sm_count);
-		sqlite3_bind_int64(st, 5, o->mem_bytes);
-		if (sqlite3_step(st) == SQLITE_ROW) {
-			o->sm_count = sqlite3_column_int64(st, 0);
-			o->mem_bytes = sqlite3_column_int64(st, 1);
-		}
-		sqlite3_finalize(st);
-	}
-	tdb_close(db);
-}
-
 static void print_choice(const show_options *o, const char *gpu_line, const atd_choice *c)
 {
 	printf("shape       %s %s M=%lld N=%lld\n", o->op, at_dtype_name(o->dtype), o->M, o->N);
@@ -141,12 +111,15 @@ static void print_choice(const show_options *o, const char *gpu_line, const atd_
 	}
 }
 
-static int show_described(atd_handle *h, const char *path, show_options *o, atd_choice *c)
+static int show_described(atd_handle *h, const show_options *o, atd_choice *c)
 {
-	complete_gpu(path, o);
-	atd_gpu gpu = { .name = o->gpu_name, .cc_major = o->arch / 10, .cc_minor = o->arch % 10,
-			.sm_count = o->sm_count < 0 ? 0 : (int)o->sm_count,
-			.mem_bytes = o->mem_bytes < 0 ? 0 : o->mem_bytes };
+	/* an omitted --sm-count or --mem-bytes is the database's GPU's, as
+	 * atd_query_gpu takes it (the same function), so that naming a tuned
+	 * GPU is enough */
+	atd_gpu gpu = atdi_described_gpu(
+		h, &(atd_gpu){ .name = o->gpu_name, .cc_major = o->arch / 10, .cc_minor = o->arch % 10,
+			       .sm_count = o->sm_count < 0 ? 0 : (int)o->sm_count,
+			       .mem_bytes = o->mem_bytes < 0 ? 0 : o->mem_bytes });
 	if (atd_query_gpu(h, &gpu, (atd_dtype)o->dtype, o->M, o->N, c) != ATD_OK)
 		return cli_fail(atd_errmsg(h));
 	char line[512];
@@ -193,7 +166,7 @@ int cmd_show(int argc, char **argv)
 	if (atd_open(path, 0, &h) != ATD_OK)
 		return cli_fail(atd_errmsg(NULL));
 	atd_choice c;
-	rc = o.gpu_name ? show_described(h, path, &o, &c) : show_present(h, &o, &c);
+	rc = o.gpu_name ? show_described(h, &o, &c) : show_present(h, &o, &c);
 	atd_close(h);
 	return rc;
 }
