@@ -2,8 +2,8 @@
 #   make            build build/autotune
 #   make deps       install missing Debian packages, check the CUDA toolkit
 #   make deps-ci    also what browser-test and the fuzz targets need (chromium, clang)
-#   make test       check the room graph, build and run the Criterion tests and the
-#                   Python package's (no GPU needed)
+#   make test       check the room graph, build and run the Criterion tests, the
+#                   Python package's and the README's examples (no GPU needed)
 #   make python-gpu-test  the Python package's tests on a GPU (PyTorch needed)
 #   make browser-test  render the example report and check it in headless Chromium
 #   make sanitize   the tests under AddressSanitizer and UndefinedBehaviorSanitizer
@@ -228,11 +228,13 @@ $(BUILD)/tests: $(TEST_OBJ) $(LIB_OBJ)
 # make sanitize (tests/compile_memo.h); AUTOTUNE_TEST_COMPILE_CACHE= turns it off.
 AUTOTUNE_TEST_COMPILE_CACHE ?= $(abspath $(BUILD))/test-compile-cache.db
 # The room graph (tools/room_graph.py) first: no room above a third of the
-# lines, no include loop, the dispatch library reaching no tuner code.
+# lines, no include loop, the dispatch library reaching no tuner code; last
+# the README's command-line examples, run as written (tests/readme_examples.sh).
 test: $(BUILD)/tests $(BUILD)/autotune lib
 	python3 tools/room_graph.py
 	AUTOTUNE_TEST_COMPILE_CACHE=$(AUTOTUNE_TEST_COMPILE_CACHE) $(BUILD)/tests --jobs 2
 	$(Q)$(MAKE) --no-print-directory python-test
+	BUILD=$(BUILD) tests/readme_examples.sh
 
 # The Python package (python/): its tests without a GPU (argument checks,
 # finding the library, error mapping, pip install into a fresh virtual

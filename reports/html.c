@@ -60,7 +60,16 @@ static const char page_style[] =
 	"td.p{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,\"DejaVu Sans Mono\",monospace;"
 	"font-size:12px}\n"
 	"td.t{white-space:nowrap}\n"
-	"table.winners td.p{min-width:26em}table.results td.p{min-width:28em}\n"
+	/* the widest tables, 14 and 11 columns, fit a 1400 px window: narrower
+	 * params, headers that wrap, names of baselines and peers that wrap */
+	"table.winners td.p{min-width:18em}table.results td.p{min-width:22em}\n"
+	"table.winners th,table.winners td{padding:3px 6px}table.winners th{white-space:normal}\n"
+	"table.results td.t,table.winners td.t{white-space:normal}\n"
+	/* a failure's strings are whatever the database holds: broken anywhere */
+	"table.failed td{white-space:normal;overflow-wrap:anywhere}\n"
+	/* a results cell has no class: the numbers' columns are aligned here */
+	"table.results td:first-child,table.results td:nth-child(n+5){text-align:right;"
+	"white-space:nowrap}\n"
 	"tr.win td{background:var(--win)}tr.tie td{background:var(--tie)}"
 	"tr.base td{background:var(--base)}tr.peer td{background:#f3ecf8}tr.sel td{background:var(--sel)}\n"
 	".badge{display:inline-block;padding:0 7px;border-radius:9px;font-size:11px;font-weight:600;"
@@ -84,21 +93,27 @@ static const char page_style[] =
 	"html.js table.sortable th[aria-sort=ascending]::after{content:\" \\25B2\";font-size:9px}\n"
 	"html.js table.sortable th[aria-sort=descending]::after{content:\" \\25BC\";font-size:9px}\n"
 	"html.js table.sortable tbody tr{cursor:default}\n"
+	"html.js details.rest{display:none}\n"
+	"button.more{font:inherit;font-size:13px;margin:0 0 8px;padding:2px 10px;cursor:pointer}\n"
 	"@media print{details{border:0}nav{display:none}}\n";
 
 /* Sorting: a click (or Enter) on a header sorts the body by that column,
  * numerically for columns of class "n" (empty cells last); a second click
- * reverses. Selection: a click on a row toggles its highlight. */
+ * reverses. Selection: a click on a row toggles its highlight. The rest of
+ * a shape's rows (reports/report_rest.h): a button before each text block
+ * turns its lines into rows of the table above it, in rank order, their
+ * variants read from the page's list (reports/variant_dict.h); text goes
+ * in by textContent only. */
 static const char page_script[] =
 	"(function(){\n"
 	"document.documentElement.classList.add('js');\n"
 	"function num(td){var t=td?td.textContent.replace(/[,\\s]/g,''):'';"
 	"var v=parseFloat(t);return isNaN(v)?null:v;}\n"
 	"function txt(td){return td?td.textContent.trim():'';}\n"
-	"Array.prototype.forEach.call(document.querySelectorAll('table.sortable'),function(t){\n"
+	"function sortable(t){\n"
 	" var hs=t.tHead?t.tHead.rows[0].cells:[];\n"
 	" Array.prototype.forEach.call(hs,function(h,i){\n"
-	"  h.tabIndex=0;h.title='sort by this column';\n"
+	"  h.tabIndex=0;h.title=h.title||'sort by this column';\n"
 	"  function go(){\n"
 	"   var asc=h.getAttribute('aria-sort')!=='ascending',isn=h.classList.contains('n');\n"
 	"   Array.prototype.forEach.call(hs,function(o){o.removeAttribute('aria-sort');});\n"
@@ -115,6 +130,42 @@ static const char page_script[] =
 	" });\n"
 	" Array.prototype.forEach.call(t.tBodies,function(b){b.addEventListener('click',function(e){\n"
 	"  var r=e.target.closest('tr');if(r)r.classList.toggle('sel');});});\n"
+	"}\n"
+	"Array.prototype.forEach.call(document.querySelectorAll('table.sortable'),sortable);\n"
+	"var V=null,D='\\u2013';\n"
+	"function variants(){if(V)return V;V=[];var p=document.getElementById('variants');\n"
+	" if(!p)return V;var L={},ls=p.textContent.split('\\n'),i=0,m;\n"
+	" for(;i<ls.length&&ls[i];i++)if((m=/^(\\S+) ([^:]*):(.*)$/.exec(ls[i])))\n"
+	"  L[m[1]]={t:m[2],n:m[3].trim()?m[3].trim().split(' '):[]};\n"
+	" for(i++;i<ls.length;i++){if(!ls[i])continue;var f=ls[i].split(' '),g=L[f[0]];\n"
+	"  V.push(g?{t:g.t,p:g.n.map(function(n,k){return n+'='+f[k+1];}).join(' ')}:{t:'?',p:'?'});}\n"
+	" return V;}\n"
+	"function fmt(v,d){return isFinite(v)?v.toLocaleString('en-US',"
+	"{minimumFractionDigits:d,maximumFractionDigits:d}):D;}\n"
+	"function rank(r){return parseInt(r.cells[0].textContent,10);}\n"
+	"function expand(det){\n"
+	" var pre=det.querySelector('pre.rest'),t=det.parentNode.querySelector('table.results');\n"
+	" var b=t.tBodies[0],rows=Array.prototype.slice.call(b.rows),have={},k=0,vs=variants();\n"
+	" var bytes=+pre.getAttribute('data-bytes'),copy=+pre.getAttribute('data-copy');\n"
+	" rows.forEach(function(r){have[rank(r)]=1;});\n"
+	" pre.textContent.split('\\n').forEach(function(l){if(!l)return;\n"
+	"  var f=l.split(' '),v=vs[parseInt(f[0],36)]||{t:'?',p:'?'};\n"
+	"  do k++;while(have[k]);\n"
+	"  var gb=bytes/(parseFloat(f[1].replace(/,/g,''))*1e3),tr=document.createElement('tr');\n"
+	"  [k,'',v.t,v.p,f[1],f[2]+D+f[3],fmt(gb,gb<10?2:0),copy>0?fmt(gb/copy*100,1):D,\n"
+	"   f[4],f[5]||'0',f[6]||'0'].forEach(function(c,j){var td=document.createElement('td');\n"
+	"   td.textContent=String(c);if(j===2)td.className='t';if(j===3)td.className='p';\n"
+	"   tr.appendChild(td);});\n"
+	"  rows.push(tr);});\n"
+	" rows.sort(function(x,y){return rank(x)-rank(y);});\n"
+	" rows.forEach(function(r){b.appendChild(r);});\n"
+	" Array.prototype.forEach.call(t.tHead.rows[0].cells,function(o){o.removeAttribute('aria-sort');});\n"
+	"}\n"
+	"Array.prototype.forEach.call(document.querySelectorAll('details.rest'),function(det){\n"
+	" var btn=document.createElement('button');btn.type='button';btn.className='more';\n"
+	" btn.textContent='Show the other '+det.getAttribute('data-n')+' variants in the table';\n"
+	" btn.addEventListener('click',function(){expand(det);btn.remove();});\n"
+	" det.parentNode.insertBefore(btn,det);\n"
 	"});\n"
 	"})();\n";
 

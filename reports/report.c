@@ -13,6 +13,7 @@
 #include "reports/outfile.h"
 #include "reports/report_curve.h"
 #include "reports/report_heat.h"
+#include "reports/report_rest.h"
 #include "reports/report_shapes.h"
 #include "reports/report_sweep.h"
 
@@ -100,7 +101,7 @@ static void group_intro(strbuf *out, const rd_group *g)
 }
 
 static int group_section(strbuf *out, const report_data *d, size_t gi,
-			 const report_options *opt, at_error *err)
+			 const report_options *opt, vdict *variants, at_error *err)
 {
 	const rd_group *g = &d->groups[gi];
 	strbuf_printf(out, "<section id=\"g%zu\" class=\"group\">\n<h3>", gi);
@@ -123,10 +124,12 @@ static int group_section(strbuf *out, const report_data *d, size_t gi,
 	strbuf_printf(out, "<h4 id=\"g%zu-shapes\">Every variant, per shape</h4>\n"
 			   "<p class=\"note\">Click a shape to open its table: timed results "
 			   "sorted by median time (baselines among them), then the ones that failed. "
-			   "With JavaScript, a click on a column header sorts by it and a click on a "
-			   "row highlights it.</p>\n",
-		      gi);
-	report_shape_tables(out, d, gi, opt->peers);
+			   "The table holds the %d fastest variants, the winner's ties and the "
+			   "baselines; the slower variants follow it as text, which a button puts "
+			   "into the table. With JavaScript, a click on a column header sorts by it "
+			   "and a click on a row highlights it.</p>\n",
+		      gi, REPORT_INLINE_VARIANTS);
+	report_shape_tables(out, d, gi, opt->peers, variants);
 	strbuf_puts(out, "</section>\n");
 	return 0;
 }
@@ -186,6 +189,8 @@ int report_render(const report_data *d, const report_options *opt, strbuf *out, 
 	html_page_begin(out, "autotune report");
 	header(out, d, opt);
 	contents(out, d);
+	vdict variants;
+	vdict_init(&variants);
 	for (size_t gi = 0; gi < d->n_gpus; gi++) {
 		if (!gpu_has_content(d, gi))
 			continue;
@@ -195,10 +200,14 @@ int report_render(const report_data *d, const report_options *opt, strbuf *out, 
 		report_gpu_facts(out, &d->gpus[gi]);
 		report_sweeps(out, d, gi);
 		for (size_t i = 0; i < d->n_groups; i++)
-			if (d->groups[i].gpu == gi && group_section(out, d, i, opt, err))
+			if (d->groups[i].gpu == gi && group_section(out, d, i, opt, &variants, err)) {
+				vdict_free(&variants);
 				return -1;
+			}
 		strbuf_puts(out, "</section>\n");
 	}
+	vdict_write(out, &variants);
+	vdict_free(&variants);
 	about(out, opt);
 	strbuf_puts(out, "<footer><p class=\"note\">Written by <code>autotune report</code>");
 	if (opt->tool_version) {

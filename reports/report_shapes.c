@@ -2,12 +2,14 @@
 #include "reports/report_shapes.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/dtype.h"
 #include "reports/html.h"
 #include "reports/numfmt.h"
 #include "reports/report_curve.h"
+#include "reports/report_rest.h"
 #include "reports/ties.h"
 
 static void cell_text(strbuf *out, const char *cls, const char *text)
@@ -157,6 +159,29 @@ static void summary_line(strbuf *out, const report_data *d, const rd_group *g, c
 	strbuf_puts(out, "</summary>\n");
 }
 
+/* A cell of a shape's results table: its numeric columns are aligned by the
+ * page's style rather than a class a cell, 11 bytes a cell on 28,000 rows. */
+static void cell_plain(strbuf *out, const char *text)
+{
+	strbuf_printf(out, "<td>%s</td>", text);
+}
+
+/* The min-max cell: both times in one column keeps the table within 1400 px. */
+static void cell_range(strbuf *out, double lo, double hi)
+{
+	char a[NUMFMT_CAP], b[NUMFMT_CAP];
+	if (isfinite(lo) || isfinite(hi))
+		strbuf_printf(out, "<td>%s\xe2\x80\x93%s</td>", fmt_us(a, lo), fmt_us(b, hi));
+	else
+		cell_plain(out, fmt_grouped(a, NAN, 0));
+}
+
+static void cell_count(strbuf *out, long long v)
+{
+	char b[NUMFMT_CAP];
+	cell_plain(out, v < 0 ? fmt_grouped(b, NAN, 0) : fmt_count(b, v));
+}
+
 /* One row of a peer in a shape's results table. */
 static void peer_row_cells(strbuf *out, const report_data *d, const rd_group *g, const rd_shape *s,
 			   const peer_row *r, const char *path, size_t rank)
@@ -165,20 +190,19 @@ static void peer_row_cells(strbuf *out, const report_data *d, const rd_group *g,
 	double gbps = peer_gbps(g, r);
 	const rd_sweep *sw = report_data_sweep(d, s->sweep_id);
 	double pct = sw && sw->copy_gbps > 0 ? gbps / sw->copy_gbps * 100 : NAN;
-	strbuf_printf(out, "<tr class=\"peer\"><td class=\"n\">%zu</td><td><span class=\"badge "
+	strbuf_printf(out, "<tr class=\"peer\"><td>%zu</td><td><span class=\"badge "
 			   "peer\">peer</span></td>",
 		      rank);
 	cell_text(out, "t", peers_label(r->method));
 	strbuf_puts(out, "<td class=\"p\">");
 	html_escape(out, path);
 	strbuf_printf(out, " line %d, clean L2</td>", r->line);
-	cell_num(out, fmt_us(b, r->us));
-	cell_num(out, fmt_grouped(b, NAN, 0));
-	cell_num(out, fmt_grouped(b, NAN, 0));
-	cell_num(out, fmt_gbps(b, gbps));
-	cell_num(out, fmt_pct(b, pct));
+	cell_plain(out, fmt_us(b, r->us));
+	cell_range(out, NAN, NAN);
+	cell_plain(out, fmt_gbps(b, gbps));
+	cell_plain(out, fmt_pct(b, pct));
 	for (int i = 0; i < 3; i++)
-		cell_num(out, fmt_grouped(b, NAN, 0));
+		cell_count(out, -1);
 	strbuf_puts(out, "</tr>\n");
 }
 
@@ -203,8 +227,10 @@ static size_t shape_peers(const report_data *d, const rd_group *g, const rd_shap
 	return n;
 }
 
+/* The timed rows of s, fastest first, the peers among them; the rows whose
+ * ids (report_rest_plan) are not -1 are left to the text block after it. */
 static void results_table(strbuf *out, const report_data *d, const rd_group *g, const rd_shape *s,
-			  const peer_set *peers)
+			  const peer_set *peers, const long *ids)
 {
 	const rd_result *w = rd_shape_winner(s);
 	char b[NUMFMT_CAP];
@@ -212,10 +238,14 @@ static void results_table(strbuf *out, const report_data *d, const rd_group *g, 
 	size_t n_peers = shape_peers(d, g, s, peers, prow), next_peer = 0;
 	strbuf_puts(out, "<div class=\"scroll\"><table class=\"sortable results\">\n<thead><tr>"
 			 "<th class=\"n\">#</th><th>mark</th><th>template</th><th>params</th>"
-			 "<th class=\"n\">median \xc2\xb5s</th><th class=\"n\">min \xc2\xb5s</th>"
-			 "<th class=\"n\">max \xc2\xb5s</th><th class=\"n\">GB/s</th>"
-			 "<th class=\"n\">% copy</th><th class=\"n\">registers</th>"
-			 "<th class=\"n\">smem B</th><th class=\"n\">spill B</th></tr></thead>\n<tbody>\n");
+			 "<th class=\"n\">median \xc2\xb5s</th>"
+			 "<th class=\"n\" title=\"the fastest and the slowest repetition\">"
+			 "min\xe2\x80\x93max \xc2\xb5s</th><th class=\"n\">GB/s</th>"
+			 "<th class=\"n\">% copy</th>"
+			 "<th class=\"n\" title=\"registers a thread\">regs</th>"
+			 "<th class=\"n\" title=\"shared memory a CTA, bytes\">smem B</th>"
+			 "<th class=\"n\" title=\"bytes spilled to local memory\">spill B</th>"
+			 "</tr></thead>\n<tbody>\n");
 	size_t rank = 0;
 	for (size_t i = 0; i < s->n_results; i++) {
 		const rd_result *r = &s->results[i];
@@ -224,12 +254,15 @@ static void results_table(strbuf *out, const report_data *d, const rd_group *g, 
 		/* the peers faster than r come before it */
 		while (next_peer < n_peers && prow[next_peer]->us < r->time_us)
 			peer_row_cells(out, d, g, s, prow[next_peer++], peers->path, ++rank);
+		++rank;
+		if (ids[i] >= 0)
+			continue;
 		const char *cls = r == w ? "win" : r->baseline ? "base" : ties_is_tie(s, r) ? "tie" : NULL;
 		if (cls)
 			strbuf_printf(out, "<tr class=\"%s\">", cls);
 		else
 			strbuf_puts(out, "<tr>");
-		strbuf_printf(out, "<td class=\"n\">%zu</td><td>", ++rank);
+		strbuf_printf(out, "<td>%zu</td><td>", rank);
 		if (r == w)
 			strbuf_puts(out, "<span class=\"badge win\">winner</span>");
 		else if (r->baseline)
@@ -240,14 +273,13 @@ static void results_table(strbuf *out, const report_data *d, const rd_group *g, 
 		cell_text(out, "t", r->baseline ? report_baseline_label(r->template_name)
 						: r->template_name);
 		cell_text(out, "p", r->params);
-		cell_num(out, fmt_us(b, r->time_us));
-		cell_num(out, fmt_us(b, r->time_min_us));
-		cell_num(out, fmt_us(b, r->time_max_us));
-		cell_num(out, fmt_gbps(b, r->gbps));
-		cell_num(out, fmt_pct(b, r->pct_copy));
-		cell_int(out, r->registers);
-		cell_int(out, r->smem_bytes);
-		cell_int(out, r->spill_bytes);
+		cell_plain(out, fmt_us(b, r->time_us));
+		cell_range(out, r->time_min_us, r->time_max_us);
+		cell_plain(out, fmt_gbps(b, r->gbps));
+		cell_plain(out, fmt_pct(b, r->pct_copy));
+		cell_count(out, r->registers);
+		cell_count(out, r->smem_bytes);
+		cell_count(out, r->spill_bytes);
 		strbuf_puts(out, "</tr>\n");
 	}
 	while (next_peer < n_peers)
@@ -280,7 +312,8 @@ static void failed_table(strbuf *out, const rd_shape *s, size_t failed)
 	strbuf_puts(out, "</tbody></table></div>\n");
 }
 
-void report_shape_tables(strbuf *out, const report_data *d, size_t gi, const peer_set *peers)
+void report_shape_tables(strbuf *out, const report_data *d, size_t gi, const peer_set *peers,
+			 vdict *list)
 {
 	const rd_group *g = &d->groups[gi];
 	char tol[NUMFMT_CAP];
@@ -307,8 +340,13 @@ void report_shape_tables(strbuf *out, const report_data *d, size_t gi, const pee
 					      ? "the noise band the sweep measured at this shape"
 					      : "no band was stored for this shape: the most the "
 						"sweep's band can be");
-		if (failed < s->n_results)
-			results_table(out, d, g, s, peers);
+		long *ids = xcalloc(s->n_results, sizeof *ids);
+		size_t n_rest = report_rest_plan(s, list, ids);
+		if (failed < s->n_results) {
+			results_table(out, d, g, s, peers, ids);
+			report_rest_block(out, d, g->dtype, s, ids, n_rest);
+		}
+		free(ids);
 		if (failed)
 			failed_table(out, s, failed);
 		strbuf_puts(out, "</details>\n");

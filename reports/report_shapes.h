@@ -13,6 +13,7 @@
 #include "common/strbuf.h"
 #include "reports/peers_csv.h"
 #include "reports/report_data.h"
+#include "reports/variant_dict.h"
 
 /* The winners table of group gi (id "g<gi>-winners"), one row per shape;
  * with peers (not NULL), two more columns: the best peer and the winner's
@@ -20,10 +21,12 @@
 void report_winners_table(strbuf *out, const report_data *d, size_t gi, const peer_set *peers);
 
 /* One collapsed <details> per shape of group gi (id "g<gi>-shape-<M>x<N>")
- * with its results table (class "results") and failed list (class
- * "failed"). Rows: class "win" for the winner, "tie" for ties, "base" for
- * baselines, "peer" for the peers (peers may be NULL). */
-void report_shape_tables(strbuf *out, const report_data *d, size_t gi, const peer_set *peers);
+ * with its results table (class "results"), the rest of its timed rows as
+ * text (reports/report_rest.h; their variants listed in `list`) and
+ * failed list (class "failed"). Rows: class "win" for the winner, "tie" for
+ * ties, "base" for baselines, "peer" for the peers (peers may be NULL). */
+void report_shape_tables(strbuf *out, const report_data *d, size_t gi, const peer_set *peers,
+			 vdict *list);
 
 /* A paragraph (class "peers", id "g<gi>-peers") comparing group gi's
  * winners with the best peer at each shape that has both: how many shapes,

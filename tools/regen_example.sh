@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates results/example/ (the README's example: the default sweep's
-# database, its log, the report and its picture) from a fresh default sweep
+# Regenerates results/example/ (the README's example and its tests' fixture:
+# the default sweep's database, its log, the report and its picture; the
+# numbers of docs/RESULTS.md's H100 section) from a fresh default sweep
 # (configs/softmax.yaml) on a GPU. Two steps, as the GPU is on another
 # machine:
 #
@@ -97,7 +98,7 @@ install_example() {
 	fi
 	build/autotune list --db "$db" | head -3
 	ls -l "$dir"
-	echo "regen_example: check the README's numbers against $dir/$name-sweep.log, then commit $dir"
+	echo "regen_example: check docs/RESULTS.md's numbers against $dir/$name-sweep.log, then commit $dir"
 }
 
 case ${1:-} in

@@ -7,7 +7,13 @@
 #   - the DOM after load has the plot's <svg>, the script ran (class "js"),
 #     and the hostile strings are text, not elements,
 #   - the console shows no error ("Uncaught", "ERROR:CONSOLE"); a page with a
-#     deliberate error is checked first, so that a broken capture fails.
+#     deliberate error is checked first, so that a broken capture fails,
+#   - every result is reachable: once the page's buttons have put each
+#     shape's text rows into its table, the tables hold as many rows as the
+#     database has results (reports/report_rest.h),
+#   - with every shape open, no table is wider than its box or the 1400 px
+#     window (a table wider than its box would scroll sideways),
+#   - the page of the example database is under 2 MB.
 # Usage: tests/browser/check_report.sh [DB]      ($AUTOTUNE: the program,
 # default build/autotune). Needs chromium and python3. Exit 0 when all pass.
 set -euo pipefail
@@ -92,4 +98,46 @@ errors=$(console_errors "$work/console.log")
 [ -z "$errors" ] || fail "console errors:
 $errors"
 
-echo "check_report: ok ($size screenshot, $colours+ colours; plot <svg> in the DOM; no console errors)"
+# 3. Every result reachable, and the width: a script added to a copy of the
+# page presses every "Show the other ... variants" button, counts the rows,
+# then opens every shape and measures; its findings go into the DOM.
+results=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute(
+	"SELECT count(*) FROM results").fetchone()[0])' "$work/test.db")
+cp "$work/report.html" "$work/measure.html"
+cat >>"$work/measure.html" <<'JS'
+<script>
+(function(){
+var q=function(s){return Array.prototype.slice.call(document.querySelectorAll(s));};
+q('button.more').forEach(function(b){b.click();});
+var rows=q('table.results tbody tr, table.failed tbody tr').length,left=q('button.more').length;
+q('details').forEach(function(d){d.open=true;});
+var wide=q('table').filter(function(t){var box=t.parentNode;
+ return t.getBoundingClientRect().right>1400||box.scrollWidth>box.clientWidth;});
+var p=document.createElement('pre');p.id='measured';
+p.textContent='rows '+rows+' buttons '+left+' page '+document.documentElement.scrollWidth+
+ ' wide '+wide.length+(wide.length?' first '+(wide[0].id||wide[0].className)+' '+
+ Math.round(wide[0].getBoundingClientRect().width)+'px':'');
+document.body.appendChild(p);
+})();
+</script>
+JS
+browse "$work/measured.html" "$work/measure.log" --enable-logging=stderr --v=0 --dump-dom \
+	--window-size=1400,3000 "file://$work/measure.html" ||
+	fail "chromium could not load the report to measure it: $(tail -5 "$work/measure.log")"
+errors=$(console_errors "$work/measure.log")
+[ -z "$errors" ] || fail "console errors once every row is in the tables:
+$errors"
+measured=$(sed -n 's/.*<pre id="measured">\([^<]*\)<.*/\1/p' "$work/measured.html")
+[ -n "$measured" ] || fail "the measuring script left no result"
+read -r _ rows _ buttons _ page _ wide _ <<<"$measured"
+[ "$buttons" = 0 ] || fail "$buttons buttons left after pressing them all"
+[ "$rows" = "$results" ] || fail "the tables hold $rows rows once expanded, the database $results results"
+[ "$page" -le 1400 ] || fail "the page is $page px wide in a 1400 px window"
+[ "$wide" = 0 ] || fail "tables wider than their box: $measured"
+bytes=$(stat -c %s "$work/report.html")
+if [ -z "${1:-}" ]; then
+	[ "$bytes" -lt 2000000 ] || fail "the example report is $bytes bytes (over 2 MB)"
+fi
+
+echo "check_report: ok ($size screenshot, $colours+ colours; plot <svg> in the DOM; no console errors;" \
+	"$rows rows = the database's results once expanded; no table over 1400 px; $bytes bytes)"
