@@ -175,6 +175,23 @@ __device__ __forceinline__ float masked_sum(float s, unsigned flags)
 	return (flags & FLAG_MASKED_ZERO) && s == 0.0f ? 1.0f : s;
 }
 
+// Rows of one element: e^(x - x) / e^(x - x) is 1 for a finite x and NaN
+// for an infinite or NaN one (0 for -inf with FLAG_MASKED_ZERO), so such
+// rows need no reduction nor exp: a load and a store a row, each thread
+// taking rows of the whole grid in turn (any grid covers them). The
+// general path's shuffles, exp and division are a launch-bound shape's
+// whole cost over a copy.
+__device__ __forceinline__ void one_element_rows(elem_t *y, const elem_t *x, long long M,
+						 long long ldy, long long ldx, unsigned flags)
+{
+	const long long step = (long long)gridDim.x * blockDim.x;
+	for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < M; r += step) {
+		const float v = to_f32(x[r * ldx]);
+		y[r * ldy] = from_f32((flags & FLAG_MASKED_ZERO) && v == NEG_INF_F ? 0.0f
+										: (v - v) + 1.0f);
+	}
+}
+
 // Hides v's value from the compiler (no instruction): after this, values it
 // computed from v before cannot be reused, so what is kept alive is v itself.
 // Templates that hold a row packed call it before converting the row a

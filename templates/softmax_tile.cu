@@ -139,6 +139,10 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 softmax_kernel(elem_t *__restrict__ y, const elem_t *__restrict__ x, long long M,
 	       long long N, long long ldy, long long ldx, unsigned flags)
 {
+	if (N == 1) {
+		one_element_rows(y, x, M, ldy, ldx, flags);
+		return;
+	}
 	extern __shared__ __align__(16) elem_t tile_mem[];
 	const long long r0 = (long long)blockIdx.x * ROWS_PER_CTA;
 	const int rows = (int)(M - r0 < ROWS_PER_CTA ? M - r0 : ROWS_PER_CTA);

@@ -140,6 +140,10 @@ extern "C" __global__ void __launch_bounds__(THREADS)
 softmax_kernel(elem_t *__restrict__ y, const elem_t *__restrict__ x, long long M,
 	       long long N, long long ldy, long long ldx, unsigned flags)
 {
+	if (N == 1) {
+		one_element_rows(y, x, M, ldy, ldx, flags);
+		return;
+	}
 	// every row vector-aligned (the FULL path's condition); with PEEL, or
 	// x's and y's rows peeled alike
 	const bool vec_ok = rows_vec_aligned(x, ldx) && rows_vec_aligned(y, ldy);

@@ -120,6 +120,22 @@ class OnTheGpu(unittest.TestCase):
         self.expect_as_torch(y, x)
         self.assertEqual(y[7, 100].item(), 1.0)
 
+    def test_rows_of_one_element(self):
+        # their own path in the kernels: 1, NaN for +-inf and NaN, 0 for a
+        # masked -inf with masked_zero; strided and in place too
+        for dt in DTYPES:
+            with self.subTest(dtype=dt):
+                x = self.data(300, 1, dtype=dt)
+                x[3], x[4], x[5], x[6] = float("inf"), -float("inf"), float("nan"), 3e4
+                self.expect_as_torch(atd.softmax(x), x)
+                self.expect_as_torch(atd.softmax(x, masked_zero=True), x, masked_zero=True)
+                wide = self.data(300, 5, dtype=dt)
+                wide[:, :1] = x
+                self.expect_as_torch(atd.softmax(wide[:, :1]), x)
+                y = x.clone()
+                atd.softmax(y, out=y)
+                self.expect_as_torch(y, x)
+
     def test_masked_zero_under_torch_compile(self):
         x = self.data(64, 1000)
         x[3] = -float("inf")
