@@ -209,6 +209,8 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("bench", "unexpected argument \"%s\"", argv[optind]);
+	if (cli_db_path("bench", o.sweep.db_path, 1, &o.sweep.db_path))
+		return 2;
 	if (!o.sweep.config_path)
 		o.sweep.config_path = plan_default_config("bench.yaml");
 	return run(&o);

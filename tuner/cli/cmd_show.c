@@ -188,7 +188,9 @@ int cmd_show(int argc, char **argv)
 	if (strcmp(o.op, "softmax") != 0)
 		return cli_usage_error("show", "no op \"%.100s\": the dispatch library serves only "
 					       "softmax", o.op);
-	const char *path = tdb_default_path(o.db_path);
+	const char *path;
+	if (cli_db_path("show", o.db_path, 1, &path))
+		return 2;
 	atd_handle *h;
 	if (atd_open(path, 0, &h) != ATD_OK)
 		return cli_fail(atd_errmsg(NULL));
