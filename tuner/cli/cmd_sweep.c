@@ -116,5 +116,6 @@ int cmd_sweep(int argc, char **argv)
 		int rc = sweep_compile_only(&o, &err);
 		return rc < 0 ? cli_fail(err.msg) : rc;
 	}
-	return sweep_run(&o, &err) ? cli_fail(err.msg) : 0;
+	int rc = sweep_run(&o, &err);
+	return rc < 0 ? cli_fail(err.msg) : rc;
 }
