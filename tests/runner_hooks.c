@@ -7,7 +7,15 @@
  * for each slow test (tests/runner_progress.h). Criterion's POST_SUITE
  * comes when a suite's last test starts, not when it ends, so the suites'
  * tests are counted here: a test ends with POST_FINI, or TEST_CRASH when
- * it crashed (it then has no POST_FINI). */
+ * it crashed (it then has no POST_FINI).
+ *
+ * Leaks: the runner leaks a block of its own (48 bytes, with some --filter
+ * patterns, the whole stack inside libcriterion), which LeakSanitizer
+ * reported as an ERROR after "Synthesis" in `make sanitize`. A suppression
+ * could not name it without hiding our tests' leaks as well: their stacks
+ * end in libcriterion too (criterion_internal_test_main calls each test).
+ * So under AddressSanitizer the runner stops tracking what it allocates
+ * before any test starts; the tests' processes are tracked as before. */
 #include <criterion/criterion.h>
 #include <criterion/hooks.h>
 #include <criterion/parameterized.h>
@@ -16,6 +24,17 @@
 #include <time.h>
 
 #include "tests/runner_progress.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define RUNNER_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RUNNER_UNDER_ASAN 1
+#endif
+#endif
+#ifdef RUNNER_UNDER_ASAN
+#include <sanitizer/lsan_interface.h>
+#endif
 
 static rp_run run;
 
@@ -49,6 +68,9 @@ static size_t runs_of(struct criterion_test *t)
 
 ReportHook(PRE_ALL)(struct criterion_test_set *set)
 {
+#ifdef RUNNER_UNDER_ASAN
+	__lsan_disable();
+#endif
 	rp_init(&run, now_s());
 	FOREACH_SET(struct criterion_suite_set *s, set->suites) {
 		size_t runs = 0; /* not n: FOREACH_SET's own variable */
