@@ -131,6 +131,9 @@ static kernel_entry *next_job(kernel_cache *c)
 static void compile_job(kernel_cache *c, kernel_entry *e)
 {
 	e->state = ENTRY_COMPILING;
+	c->running++;
+	if (!c->first_start_ms)
+		c->first_start_ms = now_ms();
 	pthread_mutex_unlock(&c->lock);
 	at_error err = { { 0 } };
 	compiled_kernel k;
@@ -146,6 +149,7 @@ static void compile_job(kernel_cache *c, kernel_entry *e)
 	c->compiled++;
 	c->compile_cpu_ms += k.compile_ms;
 	c->pending--;
+	c->running--;
 	if (!e->stored)
 		fifo_push(&c->finished, e);
 	pthread_cond_broadcast(&c->done);
@@ -374,9 +378,8 @@ static int wait_ready(kernel_cache *c, kernel_entry **entries, size_t n)
 			else if (!job)
 				wait_done(c);
 			if (c->progress) {
-				size_t compiled = c->compiled, pending = c->pending;
 				pthread_mutex_unlock(&c->lock);
-				c->progress(c->progress_arg, compiled, pending);
+				c->progress(c->progress_arg);
 				pthread_mutex_lock(&c->lock);
 			}
 		}
@@ -425,11 +428,11 @@ int kernel_cache_wait(kernel_cache *c, kernel_entry **entries, size_t n, at_erro
 	return rc ? rc : waited;
 }
 
-void kernel_cache_counts(kernel_cache *c, size_t *compiled, size_t *pending)
+void kernel_cache_counts(kernel_cache *c, compile_counts *out)
 {
 	pthread_mutex_lock(&c->lock);
-	*compiled = c->compiled;
-	*pending = c->pending;
+	*out = (compile_counts){ c->compiled, c->running, c->pending,
+				 c->first_start_ms ? (now_ms() - c->first_start_ms) / 1e3 : 0 };
 	pthread_mutex_unlock(&c->lock);
 }
 

@@ -66,9 +66,9 @@ typedef struct kernel_cache {
 	struct variant_slot *vslots;
 	size_t vcap, vcount;
 	/* Called by the thread waiting in kernel_cache_get or _wait each time
-	 * it wakes (a kernel is ready), without the lock: the programs
-	 * compiled in this run so far and those queued or compiling. */
-	void (*progress)(void *arg, size_t compiled, size_t pending);
+	 * it wakes (a kernel is ready), without the lock (kernel_cache_counts
+	 * says how far the compiles are). */
+	void (*progress)(void *arg);
 	void *progress_arg;
 	/* When set, asked at least every KERNEL_CACHE_POLL_MS while a get or
 	 * wait waits: non-zero ends the wait early (interrupt.h's Ctrl-C). */
@@ -82,6 +82,8 @@ typedef struct kernel_cache {
 	entry_fifo ahead;      /* prefetched */
 	entry_fifo finished;   /* ready, not yet stored in the database */
 	size_t pending;        /* queued or compiling */
+	size_t running;        /* compiling */
+	double first_start_ms; /* when the first compile of this run began; 0: none yet */
 	pthread_t *threads;
 	int nstarted;
 	int stop;
@@ -130,8 +132,15 @@ int kernel_cache_queue(kernel_cache *c, char *const *sources, size_t n,
  * the database does. */
 int kernel_cache_wait(kernel_cache *c, kernel_entry **entries, size_t n, at_error *err);
 
-/* Programs compiled in this run so far, and those queued or compiling. */
-void kernel_cache_counts(kernel_cache *c, size_t *compiled, size_t *pending);
+/* How far this run's compiles are, for a progress display. */
+typedef struct compile_counts {
+	size_t compiled;    /* programs compiled in this run so far */
+	size_t running;     /* being compiled now */
+	size_t pending;     /* queued or being compiled */
+	double compiling_s; /* since the first compile began (0: none has) */
+} compile_counts;
+
+void kernel_cache_counts(kernel_cache *c, compile_counts *out);
 
 /* Kernels queued or being compiled now. */
 size_t kernel_cache_pending(kernel_cache *c);

@@ -208,32 +208,33 @@ static double now_s(void)
  * left, on the bar (at most ten redraws a second). */
 typedef struct compile_progress {
 	progress bar;
-	double start, last_draw;
-	size_t compiled, pending;
+	kernel_cache *cache;
+	double last_draw;
+	compile_counts n;
 } compile_progress;
 
-static void kernels_text(const compile_progress *cp, char *buf, size_t cap)
+static void kernels_text(compile_progress *cp, char *buf, size_t cap)
 {
-	if (cp->compiled + cp->pending == 0)
+	kernel_cache_counts(cp->cache, &cp->n);
+	const compile_counts *n = &cp->n;
+	if (n->compiled + n->pending == 0)
 		snprintf(buf, cap, "every kernel from the compile cache");
 	else
-		progress_kernels_text(cp->compiled, cp->compiled + cp->pending, now_s() - cp->start, buf,
-				      cap);
+		progress_kernels_text(n->compiled, n->running, n->compiled + n->pending,
+				      n->compiling_s, buf, cap);
 }
 
-static void on_compiled(void *arg, size_t compiled, size_t pending)
+static void on_compiled(void *arg)
 {
 	compile_progress *cp = arg;
-	cp->compiled = compiled;
-	cp->pending = pending;
 	double t = now_s();
 	if (t - cp->last_draw < 0.1)
 		return;
 	cp->last_draw = t;
 	char text[160];
 	kernels_text(cp, text, sizeof text);
-	progress_status(&cp->bar, compiled + pending ? (double)compiled / (compiled + pending) : 1,
-			text);
+	size_t all = cp->n.compiled + cp->n.pending;
+	progress_status(&cp->bar, all ? (double)cp->n.compiled / all : 1, text);
 }
 
 /* Ctrl-C: the pool finishes what it is compiling, everything compiled is
@@ -268,7 +269,7 @@ int sweep_compile_only(const sweep_options *o, at_error *err)
 	kernel_cache_init(&cache, cc, compile_threads(o), db);
 	interrupt_catch();
 	cache.interrupted = interrupt_caught;
-	compile_progress cp = { .start = now_s() };
+	compile_progress cp = { .cache = &cache };
 	progress_init(&cp.bar, p.nshapes);
 	cache.progress = on_compiled;
 	cache.progress_arg = &cp;
@@ -310,7 +311,6 @@ int sweep_compile_only(const sweep_options *o, at_error *err)
 		if (waited)
 			break;
 		done++;
-		kernel_cache_counts(&cache, &cp.compiled, &cp.pending);
 		char text[160], outcome[256];
 		kernels_text(&cp, text, sizeof text);
 		snprintf(outcome, sizeof outcome, "%zu variants; %s", counts[i], text);
