@@ -81,20 +81,24 @@ void rp_test_ended(rp_run *r, const char *suite, const char *test, rp_outcome ou
 		   double elapsed_s, double now_s, char *out, size_t cap)
 {
 	out[0] = '\0';
-	size_t len = 0;
+	rp_suite *s = find(r, suite);
+	if (s && s->ended < s->total) {
+		s->ended++;
+		s->failed += outcome == RP_FAILED;
+		s->skipped += outcome == RP_SKIPPED;
+	} else {
+		s = NULL; /* not counted (twice ended, or unknown) */
+	}
 	int width = count_width(r);
 	if (elapsed_s >= RP_SLOW_S) {
-		snprintf(out, cap, "[%*s] %s::%s: %s in %.1f s\n", width * 2 + 1, "slow", suite, test,
-			 outcome_name(outcome), elapsed_s);
-		len = strlen(out);
+		char of[64] = "";
+		if (s)
+			snprintf(of, sizeof of, " (%zu of %zu in its suite)", s->ended, s->total);
+		snprintf(out, cap, "[%*s] %s::%s: %s in %.1f s%s\n", width * 2 + 1, "slow", suite, test,
+			 outcome_name(outcome), elapsed_s, of);
 	}
-	rp_suite *s = find(r, suite);
-	if (!s || s->ended == s->total)
-		return;
-	s->ended++;
-	s->failed += outcome == RP_FAILED;
-	s->skipped += outcome == RP_SKIPPED;
-	if (s->ended < s->total || len >= cap)
+	size_t len = strlen(out);
+	if (!s || s->ended < s->total || len >= cap)
 		return;
 	r->done++;
 	char counts[128], so_far[32];

@@ -40,7 +40,8 @@ void rp_start_line(const rp_run *r, char *out, size_t cap);
 void rp_test_started(rp_run *r, const char *suite, double now_s);
 
 /* A test ended, after elapsed_s: out gets its line if it was slow
- * ("[ slow] suite::test: passed in 14.2 s\n") and its suite's if it was
+ * ("[ slow] suite::test: passed in 14.2 s (3 of 21 in its suite)\n"; a
+ * parameterized test's runs share its name) and its suite's if it was
  * the suite's last ("[12/49] suite: 26 passed, 1 failed in 31.2 s (1m02s
  * so far)\n"), or "". */
 void rp_test_ended(rp_run *r, const char *suite, const char *test, rp_outcome outcome,

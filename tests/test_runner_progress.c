@@ -46,14 +46,24 @@ Test(runner_progress, a_slow_test_gets_a_line_of_its_own)
 	rp_run r;
 	rp_init(&r, 0);
 	rp_add_suite(&r, "split", 2);
-	rp_test_started(&r, "split", 1);
+	rp_add_suite(&r, "big", 1);
 	char out[512];
-	rp_test_ended(&r, "split", "every_variant", RP_PASSED, 12.34, 13.5, out, sizeof out);
-	cr_assert_str_eq(out, "[slow] split::every_variant: passed in 12.3 s\n");
-	rp_test_ended(&r, "split", "quick", RP_PASSED, 9.9, 14, out, sizeof out);
-	cr_assert_str_eq(out, "[1/1] split: 2 passed in 13.0 s (14s so far)\n");
 	rp_start_line(&r, out, sizeof out);
-	cr_assert_str_eq(out, "[0/1] 2 tests in 1 suite\n");
+	cr_assert_str_eq(out, "[0/2] 3 tests in 2 suites\n");
+	rp_test_started(&r, "split", 1);
+	rp_test_ended(&r, "split", "every_variant", RP_PASSED, 12.34, 13.5, out, sizeof out);
+	cr_assert_str_eq(out, "[slow] split::every_variant: passed in 12.3 s (1 of 2 in its suite)\n");
+	rp_test_ended(&r, "split", "quick", RP_PASSED, 9.9, 14, out, sizeof out);
+	cr_assert_str_eq(out, "[1/2] split: 2 passed in 13.0 s (14s so far)\n");
+	rp_test_started(&r, "big", 14);
+	rp_test_ended(&r, "big", "huge", RP_FAILED, 11, 25, out, sizeof out);
+	cr_assert_str_eq(out, "[slow] big::huge: FAILED in 11.0 s (1 of 1 in its suite)\n"
+			      "[2/2] big: 0 passed, 1 FAILED in 11.0 s (25s so far)\n");
+	rp_free(&r);
+	rp_init(&r, 0);
+	rp_add_suite(&r, "one", 1);
+	rp_start_line(&r, out, sizeof out);
+	cr_assert_str_eq(out, "[0/1] 1 test in 1 suite\n");
 	rp_free(&r);
 }
 
