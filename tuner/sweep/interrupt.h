@@ -4,8 +4,9 @@
  * database's compile cache, says how far it got and exits 128 + the signal
  * (130 for Ctrl-C), so that running the same command again resumes without
  * compiling them again. The handler only sets a flag that the sweep polls
- * (kernel_cache.h's stop, tune_shape, the supervisor's loop). A second
- * signal of the same kind ends the process at once (the default action). */
+ * (kernel_cache.h's and tune_shape.h's interrupted, the supervisor's
+ * loop). A second signal of the same kind ends the process at once (the
+ * default action). */
 #ifndef AT_TUNER_INTERRUPT_H
 #define AT_TUNER_INTERRUPT_H
 
