@@ -178,6 +178,35 @@ Test(dispatch_show, usage_errors_exit_2)
 	cr_assert_eq(show("-M", NULL), 2);
 }
 
+/* The sweep's bound on a shape (common/shape_bound.h), not a looser one of
+ * show's own: 2^40 x 2^40 once got an answer. */
+Test(dispatch_show, a_shape_beyond_the_sweeps_bound_is_refused_saying_which_and_why)
+{
+	make_db();
+	cr_assert_eq(show("-M", "1099511627776", "-N", "1099511627776", "--db", db_path, "--gpu",
+			  H100, "--cc", "9.0", NULL),
+		     2);
+	cr_assert_str_eq(err, "autotune show: shape M=1099511627776 x N=1099511627776 needs "
+			      "9.67e+15 GB for its input and output; no GPU holds that (at most "
+			      "1099 GB a shape)\nsee 'autotune help show'\n");
+	cr_assert_str_eq(out, "");
+	/* by the dtype's bytes: 2^37 elements are 2^40 bytes in and out in f32,
+	 * half that in bf16 */
+	cr_assert_eq(show("--dtype", "f32", "-M", "65536", "-N", "2097152", "--db", db_path, "--gpu",
+			  H100, "--cc", "9.0", NULL),
+		     0, "%s", err);
+	cr_assert_eq(show("--dtype", "f32", "-M", "65536", "-N", "4194304", "--db", db_path, "--gpu",
+			  H100, "--cc", "9.0", NULL),
+		     2);
+	cr_assert(strstr(err, "no GPU holds that (at most 1099 GB a shape)") != NULL, "%s", err);
+	cr_assert_eq(show("--dtype", "bf16", "-M", "65536", "-N", "4194304", "--db", db_path,
+			  "--gpu", H100, "--cc", "9.0", NULL),
+		     0, "%s", err);
+	/* one dimension past its own bound */
+	cr_assert_eq(show("-M", "1", "-N", "1099511627777", NULL), 2);
+	cr_assert(strstr(err, "-N needs an integer from 1 to 1099511627776") != NULL, "%s", err);
+}
+
 Test(dispatch_show, an_unknown_op_is_a_usage_error_naming_it)
 {
 	make_db();

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tuner/sweep/interrupt.h"
 #include "tuner/sweep/supervisor.h"
 
 typedef enum action { RUN_OK, RUN_CRASH, RUN_HANG, RUN_LOSE_CONTEXT, RUN_CRASH_ON_CPU_ONCE } action;
@@ -22,6 +23,9 @@ typedef struct script {
 	int fatal_on_shape;        /* -1: none */
 	int sleep_ms;              /* per shape, so that several workers share the work */
 	char marker[256];          /* RUN_CRASH_ON_CPU_ONCE: exists after the first crash */
+	int interrupt_on_shape;    /* -1: none; else Ctrl-C the supervisor during it */
+	int ignore_term;           /* the worker ignores the supervisor's SIGTERM */
+	char stored[256];          /* written by a worker that stopped when asked */
 } script;
 
 /* Dies of SIGSEGV, as a crashing worker does (also under ASan, whose own
@@ -40,9 +44,27 @@ static void send_msg(int out, worker_msg *m)
 /* Tunes a shape the way the real worker reports it: each variant announced
  * before it "runs"; the excluded ones listed in winner_params as
  * "index:reason;" so that tests can see what the supervisor sent. */
+/* As a user's Ctrl-C reaches the supervisor (a terminal sends it to the
+ * workers too, which the supervisor's SIGTERM stands for here), then waits
+ * to be told to stop: "stores what it compiled" (sc->stored) and returns
+ * 2, or is killed when it ignores SIGTERM. */
+static int interrupted_shape(const script *sc)
+{
+	kill(getppid(), SIGINT);
+	for (int i = 0; i < 1000 && !interrupt_caught(); i++)
+		usleep(10000);
+	cr_assert(interrupt_caught(), "the worker was not told to stop");
+	FILE *f = fopen(sc->stored, "w");
+	if (f)
+		fclose(f);
+	return 2;
+}
+
 static int fake_shape(const script *sc, const worker_start *st, int out, int shape,
 		      const int *excluded, char reasons[VARIANTS][512])
 {
+	if (sc->interrupt_on_shape == shape)
+		return interrupted_shape(sc);
 	if (sc->fatal_on_shape == shape) {
 		worker_msg f = worker_msg_make(WMSG_FATAL);
 		snprintf(f.text, sizeof f.text, "database is locked (shape %d)", shape);
@@ -99,6 +121,8 @@ static int fake_shape(const script *sc, const worker_start *st, int out, int sha
 static int fake_worker(void *arg, const worker_start *st, int in, int out)
 {
 	const script *sc = arg;
+	if (sc->ignore_term)
+		signal(SIGTERM, SIG_IGN);
 	if (sc->fatal_at_start_device == st->device) {
 		worker_msg f = worker_msg_make(WMSG_FATAL);
 		snprintf(f.text, sizeof f.text, "no GPU %d on this machine", st->device);
@@ -118,8 +142,9 @@ static int fake_worker(void *arg, const worker_start *st, int in, int out)
 			excluded[m.variant] = 1;
 			snprintf(reasons[m.variant], sizeof reasons[m.variant], "%.500s", m.text);
 		} else if (m.type == WMSG_TUNE) {
-			if (fake_shape(sc, st, out, m.shape, excluded, reasons))
-				return 1;
+			int rc = fake_shape(sc, st, out, m.shape, excluded, reasons);
+			if (rc)
+				return rc;
 			memset(excluded, 0, sizeof excluded);
 		}
 	}
@@ -131,9 +156,12 @@ static script *new_script(void)
 	script *sc = calloc(1, sizeof *sc);
 	sc->fatal_at_start_device = -1;
 	sc->fatal_on_shape = -1;
+	sc->interrupt_on_shape = -1;
 	snprintf(sc->marker, sizeof sc->marker, "/tmp/at-supervisor-%d-%ld", (int)getpid(),
 		 (long)time(NULL));
 	unlink(sc->marker);
+	snprintf(sc->stored, sizeof sc->stored, "%.240s-stored", sc->marker);
+	unlink(sc->stored);
 	return sc;
 }
 
@@ -330,6 +358,59 @@ Test(supervisor, a_fatal_error_stops_handing_out_shapes)
 	cr_assert_eq(r.shapes[2].state, SHAPE_PENDING);
 	cr_assert_eq(r.shapes[5].state, SHAPE_PENDING);
 	cr_assert_eq(r.restarts, 0);
+	supervisor_report_free(&r);
+	free(sc);
+}
+
+/* Ctrl-C: no more shapes, the busy worker asked to stop (it keeps what it
+ * compiled) and not counted as dead, the report says which signal. */
+Test(supervisor, ctrl_c_stops_the_workers_and_reports_the_signal, .timeout = 30)
+{
+	script *sc = new_script();
+	sc->interrupt_on_shape = 3;
+	int dev = 0;
+	supervisor_options o = options(sc, &dev, 1, 8);
+	supervisor_report r;
+	at_error err = { { 0 } };
+	cr_assert_eq(supervise(&o, &r, &err), -1);
+	cr_assert_str_eq(err.msg, "interrupted");
+	cr_assert_eq(r.interrupted, SIGINT);
+	for (size_t i = 0; i < 3; i++)
+		cr_assert_eq(r.shapes[i].state, SHAPE_TUNED, "shape %zu", i);
+	for (size_t i = 3; i < 8; i++)
+		cr_assert_eq(r.shapes[i].state, SHAPE_PENDING, "shape %zu", i);
+	cr_assert_eq(r.shapes[3].deaths, 0);
+	cr_assert_eq(r.restarts, 0);
+	cr_assert_eq(r.abandoned, 0);
+	cr_assert_eq(access(sc->stored, F_OK), 0, "the worker was not let finish");
+	/* and the handler is gone with supervise */
+	struct sigaction sa;
+	sigaction(SIGINT, NULL, &sa);
+	cr_assert(sa.sa_handler == SIG_DFL);
+	supervisor_report_free(&r);
+	unlink(sc->stored);
+	free(sc);
+}
+
+/* A worker that does not stop when asked is killed after the grace time. */
+Test(supervisor, a_worker_that_ignores_the_stop_is_killed_after_the_grace_time, .timeout = 30)
+{
+	script *sc = new_script();
+	sc->interrupt_on_shape = 1;
+	sc->ignore_term = 1;
+	int dev = 0;
+	supervisor_options o = options(sc, &dev, 1, 4);
+	o.grace_ms = 300;
+	supervisor_report r;
+	at_error err = { { 0 } };
+	time_t start = time(NULL);
+	cr_assert_eq(supervise(&o, &r, &err), -1);
+	cr_assert_lt(time(NULL) - start, 8, "not killed after the grace time");
+	cr_assert_eq(r.interrupted, SIGINT);
+	cr_assert_eq(r.shapes[0].state, SHAPE_TUNED);
+	cr_assert_eq(r.shapes[1].state, SHAPE_PENDING);
+	cr_assert_eq(r.restarts, 0);
+	cr_assert_neq(access(sc->stored, F_OK), 0);
 	supervisor_report_free(&r);
 	free(sc);
 }

@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/shape_bound.h"
 #include "common/yaml_doc.h"
-
-#include "common/bytes_moved.h"
 
 #define DEFAULT_WARMUP 5
 /* Timing stops once the median is known within DEFAULT_TOLERANCE (rep_rule.h),
@@ -25,7 +24,6 @@
 #define DEFAULT_TOLERANCE 0.01
 #define DEFAULT_TIME_BUDGET_MS 5.0
 #define MAX_TIME_BUDGET_MS 60000.0
-#define MAX_DIM (1LL << 40)
 /* An accidental {from: 1, to: 1000000000, step: 1} must fail fast rather
  * than allocate gigabytes or queue a sweep that never ends. */
 #define MAX_SHAPES 1000000
@@ -68,13 +66,13 @@ static int parse_posint(const parse_ctx *ctx, const yaml_node_t *n,
 			goto too_big;
 		return ydoc_fail_got(ctx, n, expected);
 	}
-	if (x > MAX_DIM)
+	if (x > AT_SHAPE_MAX_DIM)
 		goto too_big;
 	*v = x;
 	return 0;
 too_big:
 	snprintf(expected, sizeof expected,
-		 "a positive integer of at most %lld for %s", MAX_DIM, what);
+		 "a positive integer of at most %lld for %s", AT_SHAPE_MAX_DIM, what);
 	return ydoc_fail_got(ctx, n, expected);
 }
 
@@ -295,10 +293,6 @@ static int parse_templates(const parse_ctx *ctx, const yaml_node_t *n,
 	return 0;
 }
 
-/* What one shape's input and output may take: beyond any GPU's memory, a
- * shape would only fail after minutes of compiling (M = 4096, N = 10^12). */
-#define MAX_SHAPE_BYTES (1LL << 40)
-
 static long long max_of(const long long *v, size_t n)
 {
 	long long m = 0;
@@ -307,23 +301,19 @@ static long long max_of(const long long *v, size_t n)
 	return m;
 }
 
-/* The entry's largest shape in its widest dtype must fit MAX_SHAPE_BYTES. */
+/* The entry's largest shape in its widest dtype must be within the bound
+ * that every command taking a shape has (common/shape_bound.h). */
 static int check_shape_bytes(const parse_ctx *ctx, const yaml_node_t *at, const sweep_spec *spec)
 {
 	at_dtype widest = spec->dtypes[0];
 	for (size_t i = 1; i < spec->ndtypes; i++)
 		if (at_dtype_size(spec->dtypes[i]) > at_dtype_size(widest))
 			widest = spec->dtypes[i];
-	size_t elem = at_dtype_size(widest);
-	long long M = max_of(spec->Ms, spec->nM), N = max_of(spec->Ns, spec->nN), bytes;
-	if (!__builtin_mul_overflow(M, N, &bytes) &&
-	    !__builtin_mul_overflow(bytes, (long long)(2 * elem), &bytes) && bytes <= MAX_SHAPE_BYTES)
+	char why[256];
+	if (at_shape_check(widest, max_of(spec->Ms, spec->nM), max_of(spec->Ns, spec->nN), why,
+			   sizeof why) == 0)
 		return 0;
-	return ydoc_fail_at(ctx, at->start_mark,
-		       "shape M=%lld x N=%lld needs %.3g GB for its input and output; no GPU "
-		       "holds that (at most %lld GB a shape)",
-		       M, N, softmax_bytes_moved(widest, M, N) / 1e9,
-		       MAX_SHAPE_BYTES / 1000000000LL);
+	return ydoc_fail_at(ctx, at->start_mark, "%s", why);
 }
 
 enum { K_OP, K_DTYPES, K_M, K_N, K_TEMPLATES, K_SPEC_COUNT };

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cuda/nvrtc_compile.h"
+#include "db/tuning_db.h"
 #include "tuner/version.h"
 
 const cli_command cli_commands[] = {
@@ -22,7 +23,9 @@ const cli_command cli_commands[] = {
 	  "GPU, checks it against a CPU reference on fresh random input, times the\n"
 	  "variants that pass, and stores every result and the winner in the database\n"
 	  "(default autotune.db, or $AUTOTUNE_DB). Shapes already in the database are\n"
-	  "skipped, so an interrupted sweep resumes where it stopped.\n"
+	  "skipped, so an interrupted sweep resumes where it stopped. Ctrl-C (or\n"
+	  "SIGTERM) stops it, keeping every kernel compiled so far in the database's\n"
+	  "compile cache, and exits 130 (143); a second Ctrl-C stops it at once.\n"
 	  "\n"
 	  "Each GPU is driven by a worker process. A variant that faults (its CUDA\n"
 	  "context is lost), crashes the worker or hangs the GPU is stored as failed\n"
@@ -212,6 +215,18 @@ int cli_fail(const char *msg)
 {
 	fprintf(stderr, "autotune: %s\n", msg);
 	return 1;
+}
+
+int cli_db_path(const char *cmd, const char *given, int use_env, const char **path)
+{
+	if (given && !*given)
+		return cli_usage_error(cmd, "--db needs a file name, got an empty one");
+	const char *env = use_env && !given ? getenv(TDB_PATH_ENV) : NULL;
+	if (env && !*env)
+		return cli_usage_error(cmd, "$%s is set but empty: set it to a database file, or "
+				       "unset it to use %s", TDB_PATH_ENV, TDB_DEFAULT_PATH);
+	*path = use_env ? tdb_default_path(given) : given;
+	return 0;
 }
 
 int cli_help(const char *name)

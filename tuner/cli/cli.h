@@ -22,6 +22,13 @@ const cli_command *cli_find(const char *name);
 int cli_usage_error(const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* The database a command opens: given (--db FILE; NULL: not given), else
+ * $AUTOTUNE_DB when use_env, else autotune.db (NULL when not use_env).
+ * An empty --db or $AUTOTUNE_DB is a usage error (returns 2): taken for
+ * "not given" it would quietly open ./autotune.db. Returns 0 and sets
+ * *path otherwise. */
+int cli_db_path(const char *cmd, const char *given, int use_env, const char **path);
+
 /* Prints "autotune: message" to stderr; returns 1. */
 int cli_fail(const char *msg);
 

@@ -146,8 +146,14 @@ static int run(const bench_options *o)
 	size_t n = 0;
 	int rc = load_shapes(o, &cfg, &shapes, &n, &err);
 	gpu_info device;
+	int tuned = rc == 0 && !o->report_only ? tune(o, &cfg, &err) : 0;
+	if (tuned > 0) { /* interrupted (Ctrl-C): the sweep said so */
+		free(shapes);
+		config_free(&cfg);
+		return tuned;
+	}
 	if (rc == 0 && !o->report_only)
-		rc = tune(o, &cfg, &err) || device_identity(o->sweep.device, &device, &err);
+		rc = tuned || device_identity(o->sweep.device, &device, &err);
 	if (rc == 0)
 		rc = report(o, shapes, n, o->report_only ? NULL : &device, &err);
 	free(shapes);
@@ -209,6 +215,8 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("bench", "unexpected argument \"%s\"", argv[optind]);
+	if (cli_db_path("bench", o.sweep.db_path, 1, &o.sweep.db_path))
+		return 2;
 	if (!o.sweep.config_path)
 		o.sweep.config_path = plan_default_config("bench.yaml");
 	return run(&o);

@@ -8,13 +8,25 @@
 #include "db/tuning_db.h"
 #include "tuner/cli/cli.h"
 
+/* Options are refused, and so is an empty file name (SQLite would open a
+ * temporary database for it and the work would vanish). */
+static int check_files(char **argv, int from, int argc)
+{
+	for (int i = from; i < argc; i++) {
+		if (argv[i][0] == '-')
+			return cli_usage_error("db", "unknown option %s", argv[i]);
+		if (!argv[i][0])
+			return cli_usage_error("db", "%s: a database file name is empty", argv[1]);
+	}
+	return 0;
+}
+
 static int db_export_cmd(int argc, char **argv)
 {
 	if (argc != 4)
 		return cli_usage_error("db", "export needs IN and OUT");
-	for (int i = 2; i < argc; i++)
-		if (argv[i][0] == '-')
-			return cli_usage_error("db", "unknown option %s", argv[i]);
+	if (check_files(argv, 2, argc))
+		return 2;
 	export_stats st;
 	at_error err = { { 0 } };
 	if (db_export(argv[2], argv[3], &st, &err))
@@ -28,8 +40,8 @@ static int db_migrate_cmd(int argc, char **argv)
 {
 	if (argc != 3)
 		return cli_usage_error("db", "migrate needs one database");
-	if (argv[2][0] == '-')
-		return cli_usage_error("db", "unknown option %s", argv[2]);
+	if (check_files(argv, 2, argc))
+		return 2;
 	int from = 0;
 	at_error err = { { 0 } };
 	if (tdb_migrate(argv[2], &from, &err))
@@ -56,9 +68,8 @@ int cmd_db(int argc, char **argv)
 				       argv[1]);
 	if (argc < 4)
 		return cli_usage_error("db", "merge needs OUT and at least one IN");
-	for (int i = 2; i < argc; i++)
-		if (argv[i][0] == '-')
-			return cli_usage_error("db", "unknown option %s", argv[i]);
+	if (check_files(argv, 2, argc))
+		return 2;
 	merge_stats st;
 	at_error err = { { 0 } };
 	if (db_merge(argv[2], (const char *const *)argv + 3, (size_t)(argc - 3), &st, &err))

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/shape_bound.h"
 #include "common/strbuf.h"
 #include "gen/manifest.h"
 #include "cuda/nvrtc_compile.h"
@@ -63,11 +64,11 @@ static int parse_gen(int argc, char **argv, gen_options *o)
 						       optarg);
 			break;
 		case 'M':
-			if (cli_parse_long("gen", "-M", optarg, 1, 1LL << 40, &o->M))
+			if (cli_parse_long("gen", "-M", optarg, 1, AT_SHAPE_MAX_DIM, &o->M))
 				return 2;
 			break;
 		case 'N':
-			if (cli_parse_long("gen", "-N", optarg, 1, 1LL << 40, &o->N))
+			if (cli_parse_long("gen", "-N", optarg, 1, AT_SHAPE_MAX_DIM, &o->N))
 				return 2;
 			break;
 		case OPT_COMPILE: o->compile = 1; break;
@@ -88,6 +89,10 @@ static int parse_gen(int argc, char **argv, gen_options *o)
 		return cli_usage_error("gen", "unexpected argument \"%s\"", argv[optind]);
 	if (!o->template_name)
 		return cli_usage_error("gen", "--template is required");
+	char why[256]; /* one of -M and -N alone: the other taken as 1 */
+	if ((o->M || o->N) && at_shape_check(o->dtype, o->M ? o->M : 1, o->N ? o->N : 1, why,
+					      sizeof why))
+		return cli_usage_error("gen", "%s", why);
 	return 0;
 }
 

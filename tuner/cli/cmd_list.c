@@ -52,9 +52,11 @@ int cmd_list(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("list", "unexpected argument \"%s\"", argv[optind]);
+	if (cli_db_path("list", db_path, 1, &db_path))
+		return 2;
 	at_error err = { { 0 } };
 	tdb *db;
-	if (tdb_open_readonly(tdb_default_path(db_path), &db, &err))
+	if (tdb_open_readonly(db_path, &db, &err))
 		return cli_fail(err.msg);
 	static const char *const header[] = { "gpu", "cc", "op", "dtype", "M", "N", "template",
 					      "params", "time_us", "gbps", "pct_copy", NULL };

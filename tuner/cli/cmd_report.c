@@ -64,7 +64,8 @@ int cmd_report(int argc, char **argv)
 		return cli_usage_error("report", "unexpected argument \"%s\"", argv[optind]);
 	if (!*opt.out_path)
 		return cli_usage_error("report", "-o needs a file name");
-	opt.db_path = tdb_default_path(db_path);
+	if (cli_db_path("report", db_path, 1, &opt.db_path))
+		return 2;
 	at_error err = { { 0 } };
 	if (report_write(&opt, &err))
 		return cli_fail(err.msg);

@@ -126,6 +126,8 @@ int cmd_selftest(int argc, char **argv)
 	if ((small || sanitize) && o.case_mask && !(o.case_mask & (1u << ST_CASE_STRIDED)))
 		return cli_usage_error("selftest", "--small and --sanitize run only the strided "
 				       "case, which --case leaves out");
+	if (cli_db_path("selftest", db_path, 0, &db_path))
+		return 2;
 	o.mode = small || sanitize ? ST_MODE_SANITIZE : quick ? ST_MODE_QUICK : ST_MODE_FULL;
 	if (!o.config_path)
 		o.config_path = plan_default_config("softmax.yaml");

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/dtype.h"
+#include "common/shape_bound.h"
 #include "db/tuning_db.h"
 #include "dispatch/described_gpu.h"
 #include "include/autotune/dispatch.h"
@@ -46,11 +47,11 @@ static int parse_show(int argc, char **argv, show_options *o)
 						       optarg);
 			break;
 		case 'M':
-			if (cli_parse_long("show", "-M", optarg, 1, 1LL << 40, &o->M))
+			if (cli_parse_long("show", "-M", optarg, 1, AT_SHAPE_MAX_DIM, &o->M))
 				return 2;
 			break;
 		case 'N':
-			if (cli_parse_long("show", "-N", optarg, 1, 1LL << 40, &o->N))
+			if (cli_parse_long("show", "-N", optarg, 1, AT_SHAPE_MAX_DIM, &o->N))
 				return 2;
 			break;
 		case OPT_DB: o->db_path = optarg; break;
@@ -79,6 +80,9 @@ static int parse_show(int argc, char **argv, show_options *o)
 		return cli_usage_error("show", "unexpected argument \"%s\"", argv[optind]);
 	if (!o->M || !o->N)
 		return cli_usage_error("show", "-M and -N are required");
+	char why[256];
+	if (at_shape_check(o->dtype, o->M, o->N, why, sizeof why))
+		return cli_usage_error("show", "%s", why);
 	if (!o->gpu_name != !o->arch)
 		return cli_usage_error("show", "--gpu and --cc go together");
 	if (!o->gpu_name && (o->sm_count >= 0 || o->mem_bytes >= 0))
@@ -161,7 +165,9 @@ int cmd_show(int argc, char **argv)
 	if (strcmp(o.op, "softmax") != 0)
 		return cli_usage_error("show", "no op \"%.100s\": the dispatch library serves only "
 					       "softmax", o.op);
-	const char *path = tdb_default_path(o.db_path);
+	const char *path;
+	if (cli_db_path("show", o.db_path, 1, &path))
+		return 2;
 	atd_handle *h;
 	if (atd_open(path, 0, &h) != ATD_OK)
 		return cli_fail(atd_errmsg(NULL));

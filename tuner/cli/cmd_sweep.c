@@ -107,6 +107,8 @@ int cmd_sweep(int argc, char **argv)
 				       "it cannot be combined with --full-timing");
 	if (device_given && o.ndevices)
 		return cli_usage_error("sweep", "give --device or --devices, not both");
+	if (cli_db_path("sweep", o.db_path, 1, &o.db_path))
+		return 2;
 	if (!o.config_path)
 		o.config_path = plan_default_config("softmax.yaml");
 	at_error err = { { 0 } };
@@ -114,5 +116,6 @@ int cmd_sweep(int argc, char **argv)
 		int rc = sweep_compile_only(&o, &err);
 		return rc < 0 ? cli_fail(err.msg) : rc;
 	}
-	return sweep_run(&o, &err) ? cli_fail(err.msg) : 0;
+	int rc = sweep_run(&o, &err);
+	return rc < 0 ? cli_fail(err.msg) : rc;
 }

@@ -131,6 +131,9 @@ static kernel_entry *next_job(kernel_cache *c)
 static void compile_job(kernel_cache *c, kernel_entry *e)
 {
 	e->state = ENTRY_COMPILING;
+	c->running++;
+	if (!c->first_start_ms)
+		c->first_start_ms = now_ms();
 	pthread_mutex_unlock(&c->lock);
 	at_error err = { { 0 } };
 	compiled_kernel k;
@@ -146,6 +149,7 @@ static void compile_job(kernel_cache *c, kernel_entry *e)
 	c->compiled++;
 	c->compile_cpu_ms += k.compile_ms;
 	c->pending--;
+	c->running--;
 	if (!e->stored)
 		fifo_push(&c->finished, e);
 	pthread_cond_broadcast(&c->done);
@@ -222,13 +226,19 @@ static int store_finished(kernel_cache *c, at_error *err)
 	return rc;
 }
 
+int kernel_cache_stop(kernel_cache *c, at_error *err)
+{
+	stop_pool(c);
+	c->stop = 0; /* no thread left to see it; a later get starts the pool again */
+	return store_finished(c, err);
+}
+
 void kernel_cache_free(kernel_cache *c)
 {
 	if (!c->buckets)
 		return;
-	stop_pool(c);
 	at_error ignored = { { 0 } };
-	(void)store_finished(c, &ignored); /* best effort: it is only a cache */
+	(void)kernel_cache_stop(c, &ignored); /* best effort: it is only a cache */
 	for (size_t b = 0; b < c->nbuckets; b++) {
 		for (kernel_entry *e = c->buckets[b], *next; e; e = next) {
 			next = e->next;
@@ -328,27 +338,48 @@ static kernel_entry *resolve(kernel_cache *c, const char *src, int urgent, int *
 	return e;
 }
 
+/* Sleeps until an entry becomes ready; with c->interrupted, at most
+ * KERNEL_CACHE_POLL_MS, since a signal handler cannot wake a condition
+ * variable. Under lock. */
+static void wait_done(kernel_cache *c)
+{
+	if (!c->interrupted) {
+		pthread_cond_wait(&c->done, &c->lock);
+		return;
+	}
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_nsec += KERNEL_CACHE_POLL_MS * 1000000L;
+	t.tv_sec += t.tv_nsec / 1000000000L;
+	t.tv_nsec %= 1000000000L;
+	pthread_cond_timedwait(&c->done, &c->lock, &t);
+}
+
 /* Waits until every entry is ready, compiling urgent ones in this thread
- * too rather than sit idle; tells c->progress after each wake. */
-static void wait_ready(kernel_cache *c, kernel_entry **entries, size_t n)
+ * too rather than sit idle; tells c->progress after each wake. Returns
+ * KERNEL_CACHE_INTERRUPTED when c->interrupted ended the wait, else 0. */
+static int wait_ready(kernel_cache *c, kernel_entry **entries, size_t n)
 {
 	double start = now_ms();
-	int waited = 0;
+	int waited = 0, interrupted = 0;
 	pthread_mutex_lock(&c->lock);
 	for (size_t i = 0; i < n; i++)
 		promote(c, entries[i]);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !interrupted; i++) {
 		while (entries[i]->state != ENTRY_READY) {
 			waited = 1;
+			if (c->interrupted && c->interrupted()) {
+				interrupted = 1;
+				break;
+			}
 			kernel_entry *job = fifo_pop(&c->urgent);
 			if (job && job->state == ENTRY_QUEUED)
 				compile_job(c, job);
 			else if (!job)
-				pthread_cond_wait(&c->done, &c->lock);
+				wait_done(c);
 			if (c->progress) {
-				size_t compiled = c->compiled, pending = c->pending;
 				pthread_mutex_unlock(&c->lock);
-				c->progress(c->progress_arg, compiled, pending);
+				c->progress(c->progress_arg);
 				pthread_mutex_lock(&c->lock);
 			}
 		}
@@ -356,6 +387,7 @@ static void wait_ready(kernel_cache *c, kernel_entry **entries, size_t n)
 	pthread_mutex_unlock(&c->lock);
 	if (waited)
 		c->compile_ms += now_ms() - start;
+	return interrupted ? KERNEL_CACHE_INTERRUPTED : 0;
 }
 
 int kernel_cache_get(kernel_cache *c, char *const *sources, size_t n,
@@ -364,10 +396,10 @@ int kernel_cache_get(kernel_cache *c, char *const *sources, size_t n,
 	int rc = 0;
 	for (size_t i = 0; i < n; i++)
 		entries[i] = resolve(c, sources[i], 1, &rc, err);
-	wait_ready(c, entries, n);
+	int waited = wait_ready(c, entries, n);
 	if (rc == 0)
 		rc = store_finished(c, err);
-	return rc;
+	return rc ? rc : waited;
 }
 
 int kernel_cache_queue(kernel_cache *c, char *const *sources, size_t n,
@@ -391,15 +423,16 @@ int kernel_cache_prefetch(kernel_cache *c, char *const *sources, size_t n, at_er
 
 int kernel_cache_wait(kernel_cache *c, kernel_entry **entries, size_t n, at_error *err)
 {
-	wait_ready(c, entries, n);
-	return store_finished(c, err);
+	int waited = wait_ready(c, entries, n);
+	int rc = store_finished(c, err);
+	return rc ? rc : waited;
 }
 
-void kernel_cache_counts(kernel_cache *c, size_t *compiled, size_t *pending)
+void kernel_cache_counts(kernel_cache *c, compile_counts *out)
 {
 	pthread_mutex_lock(&c->lock);
-	*compiled = c->compiled;
-	*pending = c->pending;
+	*out = (compile_counts){ c->compiled, c->running, c->pending,
+				 c->first_start_ms ? (now_ms() - c->first_start_ms) / 1e3 : 0 };
 	pthread_mutex_unlock(&c->lock);
 }
 

@@ -66,10 +66,13 @@ typedef struct kernel_cache {
 	struct variant_slot *vslots;
 	size_t vcap, vcount;
 	/* Called by the thread waiting in kernel_cache_get or _wait each time
-	 * it wakes (a kernel is ready), without the lock: the programs
-	 * compiled in this run so far and those queued or compiling. */
-	void (*progress)(void *arg, size_t compiled, size_t pending);
+	 * it wakes (a kernel is ready), without the lock (kernel_cache_counts
+	 * says how far the compiles are). */
+	void (*progress)(void *arg);
 	void *progress_arg;
+	/* When set, asked at least every KERNEL_CACHE_POLL_MS while a get or
+	 * wait waits: non-zero ends the wait early (interrupt.h's Ctrl-C). */
+	int (*interrupted)(void);
 
 	/* the pool; everything below is under lock */
 	pthread_mutex_t lock;
@@ -79,10 +82,17 @@ typedef struct kernel_cache {
 	entry_fifo ahead;      /* prefetched */
 	entry_fifo finished;   /* ready, not yet stored in the database */
 	size_t pending;        /* queued or compiling */
+	size_t running;        /* compiling */
+	double first_start_ms; /* when the first compile of this run began; 0: none yet */
 	pthread_t *threads;
 	int nstarted;
 	int stop;
 } kernel_cache;
+
+/* kernel_cache_get and _wait's value when c->interrupted ended the wait
+ * before every entry was ready (what was compiled is stored all the same). */
+#define KERNEL_CACHE_INTERRUPTED 1
+#define KERNEL_CACHE_POLL_MS 100
 
 /* db may be NULL. The cache does not own it. */
 void kernel_cache_init(kernel_cache *c, int cc, int nthreads, tdb *db);
@@ -90,14 +100,19 @@ void kernel_cache_init(kernel_cache *c, int cc, int nthreads, tdb *db);
 /* The persistent key of a source compiled for sm_<cc>: 32 hex digits. */
 void kernel_cache_key(const char *source, int cc, char key[33]);
 
-/* Stops the pool (kernels being compiled are finished and stored, queued
- * ones dropped), unloads modules (if a context is current) and frees
- * everything. */
+/* Stops the pool: kernels being compiled are finished and stored, queued
+ * ones left queued (a later get or wait compiles them after all). Fails
+ * only if the database does. */
+int kernel_cache_stop(kernel_cache *c, at_error *err);
+
+/* kernel_cache_stop (a database error ignored: it is only a cache), then
+ * unloads modules (if a context is current) and frees everything. */
 void kernel_cache_free(kernel_cache *c);
 
 /* For each sources[i], sets entries[i] to its cache entry, compiling the
  * sources not seen before (nor in the database), and waits until all are
- * ready. The cache copies the sources. Fails only if the database does. */
+ * ready, or returns KERNEL_CACHE_INTERRUPTED when c->interrupted says so.
+ * The cache copies the sources. Fails (-1) only if the database does. */
 int kernel_cache_get(kernel_cache *c, char *const *sources, size_t n,
 		     kernel_entry **entries, at_error *err);
 
@@ -111,13 +126,21 @@ int kernel_cache_prefetch(kernel_cache *c, char *const *sources, size_t n, at_er
 int kernel_cache_queue(kernel_cache *c, char *const *sources, size_t n,
 		       kernel_entry **entries, at_error *err);
 
-/* Waits until every one of entries (from kernel_cache_queue) is ready,
- * moving those still queued to the front; then stores what was compiled.
- * Fails only if the database does. */
+/* Waits until every one of entries (from kernel_cache_queue) is ready, or
+ * c->interrupted says stop (KERNEL_CACHE_INTERRUPTED), moving those still
+ * queued to the front; then stores what was compiled. Fails (-1) only if
+ * the database does. */
 int kernel_cache_wait(kernel_cache *c, kernel_entry **entries, size_t n, at_error *err);
 
-/* Programs compiled in this run so far, and those queued or compiling. */
-void kernel_cache_counts(kernel_cache *c, size_t *compiled, size_t *pending);
+/* How far this run's compiles are, for a progress display. */
+typedef struct compile_counts {
+	size_t compiled;    /* programs compiled in this run so far */
+	size_t running;     /* being compiled now */
+	size_t pending;     /* queued or being compiled */
+	double compiling_s; /* since the first compile began (0: none has) */
+} compile_counts;
+
+void kernel_cache_counts(kernel_cache *c, compile_counts *out);
 
 /* Kernels queued or being compiled now. */
 size_t kernel_cache_pending(kernel_cache *c);

@@ -54,15 +54,23 @@ void progress_duration(double seconds, char *buf, size_t cap)
 		snprintf(buf, cap, "%ldh%02ldm", s / 3600, s % 3600 / 60);
 }
 
-void progress_kernels_text(size_t compiled, size_t to_compile, double elapsed_s, char *buf,
-			   size_t cap)
+double progress_compile_eta_s(size_t compiled, size_t running, size_t to_compile,
+			      double compiling_s)
+{
+	if (compiled >= to_compile)
+		return 0;
+	if (compiled == 0 || compiled < running)
+		return -1;
+	return compiling_s * (double)(to_compile - compiled) / (double)compiled;
+}
+
+void progress_kernels_text(size_t compiled, size_t running, size_t to_compile,
+			   double compiling_s, char *buf, size_t cap)
 {
 	char eta[32] = "?";
-	if (compiled >= to_compile)
-		snprintf(eta, sizeof eta, "0s");
-	else if (compiled > 0)
-		progress_duration(elapsed_s * (double)(to_compile - compiled) / (double)compiled, eta,
-				  sizeof eta);
+	double left = progress_compile_eta_s(compiled, running, to_compile, compiling_s);
+	if (left >= 0)
+		progress_duration(left, eta, sizeof eta);
 	snprintf(buf, cap, "%zu/%zu kernels compiled, ETA %s", compiled, to_compile, eta);
 }
 

@@ -34,10 +34,20 @@ void progress_status(progress *p, double frac, const char *text);
 /* A duration for people: "45s", "3m05s", "2h07m". */
 void progress_duration(double seconds, char *buf, size_t cap);
 
+/* The time left to compile to_compile programs: the rate so far (those
+ * compiled over compiling_s, the time since the first began compiling, not
+ * since the program started: loading the plan and queueing every shape's
+ * kernels come first) times those left. Unknown (< 0) until as many have
+ * been compiled as are being compiled (a round of the threads): the first
+ * to finish said little (with 16 threads, the first kernel done made the
+ * ETA about 16 times too long). */
+double progress_compile_eta_s(size_t compiled, size_t running, size_t to_compile,
+			      double compiling_s);
+
 /* "1234/2694 kernels compiled, ETA 2m05s": of the programs to compile in
- * this run, those done, and the time the rest take at the rate so far
- * ("ETA ?" before the first is done). */
-void progress_kernels_text(size_t compiled, size_t to_compile, double elapsed_s, char *buf,
-			   size_t cap);
+ * this run, those done and the time left (progress_compile_eta_s; "ETA ?"
+ * while unknown). */
+void progress_kernels_text(size_t compiled, size_t running, size_t to_compile,
+			   double compiling_s, char *buf, size_t cap);
 
 #endif

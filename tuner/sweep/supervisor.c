@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/strbuf.h"
+#include "tuner/sweep/interrupt.h"
 #include "tuner/sweep/progress.h"
 
 typedef enum slot_state { SLOT_STARTING, SLOT_IDLE, SLOT_BUSY, SLOT_QUITTING, SLOT_GONE } slot_state;
@@ -47,7 +48,9 @@ typedef struct supervisor {
 	size_t next_shape;    /* the queue: shapes next_shape.. not yet handed out */
 	exclusion *excl;
 	size_t nexcl, excl_cap;
-	int stopping;         /* a fatal error: hand out nothing more */
+	int stopping;         /* a fatal error or Ctrl-C: hand out nothing more */
+	int interrupted;      /* the signal caught, or 0 */
+	double grace_end_ms;  /* interrupted: workers left then are killed */
 	char fatal[1024];
 	progress prog;
 } supervisor;
@@ -238,6 +241,8 @@ static void handle_exit(supervisor *s, slot *w)
 	w->state = SLOT_GONE;
 	if (was == SLOT_QUITTING && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return;
+	if (s->interrupted)
+		return; /* it was told to stop: its shape is left pending, nothing to blame */
 	char how[256];
 	describe_exit(status, how, sizeof how);
 	if (w->fatal && was == SLOT_STARTING && w->ever_ready) {
@@ -365,20 +370,43 @@ static void handle_msg(supervisor *s, slot *w, const worker_msg *m)
 	}
 }
 
+/* At most this long in poll: a Ctrl-C caught just before poll began would
+ * otherwise wait for the next message. */
+#define POLL_CAP_MS 200
+
 static int poll_timeout(const supervisor *s)
 {
-	double soonest = -1, now = now_ms();
+	double soonest = POLL_CAP_MS, now = now_ms();
 	for (int i = 0; i < s->o->ndevices; i++) {
 		const slot *w = &s->slots[i];
 		if (w->state == SLOT_GONE || !w->armed || s->o->watchdog_ms <= 0)
 			continue;
 		double left = w->deadline_ms - now;
-		if (soonest < 0 || left < soonest)
+		if (left < soonest)
 			soonest = left;
 	}
-	if (soonest < 0)
-		return -1;
 	return soonest < 0 ? 0 : (int)soonest + 1;
+}
+
+/* The first time a Ctrl-C is seen: stop handing out shapes and ask every
+ * worker to stop; once the grace time is over, kill those left. */
+static void check_interrupt(supervisor *s)
+{
+	int n = s->o->ndevices;
+	if (!s->interrupted && interrupt_caught()) {
+		s->interrupted = s->r->interrupted = interrupt_caught();
+		s->stopping = 1;
+		s->grace_end_ms = now_ms() + (s->o->grace_ms > 0 ? s->o->grace_ms : SUPERVISOR_GRACE_MS);
+		note(s, "interrupted: the workers store the kernels they compiled, then stop "
+		     "(Ctrl-C again to stop at once)");
+		for (int i = 0; i < n; i++)
+			if (s->slots[i].state != SLOT_GONE)
+				kill(s->slots[i].pid, SIGTERM);
+	} else if (s->interrupted && now_ms() > s->grace_end_ms) {
+		for (int i = 0; i < n; i++)
+			if (s->slots[i].state != SLOT_GONE)
+				kill(s->slots[i].pid, SIGKILL);
+	}
 }
 
 static void check_watchdogs(supervisor *s)
@@ -407,6 +435,7 @@ static void loop(supervisor *s)
 	int n = s->o->ndevices;
 	struct pollfd *fds = xcalloc((size_t)n, sizeof *fds);
 	while (live_slots(s)) {
+		check_interrupt(s);
 		for (int i = 0; i < n; i++)
 			if (s->slots[i].state == SLOT_IDLE)
 				assign(s, &s->slots[i]);
@@ -446,6 +475,7 @@ int supervise(const supervisor_options *o, supervisor_report *r, at_error *err)
 	supervisor s = { .o = o, .r = r };
 	/* a worker that died leaves a pipe that would kill us on write */
 	void (*old_sigpipe)(int) = signal(SIGPIPE, SIG_IGN);
+	interrupt_catch(); /* the workers inherit it */
 	s.slots = xcalloc((size_t)o->ndevices, sizeof *s.slots);
 	if (!o->quiet)
 		progress_init(&s.prog, o->nshapes);
@@ -470,13 +500,16 @@ int supervise(const supervisor_options *o, supervisor_report *r, at_error *err)
 	for (size_t i = 0; i < o->nshapes; i++)
 		pending += r->shapes[i].state == SHAPE_PENDING;
 	int rc = 0;
-	if (s.fatal[0] && (s.stopping || pending))
+	if (s.interrupted)
+		rc = at_error_set(err, "interrupted");
+	else if (s.fatal[0] && (s.stopping || pending))
 		rc = at_error_set(err, "%s", s.fatal);
 	else if (pending)
 		rc = at_error_set(err, "%zu shapes were not tuned: no worker is left to run them",
 				  pending);
 	free(s.slots);
 	free(s.excl);
+	interrupt_release();
 	signal(SIGPIPE, old_sigpipe);
 	return rc;
 }

@@ -41,6 +41,13 @@ typedef struct shape_outcome {
 	char reason[1024];     /* SHAPE_ABANDONED: why */
 } shape_outcome;
 
+/* Ctrl-C or SIGTERM (interrupt.h), caught while supervise runs: no shape
+ * is handed out any more, the workers get a SIGTERM (a second Ctrl-C at
+ * the terminal reaches them as the default SIGINT), and each drops its
+ * shape, stores the kernels it compiled and exits, within the grace time
+ * or is killed. */
+#define SUPERVISOR_GRACE_MS 60000
+
 typedef struct supervisor_options {
 	const int *devices;
 	int ndevices;
@@ -49,6 +56,8 @@ typedef struct supervisor_options {
 	int watchdog_ms;           /* 0: no watchdog */
 	int max_deaths;            /* per shape, before it is abandoned */
 	int quiet;                 /* no progress on stderr */
+	int grace_ms;              /* after Ctrl-C, how long workers get to store what they
+				    * compiled before they are killed; 0: SUPERVISOR_GRACE_MS */
 	worker_main_fn worker_main;
 	void *worker_arg;
 } supervisor_options;
@@ -68,12 +77,14 @@ typedef struct supervisor_report {
 	worker_stats stats;        /* summed over every device */
 	size_t restarts;
 	size_t abandoned;
+	int interrupted;           /* the signal that interrupted the sweep, or 0 */
 } supervisor_report;
 
 /* Runs every shape. Returns 0 when the sweep ran to its end (some shapes may
  * be abandoned: report->abandoned), -1 with err set when it could not (no
  * worker started, or one reported a fatal error such as a database
- * failure). report is filled either way; free it with supervisor_report_free. */
+ * failure) or was interrupted (report->interrupted). report is filled
+ * either way; free it with supervisor_report_free. */
 int supervise(const supervisor_options *o, supervisor_report *report, at_error *err);
 void supervisor_report_free(supervisor_report *r);
 

@@ -11,6 +11,7 @@
 #include "cuda/nvrtc_compile.h"
 #include "tuner/sweep/baselines.h"
 #include "tuner/check/gpu_compare.h"
+#include "tuner/sweep/interrupt.h"
 #include "tuner/sweep/progress.h"
 #include "tuner/table.h"
 #include "tuner/sweep/supervisor.h"
@@ -139,8 +140,17 @@ static int sweep_on_gpus(const sweep_options *o, sweep_plan *p, at_error *err)
 	for (int i = 0; i < r.nslots; i++)
 		started |= r.slots[i].sweep_id != 0;
 	at_error ferr = { { 0 } };
-	if (started && finish_sweeps(db_path, &r, &ferr) && rc == 0)
+	if (started && finish_sweeps(db_path, &r, &ferr) && (rc == 0 || r.interrupted))
 		rc = at_error_set(err, "%s", ferr.msg);
+	else if (r.interrupted) {
+		size_t tuned = 0;
+		for (size_t i = 0; i < p->nshapes; i++)
+			tuned += r.shapes[i].state == SHAPE_TUNED;
+		fprintf(stderr, "autotune: interrupted: %zu of %zu shapes done; the kernels compiled "
+			"so far are kept in %s's compile cache; run the same command to resume\n",
+			tuned, p->nshapes, db_path);
+		rc = interrupt_status(r.interrupted);
+	}
 	if (rc == 0) {
 		print_summary(p, &r);
 		printf("%%copy: of the sweep's 1 GiB device-to-device copy; %%same-size copy: of a "
@@ -198,32 +208,49 @@ static double now_s(void)
  * left, on the bar (at most ten redraws a second). */
 typedef struct compile_progress {
 	progress bar;
-	double start, last_draw;
-	size_t compiled, pending;
+	kernel_cache *cache;
+	double last_draw;
+	compile_counts n;
 } compile_progress;
 
-static void kernels_text(const compile_progress *cp, char *buf, size_t cap)
+static void kernels_text(compile_progress *cp, char *buf, size_t cap)
 {
-	if (cp->compiled + cp->pending == 0)
+	kernel_cache_counts(cp->cache, &cp->n);
+	const compile_counts *n = &cp->n;
+	if (n->compiled + n->pending == 0)
 		snprintf(buf, cap, "every kernel from the compile cache");
 	else
-		progress_kernels_text(cp->compiled, cp->compiled + cp->pending, now_s() - cp->start, buf,
-				      cap);
+		progress_kernels_text(n->compiled, n->running, n->compiled + n->pending,
+				      n->compiling_s, buf, cap);
 }
 
-static void on_compiled(void *arg, size_t compiled, size_t pending)
+static void on_compiled(void *arg)
 {
 	compile_progress *cp = arg;
-	cp->compiled = compiled;
-	cp->pending = pending;
 	double t = now_s();
 	if (t - cp->last_draw < 0.1)
 		return;
 	cp->last_draw = t;
 	char text[160];
 	kernels_text(cp, text, sizeof text);
-	progress_status(&cp->bar, compiled + pending ? (double)compiled / (compiled + pending) : 1,
-			text);
+	size_t all = cp->n.compiled + cp->n.pending;
+	progress_status(&cp->bar, all ? (double)cp->n.compiled / all : 1, text);
+}
+
+/* Ctrl-C: the pool finishes what it is compiling, everything compiled is
+ * stored, and the sweep says so; returns the exit status (130), or -1 when
+ * the database fails. */
+static int compile_interrupted(kernel_cache *cache, const char *db_path, size_t done,
+			       size_t nshapes, at_error *err)
+{
+	fprintf(stderr, "autotune: interrupted: finishing the kernels being compiled, to keep "
+		"them (Ctrl-C again to stop at once)\n");
+	if (kernel_cache_stop(cache, err))
+		return -1;
+	fprintf(stderr, "autotune: interrupted: %zu of %zu shapes done; the %zu kernels compiled "
+		"so far are kept in %s's compile cache; run the same command to resume\n", done,
+		nshapes, cache->compiled, db_path);
+	return interrupt_status(interrupt_caught());
 }
 
 int sweep_compile_only(const sweep_options *o, at_error *err)
@@ -240,7 +267,9 @@ int sweep_compile_only(const sweep_options *o, at_error *err)
 	}
 	kernel_cache cache;
 	kernel_cache_init(&cache, cc, compile_threads(o), db);
-	compile_progress cp = { .start = now_s() };
+	interrupt_catch();
+	cache.interrupted = interrupt_caught;
+	compile_progress cp = { .cache = &cache };
 	progress_init(&cp.bar, p.nshapes);
 	cache.progress = on_compiled;
 	cache.progress_arg = &cp;
@@ -251,7 +280,7 @@ int sweep_compile_only(const sweep_options *o, at_error *err)
 	 * shapes are waited for in turn. */
 	kernel_entry ***entries = xcalloc(p.nshapes ? p.nshapes : 1, sizeof *entries);
 	size_t *counts = xcalloc(p.nshapes ? p.nshapes : 1, sizeof *counts);
-	for (size_t i = 0; i < p.nshapes && rc == 0; i++) {
+	for (size_t i = 0; i < p.nshapes && rc == 0 && !interrupt_caught(); i++) {
 		const sweep_shape *s = &p.shapes[i];
 		char label[128];
 		sweep_shape_label(s, label, sizeof label);
@@ -271,15 +300,17 @@ int sweep_compile_only(const sweep_options *o, at_error *err)
 		variants += n;
 		free(vs);
 	}
-	for (size_t i = 0; i < p.nshapes && rc == 0; i++) {
+	size_t done = 0;
+	for (size_t i = 0; i < p.nshapes && rc == 0 && !interrupt_caught(); i++) {
 		char label[128];
 		sweep_shape_label(&p.shapes[i], label, sizeof label);
 		progress_begin_shape(&cp.bar, label);
-		if (kernel_cache_wait(&cache, entries[i], counts[i], err)) {
+		int waited = kernel_cache_wait(&cache, entries[i], counts[i], err);
+		if (waited < 0)
 			rc = -1;
+		if (waited)
 			break;
-		}
-		kernel_cache_counts(&cache, &cp.compiled, &cp.pending);
+		done++;
 		char text[160], outcome[256];
 		kernels_text(&cp, text, sizeof text);
 		snprintf(outcome, sizeof outcome, "%zu variants; %s", counts[i], text);
@@ -291,6 +322,8 @@ int sweep_compile_only(const sweep_options *o, at_error *err)
 		free(entries[i]);
 	free(entries);
 	free(counts);
+	if (rc == 0 && interrupt_caught())
+		rc = compile_interrupted(&cache, tdb_default_path(o->db_path), done, p.nshapes, err);
 	/* Report each distinct kernel once, failures with their logs. */
 	for (size_t b = 0; b < cache.nbuckets && rc == 0; b++) {
 		for (kernel_entry *e = cache.buckets[b]; e; e = e->next) {
@@ -316,6 +349,7 @@ int sweep_compile_only(const sweep_options *o, at_error *err)
 		       failed + errors, cache.compiled, cache.compile_ms / 1e3, cache.nthreads,
 		       cache.from_db, tdb_default_path(o->db_path));
 	kernel_cache_free(&cache);
+	interrupt_release();
 	tdb_close(db);
 	plan_free(&p);
 	if (rc)

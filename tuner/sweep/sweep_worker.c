@@ -12,6 +12,7 @@
 #include "cuda/nvrtc_compile.h"
 #include "tuner/sweep/baselines.h"
 #include "tuner/check/gpu_compare.h"
+#include "tuner/sweep/interrupt.h"
 #include "tuner/sweep/tune_shape.h"
 #include "tuner/version.h"
 
@@ -130,13 +131,15 @@ static int open_worker(worker *w, at_error *err)
 	if (tdb_open(tdb_default_path(w->o->db_path), &w->db, err))
 		return -1;
 	kernel_cache_init(&w->cache, w->gpu.cc, compile_threads(w->o, st->nworkers), w->db);
+	w->cache.interrupted = interrupt_caught;
 	w->cache_open = 1;
 	tune_ctx *ctx = &w->ctx;
 	*ctx = (tune_ctx){ .plan = w->p, .gpu = &w->gpu, .timer = &w->b, .cache = &w->cache,
 			   .db = w->db, .full_timing = w->o->full_timing,
 			   .audit = w->o->audit, .compare = &w->compare,
 			   .seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32),
-			   .hooks = { hook_gpu, hook_cpu, hook_step, w } };
+			   .hooks = { hook_gpu, hook_cpu, hook_step, w },
+			   .interrupted = interrupt_caught };
 	if (gpu_timer_open(&w->b, &w->gpu, &w->p->cfg, err))
 		return -1;
 	w->timer_open = 1;
@@ -227,7 +230,8 @@ static worker_stats stats_delta(worker *w)
 }
 
 /* Tunes one shape (or finds it done) and reports it; -1 when this process
- * must end (it has sent why). */
+ * must end (it has sent why), -2 when Ctrl-C dropped the shape (the
+ * supervisor knows: it was interrupted too, or it sent the SIGTERM). */
 static int run_shape(worker *w, int index)
 {
 	const sweep_shape *s = &w->p->shapes[index];
@@ -255,6 +259,8 @@ static int run_shape(worker *w, int index)
 		send(w, &m);
 		return 0;
 	}
+	if (interrupt_caught() && cudrv.cuCtxSynchronize() == CUDA_SUCCESS)
+		return -2;
 	/* a dead context shows in every later call: then the variant is to blame */
 	worker_msg f = worker_msg_make(cudrv.cuCtxSynchronize() != CUDA_SUCCESS ? WMSG_CONTEXT_LOST
 										: WMSG_FATAL);
@@ -302,15 +308,18 @@ int sweep_worker_main(void *arg, const worker_start *start, int in, int out)
 	send(&w, &ready);
 	int rc = 0;
 	worker_msg m;
-	while (rc == 0 && worker_msg_read(in, &m) == 0 && m.type != WMSG_QUIT) {
+	while (rc == 0 && !interrupt_caught() && worker_msg_read(in, &m) == 0 &&
+	       m.type != WMSG_QUIT) {
 		if (m.type == WMSG_EXCLUDE)
 			add_exclusion(&w, &m);
 		else if (m.type == WMSG_TUNE)
 			rc = run_shape(&w, m.shape);
 	}
 	/* after a lost context, tearing down would only report more errors */
-	if (rc)
+	if (rc == -1)
 		_exit(1);
+	/* interrupted or told to quit: closing the cache finishes the kernels
+	 * being compiled and stores every one compiled */
 	close_worker(&w);
-	return 0;
+	return interrupt_caught() ? interrupt_status(interrupt_caught()) : 0;
 }

@@ -415,6 +415,14 @@ static const char *exclusion_reason(const tune_ctx *ctx, size_t i)
 	return NULL;
 }
 
+/* Whether the shape is to be dropped (Ctrl-C); sets err if so. */
+static int interrupted(const tune_ctx *ctx, at_error *err)
+{
+	if (!ctx->interrupted || !ctx->interrupted())
+		return 0;
+	return at_error_set(err, "interrupted");
+}
+
 int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error *err)
 {
 	shape_env env = gpu_shape_env(ctx->gpu, s->M, s->N, at_dtype_size(s->dtype));
@@ -423,7 +431,10 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	if (plan_shape_variants(ctx->plan, s, &env, &vs, &n, err))
 		return -1;
 	kernel_entry **entries = xcalloc(n ? n : 1, sizeof *entries);
-	if (kernel_cache_get_variants(ctx->cache, vs, n, entries, err)) {
+	int got = kernel_cache_get_variants(ctx->cache, vs, n, entries, err);
+	if (got) {
+		if (got == KERNEL_CACHE_INTERRUPTED)
+			at_error_set(err, "interrupted");
 		free(entries);
 		free(vs);
 		return -1;
@@ -455,6 +466,8 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 						  ctx->gpu_id, ctx->seed },
 				s);
 	for (size_t i = 0; i < n && rc == 0; i++) {
+		if ((rc = interrupted(ctx, err)))
+			break;
 		params[i] = variant_params_str(&vs[i]);
 		rows[i].params = params[i];
 		rc = try_variant(ctx, s, &d, (int)i, &vs[i], entries[i], &env,
@@ -469,6 +482,8 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 			ctx->hooks.on_step(ctx->hooks.arg, i + 1, n);
 	}
 	phase_end(phase, PHASE_CHECK, &mark);
+	if (rc == 0)
+		rc = interrupted(ctx, err);
 	/* a timing failure is the GPU's, not a variant's: it ends the sweep */
 	double moved = softmax_bytes_moved(s->dtype, s->M, s->N);
 	if (rc == 0 && ctx->full_timing)
@@ -484,6 +499,8 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	if (rc == 0 && ctx->audit && !ctx->full_timing)
 		rc = audit_rounds(ctx, rows, n, passed, npassed, nfull, band, moved, &audit, err);
 	on_cpu(ctx);
+	if (rc == 0)
+		rc = interrupted(ctx, err);
 	size_t nrows = n;
 	if (rc == 0 && ctx->baselines) {
 		int nb = run_baselines(ctx, s, &d, winner_of(rows, n, passed, npassed, band),

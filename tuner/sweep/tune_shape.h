@@ -45,6 +45,9 @@ typedef struct tune_ctx {
 	int full_timing; /* time every variant in full (no rounds, no band) */
 	int audit;       /* also time every variant in full and compare (sweep --audit) */
 	double bench_ms; /* accumulated time spent checking and timing */
+	/* asked between variants and phases (and by the kernel cache's waits):
+	 * non-zero drops the shape (Ctrl-C, interrupt.h); NULL: never */
+	int (*interrupted)(void);
 } tune_ctx;
 
 /* The outcome of a shape, for the final table. */
@@ -65,9 +68,10 @@ typedef struct shape_summary {
 } shape_summary;
 
 /* Returns 0 when the shape was tuned and stored (even if no variant
- * passed); -1 on an error that ends this process's work: the database, or a
+ * passed); -1 on an error that ends this process's work: the database, a
  * dead GPU context (ctx->current_variant names the variant last launched;
- * the caller tells them apart with cuCtxSynchronize). */
+ * the caller tells them apart with cuCtxSynchronize), or ctx->interrupted
+ * (err "interrupted"; nothing of the shape is stored). */
 int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error *err);
 
 #endif
