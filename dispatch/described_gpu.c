@@ -1,4 +1,6 @@
-/* atdi_described_gpu: a described GPU completed from the database's GPUs. */
+/* atdi_described_gpu: a described GPU completed from the database's GPUs;
+ * atdi_described_ctx: the context a decision takes for it. */
+#include <stdio.h>
 #include <string.h>
 
 #include "dispatch/described_gpu.h"
@@ -22,4 +24,27 @@ atd_gpu atdi_described_gpu(const atd_handle *h, const atd_gpu *gpu)
 		break;
 	}
 	return out;
+}
+
+/* Shared memory a CTA may opt into, by compute capability, for a GPU
+ * described by hand (the driver says it for a present one). */
+static int nominal_max_smem(int cc)
+{
+	switch (cc) {
+	case 80: case 87: return 163 * 1024;
+	case 86: case 89: return 99 * 1024;
+	case 75: return 64 * 1024;
+	default: return cc >= 90 ? 227 * 1024 : 48 * 1024;
+	}
+}
+
+void atdi_described_ctx(const atd_handle *h, const atd_gpu *gpu, atdi_ctx_info *ci)
+{
+	memset(ci, 0, sizeof *ci);
+	ci->gpu = atdi_described_gpu(h, gpu);
+	snprintf(ci->name, sizeof ci->name, "%s", gpu->name ? gpu->name : "");
+	ci->arch = ci->gpu.cc_major * 10 + ci->gpu.cc_minor;
+	ci->max_threads = 1024;
+	ci->max_smem = nominal_max_smem(ci->arch);
+	ci->regs_per_sm = 65536;
 }

@@ -16,4 +16,14 @@
  * immutable after atd_open); h may serve no database. */
 atd_gpu atdi_described_gpu(const atd_handle *h, const atd_gpu *gpu);
 
+struct atdi_ctx_info;
+
+/* The context that a decision (decide.h) takes for a GPU described by
+ * hand: no CUDA context, gpu completed as above, the limits a present GPU
+ * of its compute capability has (1024 threads a CTA, 64K registers an SM,
+ * the opt-in shared memory of its generation). ci->gpu.name is gpu->name,
+ * so that a name longer than ci->name still matches; it lives as long as
+ * the caller's. */
+void atdi_described_ctx(const atd_handle *h, const atd_gpu *gpu, struct atdi_ctx_info *ci);
+
 #endif

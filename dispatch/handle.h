@@ -129,17 +129,11 @@ atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, lon
 		     long long N, atdi_plan *best, double *best_us, int *tried, char *why,
 		     size_t cap);
 
-/* The variant tuned online for the shape by an earlier process (the cache
- * database), as a plan with *us its time: 1, or 0 when there is none that
- * still applies (its template gone, its params no longer valid). */
-int atdi_tuned_earlier(atd_handle *h, const atdi_ctx_info *ci, const atdi_env *env,
-		       at_dtype dtype, atdi_plan *plan, double *us);
-
 /* Unloads every module in its own context and restores the caller's. */
 void atdi_modules_unload(atd_handle *h);
 
-/* Finds or computes what runs (dtype, M, N) in ctx, the current context,
- * and caches it. The miss path of atd_softmax. */
+/* Finds or decides (decide.h) what runs (dtype, M, N) in ctx, the current
+ * context, and caches it. The miss path of atd_softmax. */
 atd_status atdi_resolve(atd_handle *h, CUcontext ctx, at_dtype dtype, long long M, long long N,
 			atdi_resolved *out);
 

@@ -81,6 +81,16 @@ int atdi_lookup_put(atdi_lookup *l, const atdi_key *key, const atdi_resolved *va
 	return 0;
 }
 
+int atdi_lookup_mark(atdi_lookup *l, const atdi_key *key)
+{
+	atdi_resolved found;
+	if (atdi_lookup_find(l, key, &found))
+		return 0;
+	atdi_resolved mark = { 0 };
+	atdi_lookup_put(l, key, &mark); /* no memory: unmarked, said again later */
+	return 1;
+}
+
 void atdi_lookup_free(atdi_lookup *l)
 {
 	free(l->slots);

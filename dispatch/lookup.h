@@ -49,6 +49,10 @@ int atdi_lookup_find(const atdi_lookup *l, const atdi_key *key, atdi_resolved *o
  * failed (the table is then unchanged). */
 int atdi_lookup_put(atdi_lookup *l, const atdi_key *key, const atdi_resolved *val);
 
+/* Marks key as seen (an empty value): 1 the first time, 0 after. The
+ * handle's sets of shapes already warned about. */
+int atdi_lookup_mark(atdi_lookup *l, const atdi_key *key);
+
 void atdi_lookup_free(atdi_lookup *l);
 
 #endif

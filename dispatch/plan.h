@@ -1,16 +1,16 @@
 /* What serves a shape, with run-time derivation: the exact winner; else the
- * nearest winner (this GPU model first, then others of its compute
- * capability; nearest in (ln M, ln N), a winner whose rows are of the other
- * alignment class counting as three times as far) that its template's rules
- * (derive.h) re-derive for the shape, widened where they must, a winner
- * whose params come out unchanged being reused as it is; else atdi_select's
- * nearest winner valid for N; else the built-in kernel. Pure: no locks, no
- * GPU. */
+ * nearest winner (atdi_rank under atdi_weights_derive, select.h: this GPU
+ * model first, then others of its compute capability; nearest in (ln M,
+ * ln N), a winner whose rows are of the other alignment class counting as
+ * three times as far) that its template's rules (derive.h) re-derive for
+ * the shape, widened where they must, a winner whose params come out
+ * unchanged being reused as it is; else atdi_select's nearest winner valid
+ * for N; else the built-in kernel. Pure: no locks, no GPU. */
 #ifndef AT_DISPATCH_PLAN_H
 #define AT_DISPATCH_PLAN_H
 
 #include "dispatch/derive.h"
-#include "dispatch/tuned_table.h"
+#include "dispatch/select.h"
 
 /* How many of the nearest winners are tried for a derivation. */
 #define ATDI_DERIVE_CANDIDATES 8

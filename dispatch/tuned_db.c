@@ -482,3 +482,21 @@ void atdi_code_free(atdi_code *c)
 	free(c->image);
 	memset(c, 0, sizeof *c);
 }
+
+void atdi_table_free(atdi_table *t)
+{
+	for (size_t i = 0; i < t->ngpus; i++)
+		free(t->gpus[i].name);
+	for (size_t i = 0; i < t->nentries; i++) {
+		free(t->entries[i].template_name);
+		free(t->entries[i].params);
+	}
+	for (size_t i = 0; i < t->nmissing; i++) {
+		free(t->missing[i].template_name);
+		free(t->missing[i].params);
+	}
+	free(t->gpus);
+	free(t->entries);
+	free(t->missing);
+	memset(t, 0, sizeof *t);
+}

@@ -2,7 +2,7 @@
  * memory: every winner with its result's metadata and launch geometry and
  * the identity of the GPU it was tuned on, but not its code (fetched on
  * first use, see tuned_db.h). Read once by atd_open and immutable after,
- * so selection needs no lock. */
+ * so selection (select.h) needs no lock. */
 #ifndef AT_DISPATCH_TUNED_TABLE_H
 #define AT_DISPATCH_TUNED_TABLE_H
 
@@ -58,22 +58,5 @@ typedef struct atdi_table {
 
 /* Frees what the table owns and empties it. */
 void atdi_table_free(atdi_table *t);
-
-/*
-** The winner that serves (dtype, M, N) on gpu, by the four levels of
-** dispatch.h: 1 the same GPU identity (name, cc, SM count) at this
-** exact shape; 2 the same identity, nearest in (ln M, ln N) among variants
-** valid for N (max_n == 0 or max_n >= N); 3 another identity of the same
-** compute capability, exact first, then nearest; ties go to the smaller
-** tuned time, then the smaller result id. Returns NULL with
-** *level = ATD_LEVEL_BUILTIN when none fits. Pure: no locks, no GPU.
-*/
-const atdi_entry *atdi_select(const atdi_table *t, const atd_gpu *gpu, at_dtype dtype,
-			      long long M, long long N, atd_level *level);
-
-/* The winner without code tuned on gpu's identity (name, cc, SM count) at
- * exactly (dtype, M, N), or NULL. Pure. */
-const atdi_missing *atdi_select_missing(const atdi_table *t, const atd_gpu *gpu, at_dtype dtype,
-					long long M, long long N);
 
 #endif

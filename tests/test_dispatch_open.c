@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "db/tuning_db.h"
+#include "dispatch/select.h"
 #include "dispatch/tuned_db.h"
 #include "include/autotune/dispatch.h"
 

@@ -240,8 +240,13 @@ ATD_API atd_status atd_softmax_ex(atd_handle *h, atd_dtype dtype, void *y, const
 				  int64_t M, int64_t N, int64_t ldy, int64_t ldx, unsigned flags,
 				  void *stream);
 
-/* What would serve a shape. Strings point into the handle and stay valid
- * until atd_close. */
+/* What would serve a shape: a dry run of atd_softmax's own decision, by
+ * the same code, compiling, loading and launching nothing. It takes a
+ * derived kernel to compile (and, in background mode, to be built: where
+ * the shape settles); a handle that tunes online (ATD_OPEN_TUNE) is
+ * answered as if the shape were untuned, as only timing can say which
+ * candidate wins. Strings point into the handle and stay valid until
+ * atd_close. */
 typedef struct atd_choice {
 	atd_level level;
 	const char *template_name; /* e.g. "softmax_block" */
