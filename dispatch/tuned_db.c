@@ -112,6 +112,20 @@ atd_status atdi_db_open(const char *path, sqlite3 **out, char *msg, size_t cap)
 	return ATD_OK;
 }
 
+/* array (count elements of size elem, capacity *cap) with room for one
+ * more: itself, or reallocated at twice the capacity (first when empty).
+ * NULL when out of memory, array untouched. */
+static void *with_room(void *array, size_t count, size_t *cap, size_t elem, size_t first)
+{
+	if (count < *cap)
+		return array;
+	size_t n = *cap ? 2 * *cap : first;
+	void *grown = realloc(array, n * elem);
+	if (grown)
+		*cap = n;
+	return grown;
+}
+
 static char *dup_text(sqlite3_stmt *st, int col)
 {
 	const char *s = (const char *)sqlite3_column_text(st, col);
@@ -132,16 +146,12 @@ static atd_status load_gpus(sqlite3 *db, const char *path, atdi_table *t, char *
 	atd_status s = ATD_OK;
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (t->ngpus == alloc) {
-			size_t n = alloc ? 2 * alloc : 8;
-			atdi_gpu_row *g = realloc(t->gpus, n * sizeof *g);
-			if (!g) {
-				s = ATD_ERR_NO_MEMORY;
-				break;
-			}
-			t->gpus = g;
-			alloc = n;
+		void *room = with_room(t->gpus, t->ngpus, &alloc, sizeof *t->gpus, 8);
+		if (!room) {
+			s = ATD_ERR_NO_MEMORY;
+			break;
 		}
+		t->gpus = room;
 		atdi_gpu_row *g = &t->gpus[t->ngpus];
 		g->id = sqlite3_column_int64(st, 0);
 		g->name = dup_text(st, 1);
@@ -252,16 +262,12 @@ static atd_status load_entries(sqlite3 *db, const char *path, atdi_table *t, cha
 	atd_status s = ATD_OK;
 	int rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (t->nentries == alloc) {
-			size_t n = alloc ? 2 * alloc : 64;
-			atdi_entry *e = realloc(t->entries, n * sizeof *e);
-			if (!e) {
-				s = ATD_ERR_NO_MEMORY;
-				break;
-			}
-			t->entries = e;
-			alloc = n;
+		void *room = with_room(t->entries, t->nentries, &alloc, sizeof *t->entries, 64);
+		if (!room) {
+			s = ATD_ERR_NO_MEMORY;
+			break;
 		}
+		t->entries = room;
 		int kept = entry_from_row(t, st, &t->entries[t->nentries]);
 		if (kept < 0) {
 			s = ATD_ERR_NO_MEMORY;
@@ -302,16 +308,12 @@ static atd_status load_missing(sqlite3 *db, const char *path, atdi_table *t, cha
 		at_dtype dtype;
 		if (gi < 0 || !dt || at_dtype_parse(dt, &dtype) != 0)
 			continue;
-		if (t->nmissing == alloc) {
-			size_t n = alloc ? 2 * alloc : 8;
-			atdi_missing *m = realloc(t->missing, n * sizeof *m);
-			if (!m) {
-				s = ATD_ERR_NO_MEMORY;
-				break;
-			}
-			t->missing = m;
-			alloc = n;
+		void *room = with_room(t->missing, t->nmissing, &alloc, sizeof *t->missing, 8);
+		if (!room) {
+			s = ATD_ERR_NO_MEMORY;
+			break;
 		}
+		t->missing = room;
 		atdi_missing *m = &t->missing[t->nmissing];
 		*m = (atdi_missing){ .result_id = sqlite3_column_int64(st, 4), .gpu = (size_t)gi,
 				     .dtype = dtype, .M = sqlite3_column_int64(st, 2),
