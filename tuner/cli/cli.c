@@ -29,33 +29,14 @@ const cli_command cli_commands[] = {
 	  "\n"
 	  "Each GPU is driven by a worker process. A variant that faults (its CUDA\n"
 	  "context is lost), crashes the worker or hangs the GPU is stored as failed\n"
-	  "with the reason, and a new worker goes on with the rest of the shape.\n"
-	  "\n"
-	  "  -c, --config FILE   the sweep config (YAML)\n"
-	  "      --db FILE       the tuning database\n"
-	  "      --compile-only  compile every variant (no GPU needed) and report failures\n"
-	  "      --arch sm_XX    architecture for --compile-only (default sm_90)\n"
-	  "      --device N      which GPU to tune on (default 0)\n"
-	  "      --devices LIST  tune on several GPUs at once (e.g. 0,1): one worker per\n"
-	  "                      GPU, shapes handed out one at a time, one database\n"
-	  "      --templates DIR templates folder (default: beside the program, or\n"
-	  "                      $AUTOTUNE_TEMPLATES)\n"
-	  "      --threads N     NVRTC compile threads (default: one per core)\n"
-	  "      --shard K/N     tune only share K of N of the shapes (disjoint shares that\n"
-	  "                      together cover the config; for running on several machines)\n"
-	  "      --full-timing   time every passing variant in full (by default a short\n"
-	  "                      first round picks the few that get full and interleaved\n"
-	  "                      timing, and a noise band breaks ties by registers)\n"
-	  "      --audit         after the rounds pick a winner, also time every variant\n"
-	  "                      in full and report how often the winner is within 2%\n"
-	  "                      of full timing's best (stores the rounds' results)\n"
-	  "      --watchdog S    a variant that runs S seconds on the GPU without\n"
-	  "                      finishing is killed as hung (default 20; 0: never)\n" },
+	  "with the reason, and a new worker goes on with the rest of the shape.\n",
+	  cli_sweep_options },
 	{ "list", cmd_list, "print the winners stored in a database",
 	  "usage: autotune list [--db FILE] [--format table|csv|json]\n"
 	  "\n"
 	  "Prints the winner of every tuned shape: GPU, op, dtype, M, N, template,\n"
-	  "params, median time, GB/s and percentage of the copy bandwidth.\n" },
+	  "params, median time, GB/s and percentage of the copy bandwidth.\n",
+	  cli_list_options },
 	{ "show", cmd_show, "show which tuned variant serves a shape",
 	  "usage: autotune show -M M -N N [--op softmax] [--dtype f32|f16|bf16] [--db FILE]\n"
 	  "                     [--gpu NAME --cc X.Y [--sm-count N] [--mem-bytes B]]\n"
@@ -64,7 +45,8 @@ const cli_command cli_commands[] = {
 	  "selection level, where and at what shape it was tuned, its tuned time),\n"
 	  "for GPU 0 of this machine, or for a GPU described with --gpu and --cc\n"
 	  "(no GPU needed; an omitted SM count or memory size is taken from the\n"
-	  "database's GPU of that name).\n" },
+	  "database's GPU of that name).\n",
+	  cli_show_options },
 	{ "report", cmd_report, "write an HTML report of a tuning database",
 	  "usage: autotune report [--db FILE] [-o FILE] [--heatmap MxN] [--peers FILE.csv]\n"
 	  "\n"
@@ -75,15 +57,8 @@ const cli_command cli_commands[] = {
 	  "two parameters of the winner's template; every variant per shape sorted by\n"
 	  "time, with the winner, its ties (within timing noise) and the failures\n"
 	  "marked; and the sweeps (GPU, driver, NVRTC, config, times). The file is\n"
-	  "written whole or not at all.\n"
-	  "\n"
-	  "      --db FILE       the tuning database\n"
-	  "  -o, --output FILE   the page to write (default report.html; - for stdout)\n"
-	  "      --heatmap MxN   the heat maps' shape (default: the largest per dtype)\n"
-	  "      --peers FILE.csv  draw the peers that python -m autotune_dispatch.peers\n"
-	  "                      timed (torch.softmax, the Triton tutorial, torch.compile)\n"
-	  "                      on the curves, and add them to the tables with the\n"
-	  "                      winner's speed-up over the best peer at each shape\n" },
+	  "written whole or not at all.\n",
+	  cli_report_options },
 	{ "db", cmd_db, "merge, export or migrate tuning databases",
 	  "usage: autotune db merge OUT IN...\n"
 	  "       autotune db export IN OUT\n"
@@ -104,7 +79,8 @@ const cli_command cli_commands[] = {
 	  "migrate brings FILE, written by an older autotune (an older schema version),\n"
 	  "to this program's schema in one transaction. Readers (list, show, report,\n"
 	  "the library) read older versions as they are; merge and export need this\n"
-	  "one. A newer version is refused: use a newer autotune.\n" },
+	  "one. A newer version is refused: use a newer autotune.\n",
+	  NULL },
 	{ "bench", cmd_bench, "tune the benchmark shapes and report them against the goals",
 	  "usage: autotune bench [-c CONFIG] [--db FILE] [--csv FILE] [--dtype f32,f16,bf16]\n"
 	  "                      [--device N] [--templates DIR] [--threads N] [--report-only]\n"
@@ -116,16 +92,8 @@ const cli_command cli_commands[] = {
 	  "baselines, and the goals: a shape moving >= 256 MiB reaches 95% of the copy\n"
 	  "bandwidth (85% for N > 262144); f32 8 x 1048576 reaches 900 GB/s; no winner is\n"
 	  "slower than naive or cuDNN. Ends with how many goals were met, and writes the\n"
-	  "same table as CSV. Exits 0 when it ran, whatever the goals.\n"
-	  "\n"
-	  "  -c, --config FILE   the benchmark config (YAML)\n"
-	  "      --db FILE       the tuning database (default autotune.db, or $AUTOTUNE_DB)\n"
-	  "      --csv FILE      the CSV to write (default results/bench-<gpu>.csv)\n"
-	  "      --dtype LIST    only these dtypes of the config (comma-separated or repeated)\n"
-	  "      --device N      which GPU (default 0)\n"
-	  "      --templates DIR templates folder\n"
-	  "      --threads N     NVRTC compile threads\n"
-	  "      --report-only   tune nothing and need no GPU: report the database's only GPU\n" },
+	  "same table as CSV. Exits 0 when it ran, whatever the goals.\n",
+	  cli_bench_options },
 	{ "selftest", cmd_selftest, "run every variant at edge cases on the GPU and check them",
 	  "usage: autotune selftest [-c CONFIG] [--templates DIR] [--dtype f32,f16,bf16]\n"
 	  "                         [--device N] [--db FILE] [--threads N]\n"
@@ -153,29 +121,14 @@ const cli_command cli_commands[] = {
 	  "dtype, case and template (variants, runs, passed, failed, not run), then each\n"
 	  "failing variant's params, shape and reason. A variant that kills the GPU\n"
 	  "context fails with the CUDA error and the rest are reported as not run.\n"
-	  "Exits 0 only when every run passed.\n"
-	  "\n"
-	  "  -c, --config FILE   whose ops to test\n"
-	  "      --templates DIR templates folder\n"
-	  "      --dtype LIST    only these dtypes (comma-separated or repeated)\n"
-	  "      --device N      which GPU (default 0)\n"
-	  "      --db FILE       keep compiled kernels in FILE's compile cache (default: none)\n"
-	  "      --threads N     NVRTC compile threads (default: one per core)\n"
-	  "      --quick         skip the 2^31 case\n"
-	  "      --small         only the sanitizer's small shapes (strided, aligned and odd,\n"
-	  "                      N = 7 to 262147, a few rows each, buffers exactly the rows)\n"
-	  "      --sanitize      run --small under compute-sanitizer, --tool memcheck then\n"
-	  "                      --tool racecheck, and report each tool clean or not clean\n"
-	  "                      with its first errors ($AUTOTUNE_SANITIZER, PATH,\n"
-	  "                      $CUDA_HOME/bin or /usr/local/cuda/bin)\n"
-	  "      --case LIST     only these cases: sizes, special, strided, in-place, 2^31\n"
-	  "                      (comma-separated or repeated)\n"
-	  "      --dry-run       list the shapes and how many variants each runs (no GPU)\n" },
+	  "Exits 0 only when every run passed.\n",
+	  cli_selftest_options },
 	{ "templates", cmd_templates, "list the templates and their parameter spaces",
 	  "usage: autotune templates [--templates DIR]\n"
 	  "\n"
 	  "Lists every template with its op, dtypes, parameters (values and default)\n"
-	  "and constraints.\n" },
+	  "and constraints.\n",
+	  cli_templates_options },
 	{ "gen", cmd_gen, "print the specialised source of one variant",
 	  "usage: autotune gen --template T [--param NAME=VALUE]... [--dtype f32|f16|bf16]\n"
 	  "                    [-M M] [-N N] [--compile] [--cubin FILE] [--arch sm_XX]\n"
@@ -186,10 +139,11 @@ const cli_command cli_commands[] = {
 	  "shape constraints are checked too. --compile compiles it with NVRTC (sm_90\n"
 	  "unless --arch) and adds the cubin's registers, shared memory and spills;\n"
 	  "--cubin FILE compiles it and writes the cubin to FILE (its entry is\n"
-	  "softmax_kernel(y, x, M, N, ldy, ldx)), for loading it by hand.\n" },
-	{ "help", cmd_help, "show help for a command", "usage: autotune help [COMMAND]\n" },
-	{ "version", cmd_version, "print the version", "usage: autotune version\n" },
-	{ NULL, NULL, NULL, NULL },
+	  "softmax_kernel(y, x, M, N, ldy, ldx)), for loading it by hand.\n",
+	  cli_gen_options },
+	{ "help", cmd_help, "show help for a command", "usage: autotune help [COMMAND]\n", NULL },
+	{ "version", cmd_version, "print the version", "usage: autotune version\n", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 const cli_command *cli_find(const char *name)
@@ -235,6 +189,10 @@ int cli_help(const char *name)
 	if (!c)
 		return cli_usage_error("help", "no command \"%s\"", name);
 	fputs(c->help, stdout);
+	if (c->options && c->options->type != CLI_OPT_END) {
+		fputc('\n', stdout);
+		cli_print_options(stdout, c->options);
+	}
 	return 0;
 }
 
@@ -312,9 +270,12 @@ int cmd_help(int argc, char **argv)
 	    (strcmp(argv[2], "merge") == 0 || strcmp(argv[2], "export") == 0 ||
 	     strcmp(argv[2], "migrate") == 0))
 		return cli_help(argv[1]);
-	if (argc > 2)
+	int nargs;
+	if (cli_parse_options("help", argc, argv, NULL, &nargs))
+		return 2;
+	if (nargs > 1)
 		return cli_usage_error("help", "expected at most one command name");
-	if (argc == 2)
+	if (nargs == 1)
 		return cli_help(argv[1]);
 	print_overview(stdout);
 	return 0;
@@ -322,7 +283,10 @@ int cmd_help(int argc, char **argv)
 
 int cmd_version(int argc, char **argv)
 {
-	if (argc > 1)
+	int nargs;
+	if (cli_parse_options("version", argc, argv, NULL, &nargs))
+		return 2;
+	if (nargs)
 		return cli_usage_error("version", "takes no arguments");
 	printf("autotune %s\n", AUTOTUNE_VERSION);
 	return 0;

@@ -4,11 +4,17 @@
 #ifndef AT_TUNER_CLI_H
 #define AT_TUNER_CLI_H
 
+#include "tuner/cli/options.h"
+
 typedef struct cli_command {
 	const char *name;
 	int (*run)(int argc, char **argv);
 	const char *summary;
-	const char *help; /* the full page for `autotune help NAME` */
+	/* The help page for `autotune help NAME` before its option lines: the
+	 * usage lines, a blank line and the description. The usage lines (up
+	 * to the first blank line) are also printed for an unknown option. */
+	const char *help;
+	const cli_option *options; /* the option lines, from cmd_NAME.c; NULL: none */
 } cli_command;
 
 extern const cli_command cli_commands[];
@@ -32,7 +38,8 @@ int cli_db_path(const char *cmd, const char *given, int use_env, const char **pa
 /* Prints "autotune: message" to stderr; returns 1. */
 int cli_fail(const char *msg);
 
-/* Prints the command's help page to stdout; returns 0. */
+/* Prints the command's help page to stdout (help, then the option lines
+ * of its table); returns 0. */
 int cli_help(const char *name);
 
 /* Parses a positive integer option value; returns 0 or a usage error. */
@@ -46,6 +53,11 @@ int cli_parse_arch(const char *cmd, const char *text, int *out);
 /* Parses a GPU's compute capability given as option opt ("9.0", also
  * "90" or "sm_90") into 90; nothing is compiled for it. */
 int cli_parse_cc(const char *cmd, const char *opt, const char *text, int *out);
+
+/* Each command's option table (options.h), defined beside the command. */
+extern const cli_option cli_sweep_options[], cli_list_options[], cli_show_options[],
+	cli_report_options[], cli_bench_options[], cli_selftest_options[],
+	cli_templates_options[], cli_gen_options[];
 
 int cmd_sweep(int argc, char **argv);
 int cmd_list(int argc, char **argv);

@@ -2,7 +2,7 @@
  * (shapes already in the database are skipped), then reads the results back
  * and prints (and writes as CSV) the winner of each shape against the copy
  * bandwidth and the baselines, with the goals of tuner/bench/bench_goals.h. */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,60 +161,42 @@ static int run(const bench_options *o)
 	return rc ? cli_fail(err.msg) : 0;
 }
 
+static int parse_dtypes(const char *cmd, const cli_option *opt, const char *text, void *base)
+{
+	(void)opt;
+	if (dtype_list_parse(text, &((bench_options *)base)->dtype_mask))
+		return cli_usage_error(cmd, "--dtype expects f32, f16 or bf16 (comma-separated), "
+				       "got \"%s\"", text);
+	return 0;
+}
+
+#define O(field) offsetof(bench_options, field)
+const cli_option cli_bench_options[] = {
+	CLI_STRING('c', "config", "FILE", O(sweep.config_path), "the benchmark config (YAML)"),
+	CLI_STRING(0, "db", "FILE", O(sweep.db_path),
+		   "the tuning database (default autotune.db, or $AUTOTUNE_DB)"),
+	CLI_FILE(0, "csv", "FILE", O(csv_path), "the CSV to write (default results/bench-<gpu>.csv)"),
+	CLI_CALLBACK(0, "dtype", "LIST", parse_dtypes,
+		     "only these dtypes of the config (comma-separated or repeated)"),
+	CLI_INT(0, "device", "N", O(sweep.device), 0, 1023, "which GPU (default 0)"),
+	CLI_STRING(0, "templates", "DIR", O(sweep.templates_dir), "templates folder"),
+	CLI_INT(0, "threads", "N", O(sweep.threads), 1, 256, "NVRTC compile threads"),
+	CLI_FLAG(0, "report-only", O(report_only),
+		 "tune nothing and need no GPU: report the database's only GPU"),
+	CLI_END,
+};
+#undef O
+
 int cmd_bench(int argc, char **argv)
 {
-	enum { OPT_DB = 256, OPT_CSV, OPT_DTYPE, OPT_DEVICE, OPT_TEMPLATES, OPT_THREADS,
-	       OPT_REPORT_ONLY };
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "db", required_argument, NULL, OPT_DB },
-		{ "csv", required_argument, NULL, OPT_CSV },
-		{ "dtype", required_argument, NULL, OPT_DTYPE },
-		{ "device", required_argument, NULL, OPT_DEVICE },
-		{ "templates", required_argument, NULL, OPT_TEMPLATES },
-		{ "threads", required_argument, NULL, OPT_THREADS },
-		{ "report-only", no_argument, NULL, OPT_REPORT_ONLY },
-		{ NULL, 0, NULL, 0 },
-	};
 	/* the sweep's own defaults, as `autotune sweep` has them */
 	bench_options o = { .sweep = { .config_path = NULL,
 				       .watchdog_ms = SWEEP_DEFAULT_WATCHDOG_S * 1000 } };
-	long long v;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":c:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c': o.sweep.config_path = optarg; break;
-		case OPT_DB: o.sweep.db_path = optarg; break;
-		case OPT_CSV:
-			if (!*optarg)
-				return cli_usage_error("bench", "--csv needs a file name");
-			o.csv_path = optarg;
-			break;
-		case OPT_DTYPE:
-			if (dtype_list_parse(optarg, &o.dtype_mask))
-				return cli_usage_error("bench", "--dtype expects f32, f16 or bf16 "
-						       "(comma-separated), got \"%s\"", optarg);
-			break;
-		case OPT_DEVICE:
-			if (cli_parse_long("bench", "--device", optarg, 0, 1023, &v))
-				return 2;
-			o.sweep.device = (int)v;
-			break;
-		case OPT_TEMPLATES: o.sweep.templates_dir = optarg; break;
-		case OPT_THREADS:
-			if (cli_parse_long("bench", "--threads", optarg, 1, 256, &v))
-				return 2;
-			o.sweep.threads = (int)v;
-			break;
-		case OPT_REPORT_ONLY: o.report_only = 1; break;
-		case ':': return cli_usage_error("bench", "%s needs a value", argv[optind - 1]);
-		default: return cli_usage_error("bench", "unknown option %s", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("bench", "unexpected argument \"%s\"", argv[optind]);
+	int nargs;
+	if (cli_parse_options("bench", argc, argv, &o, &nargs))
+		return 2;
+	if (nargs)
+		return cli_usage_error("bench", "unexpected argument \"%s\"", argv[1]);
 	if (cli_db_path("bench", o.sweep.db_path, 1, &o.sweep.db_path))
 		return 2;
 	if (!o.sweep.config_path)

@@ -8,13 +8,11 @@
 #include "db/tuning_db.h"
 #include "tuner/cli/cli.h"
 
-/* Options are refused, and so is an empty file name (SQLite would open a
- * temporary database for it and the work would vanish). */
+/* An empty file name is refused (SQLite would open a temporary database
+ * for it and the work would vanish); options were refused already. */
 static int check_files(char **argv, int from, int argc)
 {
 	for (int i = from; i < argc; i++) {
-		if (argv[i][0] == '-')
-			return cli_usage_error("db", "unknown option %s", argv[i]);
 		if (!argv[i][0])
 			return cli_usage_error("db", "%s: a database file name is empty", argv[1]);
 	}
@@ -56,6 +54,12 @@ static int db_migrate_cmd(int argc, char **argv)
 
 int cmd_db(int argc, char **argv)
 {
+	/* db has no options: the parser refuses any (with the usage), and "--"
+	 * lets a file name start with '-' */
+	int nargs;
+	if (cli_parse_options("db", argc, argv, NULL, &nargs))
+		return 2;
+	argc = nargs + 1;
 	if (argc < 2)
 		return cli_usage_error("db", "expected a subcommand: merge, export or migrate");
 	if (strcmp(argv[1], "export") == 0)

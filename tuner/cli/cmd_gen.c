@@ -1,6 +1,6 @@
 /* `autotune gen`: one variant's specialised source, optionally compiled. */
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,66 +27,72 @@ typedef struct gen_options {
 	int compile, arch;
 } gen_options;
 
+static int parse_param(const char *cmd, const cli_option *opt, const char *text, void *base)
+{
+	(void)opt;
+	gen_options *o = base;
+	if (o->nparams == MAX_ASSIGNMENTS)
+		return cli_usage_error(cmd, "too many --param options");
+	size_t len = strcspn(text, "=");
+	for (int i = 0; i < o->nparams; i++)
+		if (strncmp(o->params[i], text, len) == 0 && o->params[i][len] == '=')
+			return cli_usage_error(cmd, "--param %.*s is given twice", (int)len, text);
+	o->params[o->nparams++] = text;
+	return 0;
+}
+
+static int parse_dtype(const char *cmd, const cli_option *opt, const char *text, void *base)
+{
+	(void)opt;
+	if (at_dtype_parse(text, &((gen_options *)base)->dtype))
+		return cli_usage_error(cmd, "unknown dtype \"%s\" (expected f32, f16 or bf16)", text);
+	return 0;
+}
+
+static int parse_arch(const char *cmd, const cli_option *opt, const char *text, void *base)
+{
+	(void)opt;
+	return cli_parse_arch(cmd, text, &((gen_options *)base)->arch);
+}
+
+static int parse_cubin(const char *cmd, const cli_option *opt, const char *text, void *base)
+{
+	(void)cmd;
+	(void)opt;
+	gen_options *o = base;
+	o->cubin_path = text;
+	o->compile = 1;
+	return 0;
+}
+
+#define O(field) offsetof(gen_options, field)
+const cli_option cli_gen_options[] = {
+	CLI_STRING(0, "template", "T", O(template_name), "the template (required)"),
+	CLI_CALLBACK(0, "param", "NAME=VALUE", parse_param,
+		     "a parameter's value (repeated; the others take their defaults)"),
+	CLI_CALLBACK(0, "dtype", "DTYPE", parse_dtype, "f32 (default), f16 or bf16"),
+	CLI_LLONG('M', NULL, "M", O(M), 1, AT_SHAPE_MAX_DIM,
+		  "check the shape constraints at M rows too"),
+	CLI_LLONG('N', NULL, "N", O(N), 1, AT_SHAPE_MAX_DIM,
+		  "check the shape constraints at row length N too"),
+	CLI_FLAG(0, "compile", O(compile),
+		 "compile it with NVRTC and print the cubin's registers,\n"
+		 "shared memory and spills"),
+	CLI_CALLBACK(0, "cubin", "FILE", parse_cubin, "compile it and write the cubin to FILE"),
+	CLI_CALLBACK(0, "arch", "sm_XX", parse_arch, "the architecture to compile for (default sm_90)"),
+	CLI_STRING(0, "templates", "DIR", O(templates_dir),
+		   "templates folder (default: beside the program, or\n$AUTOTUNE_TEMPLATES)"),
+	CLI_END,
+};
+#undef O
+
 static int parse_gen(int argc, char **argv, gen_options *o)
 {
-	enum { OPT_TEMPLATE = 256, OPT_PARAM, OPT_DTYPE, OPT_COMPILE, OPT_ARCH, OPT_TEMPLATES,
-	       OPT_CUBIN };
-	static const struct option opts[] = {
-		{ "template", required_argument, NULL, OPT_TEMPLATE },
-		{ "param", required_argument, NULL, OPT_PARAM },
-		{ "dtype", required_argument, NULL, OPT_DTYPE },
-		{ "compile", no_argument, NULL, OPT_COMPILE },
-		{ "arch", required_argument, NULL, OPT_ARCH },
-		{ "templates", required_argument, NULL, OPT_TEMPLATES },
-		{ "cubin", required_argument, NULL, OPT_CUBIN },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":M:N:", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_TEMPLATE: o->template_name = optarg; break;
-		case OPT_PARAM:
-			if (o->nparams == MAX_ASSIGNMENTS)
-				return cli_usage_error("gen", "too many --param options");
-			for (int i = 0; i < o->nparams; i++) {
-				size_t len = strcspn(optarg, "=");
-				if (strncmp(o->params[i], optarg, len) == 0 && o->params[i][len] == '=')
-					return cli_usage_error("gen", "--param %.*s is given twice",
-							       (int)len, optarg);
-			}
-			o->params[o->nparams++] = optarg;
-			break;
-		case OPT_DTYPE:
-			if (at_dtype_parse(optarg, &o->dtype))
-				return cli_usage_error("gen", "unknown dtype \"%s\" (expected f32, f16 or bf16)",
-						       optarg);
-			break;
-		case 'M':
-			if (cli_parse_long("gen", "-M", optarg, 1, AT_SHAPE_MAX_DIM, &o->M))
-				return 2;
-			break;
-		case 'N':
-			if (cli_parse_long("gen", "-N", optarg, 1, AT_SHAPE_MAX_DIM, &o->N))
-				return 2;
-			break;
-		case OPT_COMPILE: o->compile = 1; break;
-		case OPT_ARCH:
-			if (cli_parse_arch("gen", optarg, &o->arch))
-				return 2;
-			break;
-		case OPT_TEMPLATES: o->templates_dir = optarg; break;
-		case OPT_CUBIN:
-			o->cubin_path = optarg;
-			o->compile = 1;
-			break;
-		case ':': return cli_usage_error("gen", "%s needs a value", argv[optind - 1]);
-		default: return cli_usage_error("gen", "unknown option %s", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("gen", "unexpected argument \"%s\"", argv[optind]);
+	int nargs;
+	if (cli_parse_options("gen", argc, argv, o, &nargs))
+		return 2;
+	if (nargs)
+		return cli_usage_error("gen", "unexpected argument \"%s\"", argv[1]);
 	if (!o->template_name)
 		return cli_usage_error("gen", "--template is required");
 	char why[256]; /* one of -M and -N alone: the other taken as 1 */

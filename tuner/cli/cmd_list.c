@@ -1,5 +1,5 @@
 /* `autotune list`: the winners of a database as a table, CSV or JSON. */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "db/tuning_db.h"
@@ -25,33 +25,37 @@ static int add_winner(const winner_row *w, void *ctx)
 	return 0;
 }
 
+typedef struct list_cli {
+	const char *db_path;
+	table_format fmt;
+} list_cli;
+
+static int parse_format(const char *cmd, const cli_option *opt, const char *text, void *base)
+{
+	(void)opt;
+	if (table_format_parse(text, &((list_cli *)base)->fmt))
+		return cli_usage_error(cmd, "--format must be table, csv or json, got \"%s\"", text);
+	return 0;
+}
+
+const cli_option cli_list_options[] = {
+	CLI_STRING(0, "db", "FILE", offsetof(list_cli, db_path),
+		   "the tuning database (default autotune.db, or $AUTOTUNE_DB)"),
+	CLI_CALLBACK(0, "format", "FORMAT", parse_format,
+		     "table (default), csv or json"),
+	CLI_END,
+};
+
 int cmd_list(int argc, char **argv)
 {
-	enum { OPT_DB = 256, OPT_FORMAT };
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, OPT_DB },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *db_path = NULL;
-	table_format fmt = TABLE_TEXT;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_DB: db_path = optarg; break;
-		case OPT_FORMAT:
-			if (table_format_parse(optarg, &fmt))
-				return cli_usage_error("list", "--format must be table, csv or json, got \"%s\"",
-						       optarg);
-			break;
-		case ':': return cli_usage_error("list", "%s needs a value", argv[optind - 1]);
-		default: return cli_usage_error("list", "unknown option %s", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("list", "unexpected argument \"%s\"", argv[optind]);
+	list_cli o = { .db_path = NULL, .fmt = TABLE_TEXT };
+	int nargs;
+	if (cli_parse_options("list", argc, argv, &o, &nargs))
+		return 2;
+	if (nargs)
+		return cli_usage_error("list", "unexpected argument \"%s\"", argv[1]);
+	const char *db_path = o.db_path;
+	table_format fmt = o.fmt;
 	if (cli_db_path("list", db_path, 1, &db_path))
 		return 2;
 	at_error err = { { 0 } };

@@ -1,7 +1,7 @@
 /* `autotune report`: writes one self-contained HTML page about a tuning
  * database, and the peers of a peers CSV with --peers (reports/report.h
  * does the work). */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,41 +27,44 @@ static int parse_shape(const char *text, long long *M, long long *N)
 	return 0;
 }
 
+typedef struct report_cli {
+	report_options opt;
+	const char *db_path;
+} report_cli;
+
+static int parse_heatmap(const char *cmd, const cli_option *opt, const char *text, void *base)
+{
+	(void)opt;
+	report_options *r = &((report_cli *)base)->opt;
+	if (parse_shape(text, &r->heat_M, &r->heat_N))
+		return cli_usage_error(cmd, "--heatmap expects MxN (e.g. 4096x8192), got \"%s\"", text);
+	return 0;
+}
+
+const cli_option cli_report_options[] = {
+	CLI_STRING(0, "db", "FILE", offsetof(report_cli, db_path), "the tuning database"),
+	CLI_STRING('o', "output", "FILE", offsetof(report_cli, opt.out_path),
+		   "the page to write (default report.html; - for stdout)"),
+	CLI_CALLBACK(0, "heatmap", "MxN", parse_heatmap,
+		     "the heat maps' shape (default: the largest per dtype)"),
+	CLI_FILE(0, "peers", "FILE.csv", offsetof(report_cli, opt.peers_path),
+		 "draw the peers that python -m autotune_dispatch.peers\n"
+		 "timed (torch.softmax, the Triton tutorial, torch.compile)\n"
+		 "on the curves, and add them to the tables with the\n"
+		 "winner's speed-up over the best peer at each shape"),
+	CLI_END,
+};
+
 int cmd_report(int argc, char **argv)
 {
-	enum { OPT_DB = 256, OPT_HEATMAP, OPT_PEERS };
-	static const struct option opts[] = {
-		{ "db", required_argument, NULL, OPT_DB },
-		{ "output", required_argument, NULL, 'o' },
-		{ "heatmap", required_argument, NULL, OPT_HEATMAP },
-		{ "peers", required_argument, NULL, OPT_PEERS },
-		{ NULL, 0, NULL, 0 },
-	};
-	report_options opt = { .out_path = "report.html", .tool_version = AUTOTUNE_VERSION };
-	const char *db_path = NULL;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_DB: db_path = optarg; break;
-		case 'o': opt.out_path = optarg; break;
-		case OPT_HEATMAP:
-			if (parse_shape(optarg, &opt.heat_M, &opt.heat_N))
-				return cli_usage_error("report", "--heatmap expects MxN (e.g. 4096x8192), "
-								 "got \"%s\"", optarg);
-			break;
-		case OPT_PEERS:
-			if (!*optarg)
-				return cli_usage_error("report", "--peers needs a file name");
-			opt.peers_path = optarg;
-			break;
-		case ':': return cli_usage_error("report", "%s needs a value", argv[optind - 1]);
-		default: return cli_usage_error("report", "unknown option %s", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("report", "unexpected argument \"%s\"", argv[optind]);
+	report_cli cli = { .opt = { .out_path = "report.html", .tool_version = AUTOTUNE_VERSION } };
+	int nargs;
+	if (cli_parse_options("report", argc, argv, &cli, &nargs))
+		return 2;
+	if (nargs)
+		return cli_usage_error("report", "unexpected argument \"%s\"", argv[1]);
+	report_options opt = cli.opt;
+	const char *db_path = cli.db_path;
 	if (!*opt.out_path)
 		return cli_usage_error("report", "-o needs a file name");
 	if (cli_db_path("report", db_path, 1, &opt.db_path))

@@ -2,7 +2,7 @@
  * (selftest.c with the runner of selftest_gpu.c), a dry run that only lists
  * the shapes and counts, or the same under compute-sanitizer
  * (selftest_sanitize.c). */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -58,65 +58,72 @@ static int on_gpu(const selftest_options *o, int device, const char *db_path, in
 	return rc < 0 ? cli_fail(err.msg) : rc;
 }
 
+typedef struct selftest_cli {
+	selftest_options o;
+	const char *db_path;
+	int device, threads, quick, small, sanitize, dry;
+} selftest_cli;
+
+static int parse_dtypes(const char *cmd, const cli_option *opt, const char *text, void *base)
+{
+	(void)opt;
+	if (dtype_list_parse(text, &((selftest_cli *)base)->o.dtype_mask))
+		return cli_usage_error(cmd, "--dtype expects f32, f16 or bf16 (comma-separated), "
+				       "got \"%s\"", text);
+	return 0;
+}
+
+static int parse_cases(const char *cmd, const cli_option *opt, const char *text, void *base)
+{
+	(void)opt;
+	if (st_case_list_parse(text, &((selftest_cli *)base)->o.case_mask))
+		return cli_usage_error(cmd, "--case expects sizes, special, strided, in-place or "
+				       "2^31 (comma-separated), got \"%s\"", text);
+	return 0;
+}
+
+#define O(field) offsetof(selftest_cli, field)
+const cli_option cli_selftest_options[] = {
+	CLI_STRING('c', "config", "FILE", O(o.config_path), "whose ops to test"),
+	CLI_STRING(0, "templates", "DIR", O(o.templates_dir), "templates folder"),
+	CLI_CALLBACK(0, "dtype", "LIST", parse_dtypes,
+		     "only these dtypes (comma-separated or repeated)"),
+	CLI_INT(0, "device", "N", O(device), 0, 1023, "which GPU (default 0)"),
+	CLI_STRING(0, "db", "FILE", O(db_path),
+		   "keep compiled kernels in FILE's compile cache (default: none)"),
+	CLI_INT(0, "threads", "N", O(threads), 1, 256,
+		"NVRTC compile threads (default: one per core)"),
+	CLI_FLAG(0, "quick", O(quick), "skip the 2^31 case"),
+	CLI_FLAG(0, "small", O(small),
+		 "only the sanitizer's small shapes (strided, aligned and odd,\n"
+		 "N = 7 to 262147, a few rows each, buffers exactly the rows)"),
+	CLI_FLAG(0, "sanitize", O(sanitize),
+		 "run --small under compute-sanitizer, --tool memcheck then\n"
+		 "--tool racecheck, and report each tool clean or not clean\n"
+		 "with its first errors ($AUTOTUNE_SANITIZER, PATH,\n"
+		 "$CUDA_HOME/bin or /usr/local/cuda/bin)"),
+	CLI_CALLBACK(0, "case", "LIST", parse_cases,
+		     "only these cases: sizes, special, strided, in-place, 2^31\n"
+		     "(comma-separated or repeated)"),
+	CLI_FLAG(0, "dry-run", O(dry),
+		 "list the shapes and how many variants each runs (no GPU)"),
+	CLI_END,
+};
+#undef O
+
 int cmd_selftest(int argc, char **argv)
 {
-	enum { OPT_TEMPLATES = 256, OPT_DTYPE, OPT_DEVICE, OPT_DB, OPT_THREADS, OPT_QUICK,
-	       OPT_SMALL, OPT_SANITIZE, OPT_DRY_RUN, OPT_CASE };
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "templates", required_argument, NULL, OPT_TEMPLATES },
-		{ "dtype", required_argument, NULL, OPT_DTYPE },
-		{ "device", required_argument, NULL, OPT_DEVICE },
-		{ "db", required_argument, NULL, OPT_DB },
-		{ "threads", required_argument, NULL, OPT_THREADS },
-		{ "quick", no_argument, NULL, OPT_QUICK },
-		{ "small", no_argument, NULL, OPT_SMALL },
-		{ "sanitize", no_argument, NULL, OPT_SANITIZE },
-		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
-		{ "case", required_argument, NULL, OPT_CASE },
-		{ NULL, 0, NULL, 0 },
-	};
-	selftest_options o = { .config_path = NULL, .mode = ST_MODE_FULL,
-			       .progress = stderr };
-	const char *db_path = NULL;
-	long long device = 0, threads = 0;
-	int quick = 0, small = 0, sanitize = 0, dry = 0, c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":c:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c': o.config_path = optarg; break;
-		case OPT_TEMPLATES: o.templates_dir = optarg; break;
-		case OPT_DTYPE:
-			if (dtype_list_parse(optarg, &o.dtype_mask))
-				return cli_usage_error("selftest", "--dtype expects f32, f16 or bf16 "
-						       "(comma-separated), got \"%s\"", optarg);
-			break;
-		case OPT_DEVICE:
-			if (cli_parse_long("selftest", "--device", optarg, 0, 1023, &device))
-				return 2;
-			break;
-		case OPT_DB: db_path = optarg; break;
-		case OPT_THREADS:
-			if (cli_parse_long("selftest", "--threads", optarg, 1, 256, &threads))
-				return 2;
-			break;
-		case OPT_QUICK: quick = 1; break;
-		case OPT_SMALL: small = 1; break;
-		case OPT_SANITIZE: sanitize = 1; break;
-		case OPT_DRY_RUN: dry = 1; break;
-		case OPT_CASE:
-			if (st_case_list_parse(optarg, &o.case_mask))
-				return cli_usage_error("selftest", "--case expects sizes, special, "
-						       "strided, in-place or 2^31 (comma-separated), "
-						       "got \"%s\"", optarg);
-			break;
-		case ':': return cli_usage_error("selftest", "%s needs a value", argv[optind - 1]);
-		default: return cli_usage_error("selftest", "unknown option %s", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("selftest", "unexpected argument \"%s\"", argv[optind]);
+	selftest_cli cli = { .o = { .config_path = NULL, .mode = ST_MODE_FULL,
+				    .progress = stderr } };
+	int nargs;
+	if (cli_parse_options("selftest", argc, argv, &cli, &nargs))
+		return 2;
+	if (nargs)
+		return cli_usage_error("selftest", "unexpected argument \"%s\"", argv[1]);
+	selftest_options o = cli.o;
+	const char *db_path = cli.db_path;
+	int device = cli.device, threads = cli.threads;
+	int quick = cli.quick, small = cli.small, sanitize = cli.sanitize, dry = cli.dry;
 	if (small && quick)
 		return cli_usage_error("selftest", "--small and --quick choose different shapes; "
 				       "give one");
@@ -134,8 +141,8 @@ int cmd_selftest(int argc, char **argv)
 	if (dry)
 		return dry_run(&o);
 	if (sanitize) {
-		sanitize_options so = { &o, (int)device, db_path, (int)threads };
+		sanitize_options so = { &o, device, db_path, threads };
 		return selftest_sanitize(&so);
 	}
-	return on_gpu(&o, (int)device, db_path, (int)threads);
+	return on_gpu(&o, device, db_path, threads);
 }

@@ -2,7 +2,7 @@
  * asked of the dispatch library itself (atd_query on this machine's GPU, or
  * atd_query_gpu for a GPU described with --gpu/--cc), so that it can never
  * disagree with what atd_softmax runs. */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,62 +22,56 @@ typedef struct show_options {
 	long long sm_count, mem_bytes; /* -1: not given */
 } show_options;
 
+static int parse_dtype(const char *cmd, const cli_option *opt, const char *text, void *base)
+{
+	(void)opt;
+	if (at_dtype_parse(text, &((show_options *)base)->dtype))
+		return cli_usage_error(cmd, "unknown dtype \"%s\" (expected f32, f16 or bf16)", text);
+	return 0;
+}
+
+static int parse_gpu(const char *cmd, const cli_option *opt, const char *text, void *base)
+{
+	(void)opt;
+	if (!*text)
+		return cli_usage_error(cmd, "--gpu needs a GPU name");
+	((show_options *)base)->gpu_name = text;
+	return 0;
+}
+
+static int parse_cc(const char *cmd, const cli_option *opt, const char *text, void *base)
+{
+	(void)opt;
+	return cli_parse_cc(cmd, "--cc", text, &((show_options *)base)->arch);
+}
+
+#define O(field) offsetof(show_options, field)
+const cli_option cli_show_options[] = {
+	CLI_LLONG('M', NULL, "M", O(M), 1, AT_SHAPE_MAX_DIM, "the number of rows (required)"),
+	CLI_LLONG('N', NULL, "N", O(N), 1, AT_SHAPE_MAX_DIM, "the row length (required)"),
+	CLI_STRING(0, "op", "OP", O(op), "the op (default softmax, the only one served)"),
+	CLI_CALLBACK(0, "dtype", "DTYPE", parse_dtype, "f32 (default), f16 or bf16"),
+	CLI_STRING(0, "db", "FILE", O(db_path),
+		   "the tuning database (default autotune.db, or $AUTOTUNE_DB)"),
+	CLI_CALLBACK(0, "gpu", "NAME", parse_gpu,
+		     "describe a GPU instead of asking GPU 0 of this machine:\n"
+		     "its name (as the database has it); needs --cc"),
+	CLI_CALLBACK(0, "cc", "X.Y", parse_cc, "the described GPU's compute capability"),
+	CLI_LLONG(0, "sm-count", "N", O(sm_count), 1, 100000,
+		  "the described GPU's SM count (default: the database's)"),
+	CLI_LLONG(0, "mem-bytes", "B", O(mem_bytes), 1, 1LL << 60,
+		  "the described GPU's memory size (default: the database's)"),
+	CLI_END,
+};
+#undef O
+
 static int parse_show(int argc, char **argv, show_options *o)
 {
-	enum { OPT_OP = 256, OPT_DTYPE, OPT_DB, OPT_GPU, OPT_CC, OPT_SM_COUNT, OPT_MEM_BYTES };
-	static const struct option opts[] = {
-		{ "op", required_argument, NULL, OPT_OP },
-		{ "dtype", required_argument, NULL, OPT_DTYPE },
-		{ "db", required_argument, NULL, OPT_DB },
-		{ "gpu", required_argument, NULL, OPT_GPU },
-		{ "cc", required_argument, NULL, OPT_CC },
-		{ "sm-count", required_argument, NULL, OPT_SM_COUNT },
-		{ "mem-bytes", required_argument, NULL, OPT_MEM_BYTES },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":M:N:", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_OP: o->op = optarg; break;
-		case OPT_DTYPE:
-			if (at_dtype_parse(optarg, &o->dtype))
-				return cli_usage_error("show", "unknown dtype \"%s\" (expected f32, f16 or bf16)",
-						       optarg);
-			break;
-		case 'M':
-			if (cli_parse_long("show", "-M", optarg, 1, AT_SHAPE_MAX_DIM, &o->M))
-				return 2;
-			break;
-		case 'N':
-			if (cli_parse_long("show", "-N", optarg, 1, AT_SHAPE_MAX_DIM, &o->N))
-				return 2;
-			break;
-		case OPT_DB: o->db_path = optarg; break;
-		case OPT_GPU:
-			if (!*optarg)
-				return cli_usage_error("show", "--gpu needs a GPU name");
-			o->gpu_name = optarg;
-			break;
-		case OPT_CC:
-			if (cli_parse_cc("show", "--cc", optarg, &o->arch))
-				return 2;
-			break;
-		case OPT_SM_COUNT:
-			if (cli_parse_long("show", "--sm-count", optarg, 1, 100000, &o->sm_count))
-				return 2;
-			break;
-		case OPT_MEM_BYTES:
-			if (cli_parse_long("show", "--mem-bytes", optarg, 1, 1LL << 60, &o->mem_bytes))
-				return 2;
-			break;
-		case ':': return cli_usage_error("show", "%s needs a value", argv[optind - 1]);
-		default: return cli_usage_error("show", "unknown option %s", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("show", "unexpected argument \"%s\"", argv[optind]);
+	int nargs;
+	if (cli_parse_options("show", argc, argv, o, &nargs))
+		return 2;
+	if (nargs)
+		return cli_usage_error("show", "unexpected argument \"%s\"", argv[1]);
 	if (!o->M || !o->N)
 		return cli_usage_error("show", "-M and -N are required");
 	char why[256];

@@ -1,6 +1,6 @@
 /* `autotune sweep`: option parsing; the work is in sweep.c. */
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -8,9 +8,19 @@
 #include "tuner/sweep/plan.h"
 #include "tuner/sweep/sweep.h"
 
+/* What the options set: the sweep's options, and --device and --watchdog
+ * as given (device -1: not given). */
+typedef struct sweep_cli {
+	sweep_options o;
+	int device, watchdog_s;
+} sweep_cli;
+
 /* --devices 0,1,3: distinct GPU ordinals. */
-static int parse_devices(const char *list, sweep_options *o)
+static int parse_devices(const char *cmd, const cli_option *opt, const char *list, void *base)
 {
+	(void)cmd;
+	(void)opt;
+	sweep_options *o = &((sweep_cli *)base)->o;
 	o->ndevices = 0;
 	const char *p = list;
 	for (;;) {
@@ -19,13 +29,13 @@ static int parse_devices(const char *list, sweep_options *o)
 		long v = strtol(p, &end, 10);
 		if (end == p || errno || v < 0 || v > 1023 || (*end && *end != ','))
 			return cli_usage_error("sweep", "--devices expects GPU ordinals separated by "
-					       "commas (e.g. 0,1), got \"%s\"", list) ? 1 : 1;
+					       "commas (e.g. 0,1), got \"%s\"", list);
 		for (int i = 0; i < o->ndevices; i++)
 			if (o->devices[i] == (int)v)
-				return cli_usage_error("sweep", "--devices lists GPU %ld twice", v) ? 1 : 1;
+				return cli_usage_error("sweep", "--devices lists GPU %ld twice", v);
 		if (o->ndevices == (int)(sizeof o->devices / sizeof o->devices[0]))
 			return cli_usage_error("sweep", "--devices lists more than %d GPUs",
-					       o->ndevices) ? 1 : 1;
+					       o->ndevices);
 		o->devices[o->ndevices++] = (int)v;
 		if (!*end)
 			return 0;
@@ -33,75 +43,68 @@ static int parse_devices(const char *list, sweep_options *o)
 	}
 }
 
+static int parse_arch(const char *cmd, const cli_option *opt, const char *text, void *base)
+{
+	(void)opt;
+	return cli_parse_arch(cmd, text, &((sweep_cli *)base)->o.arch);
+}
+
+static int parse_shard(const char *cmd, const cli_option *opt, const char *text, void *base)
+{
+	(void)opt;
+	if (shard_parse(text, &((sweep_cli *)base)->o.shard))
+		return cli_usage_error(cmd, "--shard expects K/N with 1 <= K <= N, got \"%s\"", text);
+	return 0;
+}
+
+#define O(field) offsetof(sweep_cli, o.field)
+const cli_option cli_sweep_options[] = {
+	CLI_STRING('c', "config", "FILE", O(config_path), "the sweep config (YAML)"),
+	CLI_STRING(0, "db", "FILE", O(db_path), "the tuning database"),
+	CLI_FLAG(0, "compile-only", O(compile_only),
+		 "compile every variant (no GPU needed) and report failures"),
+	CLI_CALLBACK(0, "arch", "sm_XX", parse_arch,
+		     "architecture for --compile-only (default sm_90)"),
+	CLI_INT(0, "device", "N", offsetof(sweep_cli, device), 0, 1023,
+		"which GPU to tune on (default 0)"),
+	CLI_CALLBACK(0, "devices", "LIST", parse_devices,
+		     "tune on several GPUs at once (e.g. 0,1): one worker per\n"
+		     "GPU, shapes handed out one at a time, one database"),
+	CLI_STRING(0, "templates", "DIR", O(templates_dir),
+		   "templates folder (default: beside the program, or\n$AUTOTUNE_TEMPLATES)"),
+	CLI_INT(0, "threads", "N", O(threads), 1, 256,
+		"NVRTC compile threads (default: one per core)"),
+	CLI_CALLBACK(0, "shard", "K/N", parse_shard,
+		     "tune only share K of N of the shapes (disjoint shares that\n"
+		     "together cover the config; for running on several machines)"),
+	CLI_FLAG(0, "full-timing", O(full_timing),
+		 "time every passing variant in full (by default a short\n"
+		 "first round picks the few that get full and interleaved\n"
+		 "timing, and a noise band breaks ties by registers)"),
+	CLI_FLAG(0, "audit", O(audit),
+		 "after the rounds pick a winner, also time every variant\n"
+		 "in full and report how often the winner is within 2%\n"
+		 "of full timing's best (stores the rounds' results)"),
+	CLI_INT(0, "watchdog", "S", offsetof(sweep_cli, watchdog_s), 0, 86400,
+		"a variant that runs S seconds on the GPU without\n"
+		"finishing is killed as hung (default 20; 0: never)"),
+	CLI_END,
+};
+#undef O
+
 int cmd_sweep(int argc, char **argv)
 {
-	enum { OPT_DB = 256, OPT_COMPILE_ONLY, OPT_ARCH, OPT_DEVICE, OPT_TEMPLATES, OPT_THREADS,
-	       OPT_SHARD, OPT_FULL_TIMING, OPT_DEVICES, OPT_WATCHDOG, OPT_AUDIT };
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "db", required_argument, NULL, OPT_DB },
-		{ "compile-only", no_argument, NULL, OPT_COMPILE_ONLY },
-		{ "arch", required_argument, NULL, OPT_ARCH },
-		{ "device", required_argument, NULL, OPT_DEVICE },
-		{ "templates", required_argument, NULL, OPT_TEMPLATES },
-		{ "threads", required_argument, NULL, OPT_THREADS },
-		{ "shard", required_argument, NULL, OPT_SHARD },
-		{ "full-timing", no_argument, NULL, OPT_FULL_TIMING },
-		{ "devices", required_argument, NULL, OPT_DEVICES },
-		{ "watchdog", required_argument, NULL, OPT_WATCHDOG },
-		{ "audit", no_argument, NULL, OPT_AUDIT },
-		{ NULL, 0, NULL, 0 },
-	};
-	sweep_options o = { .config_path = NULL,
-			    .watchdog_ms = SWEEP_DEFAULT_WATCHDOG_S * 1000 };
-	int device_given = 0;
-	long long v;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":c:", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c': o.config_path = optarg; break;
-		case OPT_DB: o.db_path = optarg; break;
-		case OPT_COMPILE_ONLY: o.compile_only = 1; break;
-		case OPT_ARCH:
-			if (cli_parse_arch("sweep", optarg, &o.arch))
-				return 2;
-			break;
-		case OPT_DEVICE:
-			if (cli_parse_long("sweep", "--device", optarg, 0, 1023, &v))
-				return 2;
-			o.device = (int)v;
-			device_given = 1;
-			break;
-		case OPT_DEVICES:
-			if (parse_devices(optarg, &o))
-				return 2;
-			break;
-		case OPT_WATCHDOG:
-			if (cli_parse_long("sweep", "--watchdog", optarg, 0, 86400, &v))
-				return 2;
-			o.watchdog_ms = (int)v * 1000;
-			break;
-		case OPT_TEMPLATES: o.templates_dir = optarg; break;
-		case OPT_THREADS:
-			if (cli_parse_long("sweep", "--threads", optarg, 1, 256, &v))
-				return 2;
-			o.threads = (int)v;
-			break;
-		case OPT_FULL_TIMING: o.full_timing = 1; break;
-		case OPT_AUDIT: o.audit = 1; break;
-		case OPT_SHARD:
-			if (shard_parse(optarg, &o.shard))
-				return cli_usage_error("sweep", "--shard expects K/N with 1 <= K <= N, got \"%s\"",
-						       optarg);
-			break;
-		case ':': return cli_usage_error("sweep", "%s needs a value", argv[optind - 1]);
-		default: return cli_usage_error("sweep", "unknown option %s", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("sweep", "unexpected argument \"%s\"", argv[optind]);
+	sweep_cli cli = { .o = { .config_path = NULL }, .device = -1,
+			  .watchdog_s = SWEEP_DEFAULT_WATCHDOG_S };
+	int nargs;
+	if (cli_parse_options("sweep", argc, argv, &cli, &nargs))
+		return 2;
+	if (nargs)
+		return cli_usage_error("sweep", "unexpected argument \"%s\"", argv[1]);
+	sweep_options o = cli.o;
+	int device_given = cli.device >= 0;
+	o.device = device_given ? cli.device : 0;
+	o.watchdog_ms = cli.watchdog_s * 1000;
 	if (o.audit && o.full_timing)
 		return cli_usage_error("sweep", "--audit checks the rounds against full timing; "
 				       "it cannot be combined with --full-timing");

@@ -1,5 +1,4 @@
 /* `autotune templates`: every template's parameter space and constraints. */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "common/dtype.h"
@@ -32,25 +31,20 @@ static void print_template(const tmpl_manifest *t)
 	       t->launch.persistent, t->launch.max_n, t->launch.ctas_per_row, t->launch.cooperative);
 }
 
+const cli_option cli_templates_options[] = {
+	CLI_STRING(0, "templates", "DIR", 0,
+		   "templates folder (default: beside the program, or\n$AUTOTUNE_TEMPLATES)"),
+	CLI_END,
+};
+
 int cmd_templates(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "templates", required_argument, NULL, 't' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *dir = NULL;
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-		switch (c) {
-		case 't': dir = optarg; break;
-		case ':': return cli_usage_error("templates", "%s needs a value", argv[optind - 1]);
-		default: return cli_usage_error("templates", "unknown option %s", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("templates", "unexpected argument \"%s\"", argv[optind]);
+	const char *dir = NULL; /* the table's one field, at offset 0 */
+	int nargs;
+	if (cli_parse_options("templates", argc, argv, &dir, &nargs))
+		return 2;
+	if (nargs)
+		return cli_usage_error("templates", "unexpected argument \"%s\"", argv[1]);
 	at_error err = { { 0 } };
 	tmpl_manifest *ts;
 	size_t n;
