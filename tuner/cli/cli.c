@@ -154,17 +154,6 @@ const cli_command *cli_find(const char *name)
 	return NULL;
 }
 
-int cli_usage_error(const char *name, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "autotune %s: ", name);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nsee 'autotune help %s'\n", name);
-	return 2;
-}
-
 int cli_fail(const char *msg)
 {
 	fprintf(stderr, "autotune: %s\n", msg);
@@ -183,6 +172,18 @@ int cli_db_path(const char *cmd, const char *given, int use_env, const char **pa
 	return 0;
 }
 
+const cli_option *cli_options_of(const char *cmd)
+{
+	const cli_command *c = cli_find(cmd);
+	return c ? c->options : NULL;
+}
+
+const char *cli_help_of(const char *cmd)
+{
+	const cli_command *c = cli_find(cmd);
+	return c ? c->help : NULL;
+}
+
 int cli_help(const char *name)
 {
 	const cli_command *c = cli_find(name);
@@ -193,19 +194,6 @@ int cli_help(const char *name)
 		fputc('\n', stdout);
 		cli_print_options(stdout, c->options);
 	}
-	return 0;
-}
-
-int cli_parse_long(const char *cmd, const char *opt, const char *text, long long min,
-		   long long max, long long *out)
-{
-	char *end;
-	errno = 0;
-	long long v = strtoll(text, &end, 10);
-	if (errno || end == text || *end || v < min || v > max)
-		return cli_usage_error(cmd, "%s needs an integer from %lld to %lld, got \"%s\"",
-				       opt, min, max, text);
-	*out = v;
 	return 0;
 }
 

@@ -24,10 +24,6 @@ int cli_main(int argc, char **argv);
 
 const cli_command *cli_find(const char *name);
 
-/* Prints "autotune NAME: message" and a hint to stderr; returns 2. */
-int cli_usage_error(const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
 /* The database a command opens: given (--db FILE; NULL: not given), else
  * $AUTOTUNE_DB when use_env, else autotune.db (NULL when not use_env).
  * An empty --db or $AUTOTUNE_DB is a usage error (returns 2): taken for
@@ -41,10 +37,6 @@ int cli_fail(const char *msg);
 /* Prints the command's help page to stdout (help, then the option lines
  * of its table); returns 0. */
 int cli_help(const char *name);
-
-/* Parses a positive integer option value; returns 0 or a usage error. */
-int cli_parse_long(const char *cmd, const char *opt, const char *text, long long min,
-		   long long max, long long *out);
 
 /* Parses --arch's "sm_90", "90" or "9.0" into 90: an architecture to
  * compile for, so one that this NVRTC cannot compile for is refused too. */

@@ -1,10 +1,10 @@
 /* The option parser and the option lines of the help (options.h). */
 #include "tuner/cli/options.h"
 
+#include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "tuner/cli/cli.h"
 
 /* Where the option lines' help starts; a longer left part puts it on the
  * next line. */
@@ -48,8 +48,8 @@ void cli_print_options(FILE *out, const cli_option *opts)
 
 static const cli_option *table_of(const char *cmd)
 {
-	const cli_command *c = cli_find(cmd);
-	return c && c->options ? c->options : no_options;
+	const cli_option *opts = cli_options_of(cmd);
+	return opts ? opts : no_options;
 }
 
 /* "autotune CMD: unknown option WHAT", the usage lines of the help page and the option
@@ -57,14 +57,14 @@ static const cli_option *table_of(const char *cmd)
 static int unknown_option(const char *cmd, const char *what)
 {
 	fprintf(stderr, "autotune %s: unknown option %s\n", cmd, what);
-	const cli_command *c = cli_find(cmd);
-	if (c) {
-		const char *end = strstr(c->help, "\n\n");
-		fprintf(stderr, "%.*s\n", end ? (int)(end - c->help) : (int)strlen(c->help) - 1,
-			c->help);
-		if (c->options && c->options->type != CLI_OPT_END) {
+	const char *help = cli_help_of(cmd);
+	const cli_option *opts = cli_options_of(cmd);
+	if (help) {
+		const char *end = strstr(help, "\n\n");
+		fprintf(stderr, "%.*s\n", end ? (int)(end - help) : (int)strlen(help) - 1, help);
+		if (opts && opts->type != CLI_OPT_END) {
 			fputc('\n', stderr);
-			cli_print_options(stderr, c->options);
+			cli_print_options(stderr, opts);
 		}
 	}
 	fprintf(stderr, "see 'autotune help %s'\n", cmd);
@@ -210,5 +210,29 @@ int cli_nonempty_file(const char *cmd, const cli_option *opt, const char *value,
 	if (!*value)
 		return cli_usage_error(cmd, "%s needs a file name", cli_option_name(opt, name, sizeof name));
 	*(const char **)((char *)base + opt->offset) = value;
+	return 0;
+}
+
+int cli_usage_error(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "autotune %s: ", name);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nsee 'autotune help %s'\n", name);
+	return 2;
+}
+
+int cli_parse_long(const char *cmd, const char *opt, const char *text, long long min,
+		   long long max, long long *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(text, &end, 10);
+	if (errno || end == text || *end || v < min || v > max)
+		return cli_usage_error(cmd, "%s needs an integer from %lld to %lld, got \"%s\"",
+				       opt, min, max, text);
+	*out = v;
 	return 0;
 }

@@ -70,6 +70,19 @@ struct cli_option {
  * (an unknown option also prints the usage and the option lines). */
 int cli_parse_options(const char *cmd, int argc, char **argv, void *base, int *nargs);
 
+/* Prints "autotune NAME: message" and a hint to stderr; returns 2. */
+int cli_usage_error(const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Parses a positive integer option value; returns 0 or a usage error. */
+int cli_parse_long(const char *cmd, const char *opt, const char *text, long long min,
+		   long long max, long long *out);
+
+/* A command's option table and help page (NULL: no such command), from the
+ * command table (cli.c): the parser prints them with an unknown option. */
+const cli_option *cli_options_of(const char *cmd);
+const char *cli_help_of(const char *cmd);
+
 /* Prints the option lines of a table: "  -c, --config FILE   help". */
 void cli_print_options(FILE *out, const cli_option *opts);
 
