@@ -14,8 +14,7 @@ extern const unsigned char atd_builtin_softmax_online_bf16[];
 extern const size_t atd_builtin_softmax_online_bf16_size;
 #pragma GCC visibility pop
 
-#include "dispatch/builtin_kernels.h"
-#include "dispatch/handle.h"
+#include "dispatch/builtin_image.h"
 
 const void *atdi_builtin_image(at_dtype dtype)
 {

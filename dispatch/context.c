@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/dtype.h"
+#include "dispatch/context.h"
 #include "dispatch/handle.h"
 
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT;

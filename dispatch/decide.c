@@ -10,6 +10,7 @@
 #include "common/dtype.h"
 #include "dispatch/builtin_kernels.h"
 #include "dispatch/decide.h"
+#include "dispatch/jit_tuned.h"
 #include "dispatch/template_table.h"
 
 /* Whether the shape was not yet warned about (and marks it); never in a

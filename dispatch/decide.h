@@ -2,14 +2,23 @@
  * (resolve.c) and atd_query's answer (query.c). The decision takes its
  * steps in order (a variant tuned online, the plan of plan.h, what needs
  * no compiling, the built-in kernel) and asks a loader whether each
- * step's choice can run. atd_softmax's loader compiles, loads and sizes
- * the grid; atd_query's loader is a dry run that does none of that, so
- * that what query says is what the launch path decides, by the same code.
+ * step's choice can run. atd_softmax's loader (resolve.h) compiles, loads
+ * and sizes the grid; atd_query's loader (query.h) is a dry run that does
+ * none of that, so that what query says is what the launch path decides,
+ * by the same code.
  * Tests put a loader of their own in (a GPU test double). */
 #ifndef AT_DISPATCH_DECIDE_H
 #define AT_DISPATCH_DECIDE_H
 
+#include <stddef.h>
+
+#include "common/dtype.h"
+#include "dispatch/context.h"
 #include "dispatch/handle.h"
+#include "dispatch/jit_job.h"
+#include "dispatch/launch_geometry.h"
+#include "dispatch/lookup.h"
+#include "dispatch/plan.h"
 
 typedef struct atdi_loader atdi_loader;
 
@@ -41,17 +50,6 @@ struct atdi_loader {
 			   char *why, size_t cap);
 	void *user; /* the hooks' own state */
 };
-
-/* atd_softmax's loader (resolve.c): modules loaded, grids sized. */
-extern const atdi_loader atdi_launch_loader;
-
-/* atd_query's dry run (query.c): nothing compiled, loaded, tuned or
- * launched; a stored kernel's digests are checked, as loading it would.
- * A compile or load is taken to succeed and a background compile to be
- * done, so that the answer is where the shape settles; a shape the handle
- * would tune online now is answered as if untuned (only timing on the GPU
- * can say which candidate wins). */
-extern const atdi_loader atdi_dry_loader;
 
 /*
 ** What runs (dtype, M, N) on ci's GPU, into out (level, entry, template

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dispatch/described_gpu.h"
+#include "dispatch/context.h"
 #include "dispatch/handle.h"
 
 atd_gpu atdi_described_gpu(const atd_handle *h, const atd_gpu *gpu)

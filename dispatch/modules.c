@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dispatch/builtin_image.h"
 #include "dispatch/builtin_kernels.h"
 #include "dispatch/handle.h"
+#include "dispatch/modules.h"
 #include "dispatch/tuned_db.h"
 
 #define BUILTIN_ENTRY "softmax_kernel"
@@ -189,25 +191,6 @@ atd_status atdi_module_derived(atd_handle *h, const atdi_ctx_info *ci, const atd
 			       CUfunction *fn, char *why, size_t cap)
 {
 	return module_fn(h, ci, NULL, job->dtype, job, fn, why, cap);
-}
-
-const char *atdi_keep_string(atd_handle *h, const char *text)
-{
-	for (size_t i = 0; i < h->nstrings; i++)
-		if (strcmp(h->strings[i], text) == 0)
-			return h->strings[i];
-	if (h->nstrings == h->string_cap) {
-		size_t n = h->string_cap ? 2 * h->string_cap : 8;
-		char **v = realloc(h->strings, n * sizeof *v);
-		if (!v)
-			return NULL;
-		h->strings = v;
-		h->string_cap = n;
-	}
-	char *copy = strdup(text);
-	if (copy)
-		h->strings[h->nstrings++] = copy;
-	return copy;
 }
 
 void atdi_modules_unload(atd_handle *h)

@@ -10,6 +10,7 @@
 #include "dispatch/builtin_kernels.h"
 #include "dispatch/decide.h"
 #include "dispatch/described_gpu.h"
+#include "dispatch/query.h"
 #include "dispatch/tuned_db.h"
 
 /* A stored kernel's digests are what loading it would check first: one

@@ -8,6 +8,10 @@
 #include "common/dtype.h"
 #include "dispatch/builtin_kernels.h"
 #include "dispatch/decide.h"
+#include "dispatch/jit_tuned.h"
+#include "dispatch/modules.h"
+#include "dispatch/resolve.h"
+#include "dispatch/tune.h"
 
 /* fn's grid for M (launch_grid also opts into its shared memory), into out. */
 static atd_status prepare_launch(const atdi_ctx_info *ci, CUfunction fn,

@@ -7,7 +7,6 @@
 #define AT_DISPATCH_SEED_WINNERS_H
 
 #include "common/dtype.h"
-#include "dispatch/tuned_table.h"
 
 typedef struct atdi_seed {
 	at_dtype dtype;
@@ -19,9 +18,5 @@ typedef struct atdi_seed {
 extern const char atdi_seed_gpu[]; /* the GPU they were tuned on */
 extern const atdi_seed atdi_seeds[];
 extern const int atdi_nseeds;
-
-/* Fills t (emptied first) with the seeds: one GPU row marked as seeds,
- * entries without code. ATD_OK or ATD_ERR_NO_MEMORY. */
-atd_status atdi_seed_table(atdi_table *t);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dispatch/seed_winners.h"
+#include "dispatch/seeds.h"
 
 atd_status atdi_seed_table(atdi_table *t)
 {

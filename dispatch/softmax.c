@@ -6,7 +6,9 @@
 #include <stdint.h>
 
 #include "common/dtype.h"
+#include "dispatch/context.h"
 #include "dispatch/handle.h"
+#include "dispatch/resolve.h"
 
 /* Says which argument is wrong; kept off the fast path. */
 static __attribute__((cold, noinline)) atd_status

@@ -13,6 +13,8 @@
 
 #include "common/dtype.h"
 #include "dispatch/handle.h"
+#include "dispatch/modules.h"
+#include "dispatch/tune.h"
 #include "dispatch/template_table.h"
 
 #define TUNE_CANDIDATES 6

@@ -1,5 +1,5 @@
 /* libFuzzer target: the dispatch library's database reader
- * (dispatch/tuned_db.c, handle.c, select.c, query.c) on damaged files.
+ * (dispatch/tuned_db.c, open.c, select.c, query.c) on damaged files.
  *
  * Two builds of this file:
  *   fuzz_dispatch_db        the input is the database file itself;

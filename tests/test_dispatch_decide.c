@@ -14,6 +14,7 @@
 #include "dispatch/builtin_kernels.h"
 #include "dispatch/decide.h"
 #include "dispatch/described_gpu.h"
+#include "dispatch/jit_tuned.h"
 #include "dispatch/template_table.h"
 #include "tests/test_dispatch_fixture.h"
 
@@ -277,9 +278,9 @@ Test(dispatch_decide, a_dry_run_compiles_loads_queues_caches_and_warns_nothing)
 							   &c), ATD_OK);
 			}
 		cr_assert_eq(h->jit.compiles, 0, "mode %u", modes[m]);
-		cr_assert_eq(h->jit.nimages, 0);
-		cr_assert_eq(h->jit.nqueue, 0);
-		cr_assert_eq(h->jit.worker_started, 0);
+		cr_assert_eq(h->jit.images.n, 0);
+		cr_assert_eq(h->jit.queue.n, 0);
+		cr_assert_eq(h->jit.queue.worker_started, 0);
 		cr_assert_eq(h->nmods, 0, "no module loaded");
 		cr_assert_eq(h->lookup.count, 0, "nothing cached as launched");
 		cr_assert_eq(h->warned.count, 0, "the launch's warnings left to it");

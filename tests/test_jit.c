@@ -1,4 +1,4 @@
-/* Tests of run-time compilation of derived variants (dispatch/jit.c) with
+/* Tests of run-time compilation of derived variants (dispatch/jit*.c) with
  * the real NVRTC and SQLite, no GPU: a variant compiles once and lands in
  * the persistent cache, a later handle loads it from there without
  * compiling, background jobs finish and bump the generation, a source that
@@ -13,6 +13,8 @@
 
 #include "dispatch/derive.h"
 #include "dispatch/jit.h"
+#include "dispatch/jit_cache.h"
+#include "dispatch/jit_tuned.h"
 #include "dispatch/template_table.h"
 #include "tests/tmp_folder.h"
 

@@ -20,6 +20,7 @@
 #include "autotune/dispatch.h"
 #include "db/tuning_db.h"
 #include "dispatch/handle.h"
+#include "dispatch/resolve.h"
 #include "tuner/device.h"
 
 static double now_ns(void)

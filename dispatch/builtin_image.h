@@ -1,0 +1,11 @@
+/* The built-in kernels' embedded fat binaries, kept out of the shared
+ * library's exports (see builtin_image.c). */
+#ifndef AT_DISPATCH_BUILTIN_IMAGE_H
+#define AT_DISPATCH_BUILTIN_IMAGE_H
+
+#include "common/dtype.h"
+
+/* The embedded fat binary of the built-in kernel for dtype (NULL if none). */
+const void *atdi_builtin_image(at_dtype dtype);
+
+#endif
