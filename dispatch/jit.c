@@ -109,8 +109,8 @@ void atdi_jit_free(atdi_jit *j)
 static void job_params(const atdi_jit_job *job, char *buf, size_t cap)
 {
 	const tr_template *t = job->rules;
-	const char *names[16];
-	for (int i = 0; i < t->nparams && i < 16; i++)
+	const char *names[TR_MAX_PARAMS];
+	for (int i = 0; i < t->nparams && i < TR_MAX_PARAMS; i++)
 		names[i] = t->params[i].name;
 	kernel_params_text(names, job->values, (size_t)t->nparams, buf, cap);
 }
@@ -144,8 +144,8 @@ static void digest(const char *src, int arch, char *out, size_t cap)
 static char *job_source(const atdi_jit_job *job)
 {
 	const tr_template *t = job->rules;
-	const char *names[16];
-	for (int i = 0; i < t->nparams && i < 16; i++)
+	const char *names[TR_MAX_PARAMS];
+	for (int i = 0; i < t->nparams && i < TR_MAX_PARAMS; i++)
 		names[i] = t->params[i].name;
 	return kernel_source(t->name, t->source_file, job->dtype, names, job->values,
 			     (size_t)t->nparams, t->body);

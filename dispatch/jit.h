@@ -25,7 +25,7 @@ typedef enum atdi_jit_mode {
 typedef struct atdi_jit_job {
 	const tr_template *rules;
 	at_dtype dtype;
-	long long values[16];
+	long long values[TR_MAX_PARAMS];
 	int arch;
 } atdi_jit_job;
 

@@ -382,11 +382,11 @@ Test(manifest, missing_file)
 
 static const long long vals_ok[] = { 256, 4 };      /* threads, vec */
 static const long long vals_odd[] = { 100, 4 };     /* not whole warps */
-static const shape_env env_big = { .M = 64, .N = 4096, .elem_bytes = 4,
-				   .sm_count = 132, .cc = 90,
-				   .max_threads = 1024, .max_smem = 232448,
-				   .regs_per_sm = 65536 };
-static const shape_env env_small = { .M = 64, .N = 512, .elem_bytes = 2 };
+static const tr_env env_big = { .M = 64, .N = 4096, .elem_bytes = 4,
+				.sm_count = 132, .cc = 90,
+				.max_threads = 1024, .max_smem = 232448,
+				.regs_per_sm = 65536 };
+static const tr_env env_small = { .M = 64, .N = 512, .elem_bytes = 2 };
 
 Test(manifest, check_pass_fail_skip)
 {
@@ -461,7 +461,7 @@ Test(manifest, eval_launch)
 Test(manifest, vars_order)
 {
 	tmpl_manifest m;
-	expr_var vars[2 + MANIFEST_SHAPE_VARS];
+	expr_var vars[2 + TR_SHAPE_VARS];
 	static const char *const names[] = {
 		"threads", "vec", "M", "N", "elem_bytes", "sm_count",
 		"cc", "max_threads", "max_smem", "regs_per_sm",
