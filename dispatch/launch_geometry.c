@@ -24,21 +24,6 @@ static int cluster_size(const launch_geometry *g)
 	return g->ctas_per_row > 1 ? g->ctas_per_row : 1;
 }
 
-int launch_geometry_check(const launch_geometry *g, at_error *err)
-{
-	if (g->threads < 1 || g->rows_per_cta < 1)
-		return at_error_set(err, "a launch needs threads and rows_per_cta >= 1 (got %d and %d)",
-				    g->threads, g->rows_per_cta);
-	if (g->dyn_smem < 0 || g->max_n < 0 || g->ctas_per_row < 0 || g->persistent < 0 ||
-	    g->cooperative < 0)
-		return at_error_set(err, "a launch's dyn_smem, max_n, ctas_per_row, persistent and "
-				    "cooperative cannot be negative");
-	if (cluster_size(g) > 1 && (g->persistent || g->cooperative))
-		return at_error_set(err, "a cluster launch (ctas_per_row = %d) is one cluster per row "
-				    "step: it cannot also be persistent or cooperative", g->ctas_per_row);
-	return 0;
-}
-
 int launch_grid_size(const launch_geometry *g, long long M, int ctas_per_sm, int sm_count,
 		     unsigned *grid, at_error *err)
 {

@@ -1,34 +1,14 @@
 /* How a softmax kernel is launched: every template's kernel has the same
  * signature (y, x, M, N, ldy, ldx, flags), and its launch is described by a few
- * numbers that the tuner evaluates from the manifest and stores with each
- * result. The tuner and the dispatch library both launch through this, so
- * the two can never disagree on the grid. */
+ * numbers (launch_geometry, common/template_rules.h) that the rules give and
+ * the tuner stores with each result. The tuner and the dispatch library both
+ * launch through this, so the two can never disagree on the grid. */
 #ifndef AT_DISPATCH_LAUNCH_GEOMETRY_H
 #define AT_DISPATCH_LAUNCH_GEOMETRY_H
 
 #include "common/error.h"
+#include "common/template_rules.h"
 #include "cuda/driver.h"
-
-typedef struct launch_geometry {
-	int threads;      /* per CTA */
-	int rows_per_cta; /* rows one CTA handles per step */
-	int dyn_smem;     /* dynamic shared memory per CTA, bytes */
-	int persistent;   /* grid from occupancy; CTAs loop over rows */
-	long long max_n;  /* longest row served; 0 = any */
-	/* CTAs that share one row step; above 1 they are one thread-block
-	 * cluster (the kernel's compile-time __cluster_dims__), launched one
-	 * cluster per step. 0 means 1. */
-	int ctas_per_row;
-	/* Every CTA that fits on the GPU at once (occupancy x SMs, whatever M
-	 * is), launched with cuLaunchCooperativeKernel so that all are
-	 * resident: the kernel may wait for other CTAs. */
-	int cooperative;
-} launch_geometry;
-
-/* Which launch a geometry asks for, or -1 with a message for one that no
- * launch can honour (a persistent or cooperative cluster, a negative
- * field). Pure: for the tuner's enumeration and the database readers. */
-int launch_geometry_check(const launch_geometry *g, at_error *err);
 
 /* The grid for M rows given how many CTAs of the kernel fit on one
  * multiprocessor (only used for persistent and cooperative kernels): one

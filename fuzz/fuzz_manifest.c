@@ -2,7 +2,8 @@
  * one temporary folder per process (in $FUZZ_TMPDIR, else /dev/shm, else /tmp) (beside a dummy fuzz.cu, so that a
  * manifest with "template: fuzz" and "source: fuzz.cu" can load) and read
  * with manifest_load. A manifest that loads then has its constraints and
- * launch expressions evaluated for a few variants and shapes. Besides the
+ * launch expressions evaluated for a few variants and shapes, and its
+ * variants walked by the rules engine (common/template_rules.h). Besides the
  * sanitizers, checks that a failure leaves a zeroed manifest and a message
  * naming the file. */
 #include <ftw.h>
@@ -69,12 +70,46 @@ static void bad(const char *what, const at_error *err)
 	abort();
 }
 
+static void count_variant(void *ctx, const long long *values)
+{
+	(void)values;
+	(*(size_t *)ctx)++;
+}
+
+/* The rules engine on the manifest's view: launch geometry, and a walk of
+ * every param where the space is small enough to walk in a fuzz run. */
+static void exercise_rules(const tmpl_manifest *m, const long long *values, const tr_env *env)
+{
+	manifest_rules r;
+	manifest_rules_view(m, &r);
+	at_error err;
+	launch_geometry g;
+	tr_geometry(&r.t, values, env, &g, &err);
+	size_t space = 1;
+	for (size_t i = 0; i < m->nparams && space <= 4096; i++)
+		space *= m->params[i].nvalues;
+	tr_rules *lexed;
+	if (space <= 4096 && tr_rules_new(&r.t, env, &lexed, &err) == 0) {
+		int idx[TR_MAX_PARAMS];
+		for (size_t k = 0; k < m->nparams; k++)
+			idx[k] = (int)(m->nparams - 1 - k);
+		size_t n = 0;
+		tr_walk(lexed, values, idx, (int)m->nparams, count_variant, &n, &err);
+		if (n > space)
+			bad("a walk visited more variants than the space holds", NULL);
+		tr_rules_free(lexed);
+	} else if (space <= 4096) {
+		bad("a loaded manifest's rules do not lex", &err);
+	}
+	manifest_rules_free(&r);
+}
+
 static void exercise(const tmpl_manifest *m)
 {
 	long long *values = calloc(m->nparams + 1, sizeof *values);
 	if (!values)
 		return;
-	static const shape_env envs[] = {
+	static const tr_env envs[] = {
 		{ 4096, 1000, 4, 132, 90, 1024, 232448, 65536 },
 		{ 1, 1, 2, 1, 75, 1, 0, 1 },
 		{ 0, 0, 0, 0, 0, 0, 0, 0 },
@@ -89,7 +124,7 @@ static void exercise(const tmpl_manifest *m)
 								  : p->values[p->nvalues - 1];
 		}
 		for (size_t e = 0; e <= sizeof envs / sizeof envs[0]; e++) {
-			const shape_env *env = e < sizeof envs / sizeof envs[0] ? &envs[e] : NULL;
+			const tr_env *env = e < sizeof envs / sizeof envs[0] ? &envs[e] : NULL;
 			at_error err;
 			long long out;
 			int rc = manifest_check(m, values, env, &err);
@@ -103,6 +138,7 @@ static void exercise(const tmpl_manifest *m)
 					bad("a loaded manifest lacks a launch expression", &err);
 				manifest_eval(m, exprs[k], values, env, &out, &err);
 			}
+			exercise_rules(m, values, env);
 		}
 	}
 	if (manifest_param_index(m, m->params[0].name) != 0)

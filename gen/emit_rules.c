@@ -1,11 +1,14 @@
-/* The templates' rules as C: see emit_rules.h. Strings are written as C
- * literals (escaped byte by byte), split every line so that no literal
- * grows past what compilers accept comfortably. */
+/* The templates' rules as C: see emit_rules.h. What is written is each
+ * manifest's view (manifest_rules_view), the very tr_template the tuner
+ * evaluates, and the template's body. Strings are written as C literals
+ * (escaped byte by byte), split every line so that no literal grows past
+ * what compilers accept comfortably. */
 #include "gen/emit_rules.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/strbuf.h"
 #include "gen/specialize.h"
 
 static void c_string(FILE *out, const char *s)
@@ -26,112 +29,111 @@ static void c_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-static void int_array(FILE *out, const char *name, const int *v, size_t n)
+static void int_array(FILE *out, const char *name, const int *v, int n)
 {
 	if (!n)
 		return;
 	fprintf(out, "static const int %s[] = {", name);
-	for (size_t i = 0; i < n; i++)
+	for (int i = 0; i < n; i++)
 		fprintf(out, "%s%d", i ? ", " : " ", v[i]);
 	fputs(" };\n", out);
 }
 
-static void string_array(FILE *out, const char *name, const tmpl_constraint *c, size_t n)
+static void string_array(FILE *out, const char *name, const char *const *v, int n)
 {
 	if (!n)
 		return;
 	fprintf(out, "static const char *const %s[] = {\n", name);
-	for (size_t i = 0; i < n; i++) {
+	for (int i = 0; i < n; i++) {
 		fputc('\t', out);
-		c_string(out, c[i].expr);
+		c_string(out, v[i]);
 		fputs(",\n", out);
 	}
 	fputs("};\n", out);
 }
 
-static int emit_one(FILE *out, const tmpl_manifest *m, size_t k, at_error *err)
+/* The arrays that template k's entry points to. */
+static void emit_arrays(FILE *out, const tr_template *t, const char *body, size_t k)
 {
-	char *body = template_body(m, err);
-	if (!body)
-		return -1;
-	fprintf(out, "\n/* %s */\n", m->name);
-	for (size_t i = 0; i < m->nparams; i++) {
-		fprintf(out, "static const long long t%zu_p%zu[] = {", k, i);
-		for (size_t j = 0; j < m->params[i].nvalues; j++)
-			fprintf(out, "%s%lld", j ? ", " : " ", m->params[i].values[j]);
+	fprintf(out, "\n/* %s */\n", t->name);
+	for (int i = 0; i < t->nparams; i++) {
+		fprintf(out, "static const long long t%zu_p%d[] = {", k, i);
+		for (int j = 0; j < t->params[i].nvalues; j++)
+			fprintf(out, "%s%lld", j ? ", " : " ", t->params[i].values[j]);
 		fputs(" };\n", out);
 	}
 	fprintf(out, "static const tr_param t%zu_params[] = {\n", k);
-	for (size_t i = 0; i < m->nparams; i++)
-		fprintf(out, "\t{ \"%s\", t%zu_p%zu, %zu, %lld },\n", m->params[i].name, k, i,
-			m->params[i].nvalues, m->params[i].def);
+	for (int i = 0; i < t->nparams; i++)
+		fprintf(out, "\t{ \"%s\", t%zu_p%d, %d, %lld },\n", t->params[i].name, k, i,
+			t->params[i].nvalues, t->params[i].def);
 	fputs("};\n", out);
 	char name[64];
 	snprintf(name, sizeof name, "t%zu_constraints", k);
-	string_array(out, name, m->constraints, m->nconstraints);
+	string_array(out, name, t->constraints, t->nconstraints);
 	snprintf(name, sizeof name, "t%zu_prefer", k);
-	string_array(out, name, m->derive.prefer, m->derive.nprefer);
+	string_array(out, name, t->prefer, t->nprefer);
 	snprintf(name, sizeof name, "t%zu_derive", k);
-	int_array(out, name, m->derive.params, m->derive.nparams);
+	int_array(out, name, t->derive, t->nderive);
 	snprintf(name, sizeof name, "t%zu_widen", k);
-	int_array(out, name, m->derive.widen, m->derive.nwiden);
+	int_array(out, name, t->widen, t->nwiden);
 	fprintf(out, "static const char t%zu_body[] =\n\t", k);
 	c_string(out, body);
 	fputs(";\n", out);
-	free(body);
-	return 0;
 }
 
-static void launch_field(FILE *out, const char *expr)
+/* "tK_what, n" for a non-empty array, else "0, 0"; then end. */
+static void array_ref(FILE *out, size_t k, const char *what, int n, const char *end)
 {
-	fputs("\t\t  ", out);
-	c_string(out, expr);
-	fputs(",\n", out);
-}
-
-static void emit_entry(FILE *out, const tmpl_manifest *m, size_t k)
-{
-	const char *base = strrchr(m->source_path, '/');
-	fprintf(out, "\t{ \"%s\", \"%s\", t%zu_body, %uu, t%zu_params, %zu,\n", m->name,
-		base ? base + 1 : m->source_path, k, m->dtype_mask, k, m->nparams);
-	if (m->nconstraints)
-		fprintf(out, "\t  t%zu_constraints, %zu,\n", k, m->nconstraints);
+	if (n)
+		fprintf(out, "t%zu_%s, %d%s", k, what, n, end);
 	else
-		fputs("\t  0, 0,\n", out);
-	const tmpl_launch *l = &m->launch;
-	fputs("\t  {\n", out);
-	const char *launch[] = { l->threads,	l->rows_per_cta, l->smem_bytes, l->persistent,
-				 l->max_n,	l->ctas_per_row, l->cooperative };
-	for (size_t i = 0; i < sizeof launch / sizeof launch[0]; i++)
-		launch_field(out, launch[i]);
+		fprintf(out, "0, 0%s", end);
+}
+
+static void emit_entry(FILE *out, const tr_template *t, size_t k)
+{
+	fprintf(out, "\t{ \"%s\", \"%s\", t%zu_body, %uu, t%zu_params, %d,\n", t->name,
+		t->source_file, k, t->dtype_mask, k, t->nparams);
+	fputs("\t  ", out);
+	array_ref(out, k, "constraints", t->nconstraints, ",\n\t  {\n");
+	for (int i = 0; i < TR_LAUNCH_KEYS; i++) {
+		fputs("\t\t  ", out);
+		c_string(out, t->launch[i]);
+		fputs(",\n", out);
+	}
 	fputs("\t  },\n", out);
-	const tmpl_derive *d = &m->derive;
-	if (d->nparams)
-		fprintf(out, "\t  t%zu_derive, %zu,", k, d->nparams);
-	else
-		fputs("\t  0, 0,", out);
-	if (d->nwiden)
-		fprintf(out, " t%zu_widen, %zu,", k, d->nwiden);
-	else
-		fputs(" 0, 0,", out);
-	if (d->nprefer)
-		fprintf(out, " t%zu_prefer, %zu },\n", k, d->nprefer);
-	else
-		fputs(" 0, 0 },\n", out);
+	fputs("\t  ", out);
+	array_ref(out, k, "derive", t->nderive, ", ");
+	array_ref(out, k, "widen", t->nwiden, ", ");
+	array_ref(out, k, "prefer", t->nprefer, " },\n");
 }
 
 int emit_rules(FILE *out, const tmpl_manifest *ms, size_t n, at_error *err)
 {
+	manifest_rules *rs = xcalloc(n ? n : 1, sizeof *rs);
+	for (size_t k = 0; k < n; k++)
+		manifest_rules_view(&ms[k], &rs[k]);
 	fputs("/* Generated by build/emit-rules (gen/emit_rules.c) from the manifests in templates/\n"
 	      " * and their sources. Do not edit: change the templates and build again. */\n"
 	      "#include \"common/template_rules.h\"\n",
 	      out);
+	int rc = 0;
+	for (size_t k = 0; k < n && rc == 0; k++) {
+		char *body = template_body(&ms[k], err);
+		if (body)
+			emit_arrays(out, &rs[k].t, body, k);
+		else
+			rc = -1;
+		free(body);
+	}
+	if (rc == 0) {
+		fputs("\nconst tr_template tr_templates[] = {\n", out);
+		for (size_t k = 0; k < n; k++)
+			emit_entry(out, &rs[k].t, k);
+		fprintf(out, "};\nconst int tr_ntemplates = %zu;\n", n);
+	}
 	for (size_t k = 0; k < n; k++)
-		if (emit_one(out, &ms[k], k, err) != 0)
-			return -1;
-	fputs("\nconst tr_template tr_templates[] = {\n", out);
-	for (size_t k = 0; k < n; k++)
-		emit_entry(out, &ms[k], k);
-	fprintf(out, "};\nconst int tr_ntemplates = %zu;\n", n);
-	return 0;
+		manifest_rules_free(&rs[k]);
+	free(rs);
+	return rc;
 }

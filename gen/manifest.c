@@ -1,10 +1,10 @@
 /* Template manifests: loads and validates the YAML beside each CUDA template
- * (format in gen/manifest.h) and evaluates its constraints and launch
- * expressions for one variant. Load errors point at the offending node so
- * that a template author can fix the file without reading this code. */
+ * (format in gen/manifest.h), and gives the rules engine
+ * (common/template_rules.h) its view of a manifest's rules, through which
+ * the constraints and launch expressions of a variant are evaluated. Load
+ * errors point at the offending node so that a template author can fix the
+ * file without reading this code. */
 #include "gen/manifest.h"
-
-#include "common/template_rules.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -12,10 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/strbuf.h"
 #include "common/yaml_doc.h"
-
-#define shape_var_names tr_shape_var_names
-_Static_assert(MANIFEST_SHAPE_VARS == TR_SHAPE_VARS, "one list of shape variables");
 
 static const char *const top_keys[] = {
 	"template", "op", "source", "summary", "dtypes",
@@ -25,15 +23,12 @@ static const char *const derive_keys[] = { "params", "widen", "prefer", NULL };
 static const char *const param_keys[] = { "name", "values", "default", "doc",
 					   NULL };
 static const char *const constraint_keys[] = { "expr", "why", NULL };
-/* The required launch keys, then the optional ones (with their defaults). */
-static const char *const launch_keys[] = {
-	"threads", "rows_per_cta", "smem_bytes", "persistent", "max_n",
-	"ctas_per_row", "cooperative", NULL,
-};
+/* The launch keys (tr_launch_names) are the required ones, then the
+ * optional ones (with their defaults). */
 #define LAUNCH_REQUIRED 5
 static const char *const launch_defaults[] = { "1", "0" };
-_Static_assert(LAUNCH_REQUIRED + sizeof launch_defaults / sizeof *launch_defaults + 1 ==
-		       sizeof launch_keys / sizeof *launch_keys,
+_Static_assert(LAUNCH_REQUIRED + sizeof launch_defaults / sizeof *launch_defaults ==
+		       TR_LAUNCH_KEYS,
 	       "a default for every optional launch key");
 
 struct loader {
@@ -231,8 +226,8 @@ static int load_param_name(const struct loader *L, const yaml_node_t *map,
 		if (strcmp(L->m->params[j].name, p->name) == 0)
 			return ydoc_fail(L->y, n, "duplicate param name \"%s\"",
 					p->name);
-	for (size_t j = 0; j < MANIFEST_SHAPE_VARS; j++)
-		if (strcmp(shape_var_names[j], p->name) == 0)
+	for (size_t j = 0; j < TR_SHAPE_VARS; j++)
+		if (strcmp(tr_shape_var_names[j], p->name) == 0)
 			return ydoc_fail(L->y, n,
 					"param name \"%s\" clashes with the shape variable of that name",
 					p->name);
@@ -315,6 +310,8 @@ static int load_params(const struct loader *L, const yaml_node_t *root)
 	size_t n = (size_t)(seq->data.sequence.items.top - it);
 	if (n == 0)
 		return ydoc_fail(L->y, seq, "expected at least one param in params");
+	if (n > TR_MAX_PARAMS)
+		return ydoc_fail(L->y, seq, "expected at most %d params, got %zu", TR_MAX_PARAMS, n);
 	L->m->params = calloc(n, sizeof *L->m->params);
 	if (!L->m->params)
 		return ydoc_oom(L->y);
@@ -328,14 +325,14 @@ static int load_params(const struct loader *L, const yaml_node_t *root)
 static int build_names(struct loader *L)
 {
 	const tmpl_manifest *m = L->m;
-	L->nnames = m->nparams + MANIFEST_SHAPE_VARS;
+	L->nnames = m->nparams + TR_SHAPE_VARS;
 	L->names = malloc(L->nnames * sizeof *L->names);
 	if (!L->names)
 		return ydoc_oom(L->y);
 	for (size_t i = 0; i < m->nparams; i++)
 		L->names[i] = m->params[i].name;
-	for (size_t i = 0; i < MANIFEST_SHAPE_VARS; i++)
-		L->names[m->nparams + i] = shape_var_names[i];
+	for (size_t i = 0; i < TR_SHAPE_VARS; i++)
+		L->names[m->nparams + i] = tr_shape_var_names[i];
 	return 0;
 }
 
@@ -443,15 +440,19 @@ static int load_launch(const struct loader *L, const yaml_node_t *root)
 	const yaml_node_t *map = map_require(L, root, "launch", "the manifest");
 	if (!map || expect_type(L, map, YAML_MAPPING_NODE,
 				"a mapping of launch expressions") ||
-	    check_keys(L, map, launch_keys, "launch"))
+	    check_keys(L, map, tr_launch_names, "launch"))
 		return -1;
 	tmpl_launch *l = &L->m->launch;
-	char **slots[] = { &l->threads, &l->rows_per_cta, &l->smem_bytes,
-			   &l->persistent, &l->max_n, &l->ctas_per_row, &l->cooperative };
-	for (size_t i = 0; i < sizeof slots / sizeof slots[0]; i++) {
+	char **slots[TR_LAUNCH_KEYS] = {
+		[TR_THREADS] = &l->threads,	  [TR_ROWS_PER_CTA] = &l->rows_per_cta,
+		[TR_SMEM_BYTES] = &l->smem_bytes, [TR_PERSISTENT] = &l->persistent,
+		[TR_MAX_N] = &l->max_n,		  [TR_CTAS_PER_ROW] = &l->ctas_per_row,
+		[TR_COOPERATIVE] = &l->cooperative,
+	};
+	for (size_t i = 0; i < TR_LAUNCH_KEYS; i++) {
 		const yaml_node_t *n = i < LAUNCH_REQUIRED
-					       ? map_require(L, map, launch_keys[i], "launch")
-					       : map_find(L, map, launch_keys[i]);
+					       ? map_require(L, map, tr_launch_names[i], "launch")
+					       : map_find(L, map, tr_launch_names[i]);
 		if (!n && i >= LAUNCH_REQUIRED) {
 			*slots[i] = strdup(launch_defaults[i - LAUNCH_REQUIRED]);
 			if (!*slots[i])
@@ -459,7 +460,7 @@ static int load_launch(const struct loader *L, const yaml_node_t *root)
 			continue;
 		}
 		char what[64];
-		snprintf(what, sizeof what, "launch.%s", launch_keys[i]);
+		snprintf(what, sizeof what, "launch.%s", tr_launch_names[i]);
 		if (!n || take_expr(L, n, what, slots[i]))
 			return -1;
 	}
@@ -685,73 +686,89 @@ int manifest_param_index(const tmpl_manifest *m, const char *name)
 	return -1;
 }
 
-size_t manifest_vars(const tmpl_manifest *m, const long long *values,
-		     const shape_env *env, expr_var *vars)
+/* The launch expressions in tr_template.launch's order. */
+static void launch_exprs(const tmpl_launch *l, const char **out)
 {
-	size_t k = 0;
-	for (size_t i = 0; i < m->nparams; i++, k++) {
-		vars[k].name = m->params[i].name;
-		vars[k].value = values[i];
-	}
-	if (!env)
-		return k;
-	const long long shape[MANIFEST_SHAPE_VARS] = {
-		env->M,	 env->N,	   env->elem_bytes, env->sm_count,
-		env->cc, env->max_threads, env->max_smem,   env->regs_per_sm,
+	const char *in[TR_LAUNCH_KEYS] = {
+		[TR_THREADS] = l->threads,	 [TR_ROWS_PER_CTA] = l->rows_per_cta,
+		[TR_SMEM_BYTES] = l->smem_bytes, [TR_PERSISTENT] = l->persistent,
+		[TR_MAX_N] = l->max_n,		 [TR_CTAS_PER_ROW] = l->ctas_per_row,
+		[TR_COOPERATIVE] = l->cooperative,
 	};
-	for (size_t i = 0; i < MANIFEST_SHAPE_VARS; i++) {
-		if (i < 2 && shape[i] < 0)
-			continue; /* M or N not known: what names it is not checked */
-		vars[k].name = shape_var_names[i];
-		vars[k].value = shape[i];
-		k++;
-	}
-	return k;
+	memcpy(out, in, sizeof in);
 }
 
-static expr_var *alloc_vars(const tmpl_manifest *m, at_error *err)
+void manifest_rules_view(const tmpl_manifest *m, manifest_rules *r)
 {
-	expr_var *vars = malloc((m->nparams + MANIFEST_SHAPE_VARS) * sizeof *vars);
-	if (!vars)
-		at_error_set(err, "out of memory");
-	return vars;
+	const char *base = m->source_path ? strrchr(m->source_path, '/') : NULL;
+	size_t nexprs = m->nconstraints + m->derive.nprefer;
+	r->params = xcalloc(m->nparams ? m->nparams : 1, sizeof *r->params);
+	r->exprs = xcalloc(nexprs ? nexprs : 1, sizeof *r->exprs);
+	for (size_t i = 0; i < m->nparams; i++)
+		r->params[i] = (tr_param){ m->params[i].name, m->params[i].values,
+					   (int)m->params[i].nvalues, m->params[i].def };
+	for (size_t i = 0; i < m->nconstraints; i++)
+		r->exprs[i] = m->constraints[i].expr;
+	for (size_t i = 0; i < m->derive.nprefer; i++)
+		r->exprs[m->nconstraints + i] = m->derive.prefer[i].expr;
+	r->t = (tr_template){
+		.name = m->name,
+		.source_file = base ? base + 1 : m->source_path,
+		.dtype_mask = m->dtype_mask,
+		.params = r->params,
+		.nparams = (int)m->nparams,
+		.constraints = r->exprs,
+		.nconstraints = (int)m->nconstraints,
+		.derive = m->derive.params,
+		.nderive = (int)m->derive.nparams,
+		.widen = m->derive.widen,
+		.nwiden = (int)m->derive.nwiden,
+		.prefer = r->exprs + m->nconstraints,
+		.nprefer = (int)m->derive.nprefer,
+	};
+	launch_exprs(&m->launch, r->t.launch);
+}
+
+void manifest_rules_free(manifest_rules *r)
+{
+	free(r->params);
+	free(r->exprs);
+	memset(r, 0, sizeof *r);
+}
+
+size_t manifest_vars(const tmpl_manifest *m, const long long *values,
+		     const tr_env *env, expr_var *vars)
+{
+	manifest_rules r;
+	manifest_rules_view(m, &r);
+	size_t n = tr_vars(&r.t, values, env, vars);
+	manifest_rules_free(&r);
+	return n;
 }
 
 int manifest_check(const tmpl_manifest *m, const long long *values,
-		   const shape_env *env, at_error *err)
+		   const tr_env *env, at_error *err)
 {
-	expr_var *vars = alloc_vars(m, err);
-	if (!vars)
-		return -1;
-	size_t nvars = manifest_vars(m, values, env, vars);
-	int rc = 1;
-	for (size_t i = 0; i < m->nconstraints && rc == 1; i++) {
-		const tmpl_constraint *c = &m->constraints[i];
-		long long v;
-		int r = expr_eval(c->expr, vars, nvars, &v, err);
-		if (r == EXPR_UNKNOWN)
-			continue; /* needs shape variables not known yet */
-		if (r != EXPR_OK) {
-			rc = -1;
-		} else if (v == 0) {
-			at_error_set(err, "constraint `%s` fails%s%s", c->expr,
-				     c->why ? ": " : "", c->why ? c->why : "");
-			rc = 0;
-		}
+	manifest_rules r;
+	manifest_rules_view(m, &r);
+	int failed = 0;
+	int rc = tr_check(&r.t, values, env, &failed, err);
+	manifest_rules_free(&r);
+	if (rc == 0) {
+		const tmpl_constraint *c = &m->constraints[failed];
+		at_error_set(err, "constraint `%s` fails%s%s", c->expr, c->why ? ": " : "",
+			     c->why ? c->why : "");
 	}
-	free(vars);
 	return rc;
 }
 
 int manifest_eval(const tmpl_manifest *m, const char *expr,
-		  const long long *values, const shape_env *env,
+		  const long long *values, const tr_env *env,
 		  long long *out, at_error *err)
 {
-	expr_var *vars = alloc_vars(m, err);
-	if (!vars)
-		return EXPR_ERROR;
-	size_t nvars = manifest_vars(m, values, env, vars);
-	int rc = expr_eval(expr, vars, nvars, out, err);
-	free(vars);
+	manifest_rules r;
+	manifest_rules_view(m, &r);
+	int rc = tr_eval(&r.t, expr, values, env, out, err);
+	manifest_rules_free(&r);
 	return rc;
 }

@@ -33,8 +33,14 @@
  *       - expr: "N % vec == 0"       # the valid ones, the most preferences met
  *         why: rows stay aligned     # (in order), then the nearest values
  *
- * Variables an expression may use besides the params (see manifest_shape_vars):
- *   M, N, elem_bytes, sm_count, cc (e.g. 90), max_threads, max_smem, regs_per_sm.
+ * Variables an expression may use besides the params (common/template_rules.h's
+ * tr_env): M, N, elem_bytes, sm_count, cc (e.g. 90), max_threads, max_smem,
+ * regs_per_sm. At most TR_MAX_PARAMS (16) params.
+ *
+ * The rules are evaluated by common/template_rules.h, through the view that
+ * manifest_rules_view gives: the engine the dispatch library evaluates its
+ * tables with, and those tables are that view written out as C
+ * (build/emit-rules).
  */
 #ifndef AT_GEN_MANIFEST_H
 #define AT_GEN_MANIFEST_H
@@ -44,6 +50,7 @@
 #include "common/dtype.h"
 #include "common/error.h"
 #include "common/expr.h"
+#include "common/template_rules.h"
 
 typedef struct tmpl_param {
 	char *name;
@@ -59,7 +66,7 @@ typedef struct tmpl_constraint {
 } tmpl_constraint;
 
 /* How the dispatch library re-derives a winner for an untuned shape (the
- * rule itself is dispatch/derive.c's): indices into params. */
+ * choice itself is dispatch/derive.c's): indices into params. */
 typedef struct tmpl_derive {
 	int *params;
 	size_t nparams;
@@ -94,12 +101,6 @@ typedef struct tmpl_manifest {
 	tmpl_derive derive;
 } tmpl_manifest;
 
-/* The variables describing a shape and a device, in the order listed above. */
-#define MANIFEST_SHAPE_VARS 8
-typedef struct shape_env {
-	long long M, N, elem_bytes, sm_count, cc, max_threads, max_smem, regs_per_sm;
-} shape_env;
-
 /* Loads and validates one manifest: required keys present, no unknown keys,
  * values integers, default among values, every expression valid over the
  * params plus the shape variables, source file readable. On error returns -1
@@ -116,23 +117,38 @@ void manifest_free_all(tmpl_manifest *ms, size_t n);
 /* Index of the param with that name, or -1. */
 int manifest_param_index(const tmpl_manifest *m, const char *name);
 
-/* Fills vars[0..nparams + MANIFEST_SHAPE_VARS) with the params' values
- * (values[i] for params[i]) followed by the shape variables (M or N left
- * out when negative: not known, as for `autotune gen` without -M/-N). vars must have
- * room for that many; names point into m and static strings. */
+/* m's rules as common/template_rules.h reads them: a view whose pointers
+ * are m's (made when asked for, so that a copy of a manifest with a field
+ * changed is evaluated as changed); t.body is NULL. */
+typedef struct manifest_rules {
+	tr_template t;
+	tr_param *params;   /* t.params */
+	const char **exprs; /* t.constraints, then t.prefer */
+} manifest_rules;
+
+/* Makes r's view of m (out of memory aborts); manifest_rules_free frees
+ * what it allocated. */
+void manifest_rules_view(const tmpl_manifest *m, manifest_rules *r);
+void manifest_rules_free(manifest_rules *r);
+
+/* Fills vars with the params' values (values[i] for params[i]) followed by
+ * the shape variables env knows (tr_vars). vars must have room for
+ * nparams + TR_SHAPE_VARS; names point into m and static strings. */
 size_t manifest_vars(const tmpl_manifest *m, const long long *values,
-		     const shape_env *env, expr_var *vars);
+		     const tr_env *env, expr_var *vars);
 
-/* Evaluates every constraint. Returns 1 if all hold, 0 if one fails (its
- * `why`, or its expression, goes to err as "constraint `expr` fails: why"),
- * -1 on an evaluation error. A constraint naming a variable not given (when
- * env is NULL, the shape variables are not given) is skipped. */
+/* Evaluates every constraint (tr_check). Returns 1 if all hold, 0 if one
+ * fails (its `why`, or its expression, goes to err as "constraint `expr`
+ * fails: why"), -1 on an evaluation error. A constraint naming a variable
+ * env does not know (M or N negative; with env NULL, every shape
+ * variable) is skipped. */
 int manifest_check(const tmpl_manifest *m, const long long *values,
-		   const shape_env *env, at_error *err);
+		   const tr_env *env, at_error *err);
 
-/* Evaluates one launch expression (e.g. m->launch.threads). */
+/* Evaluates one expression over m's params and env (tr_eval), e.g. a
+ * launch expression such as m->launch.threads. */
 int manifest_eval(const tmpl_manifest *m, const char *expr,
-		  const long long *values, const shape_env *env,
+		  const long long *values, const tr_env *env,
 		  long long *out, at_error *err);
 
 #endif

@@ -61,11 +61,13 @@ int variant_set(variant *v, const char *assignment, at_error *err)
 
 char *variant_params_str(const variant *v)
 {
-	strbuf s = { 0 };
-	for (size_t i = 0; i < v->tmpl->nparams; i++)
-		strbuf_printf(&s, "%s%s=%lld", i ? " " : "", v->tmpl->params[i].name,
-			      v->values[i]);
-	return strbuf_take(&s);
+	manifest_rules r;
+	manifest_rules_view(v->tmpl, &r);
+	size_t len = tr_params_text(&r.t, v->values, NULL, 0);
+	char *text = xmalloc(len + 1);
+	tr_params_text(&r.t, v->values, text, len + 1);
+	manifest_rules_free(&r);
+	return text;
 }
 
 static char *read_file(const char *path, at_error *err)

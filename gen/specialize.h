@@ -7,7 +7,7 @@
 #include "common/error.h"
 #include "gen/manifest.h"
 
-#define VARIANT_MAX_PARAMS 16
+#define VARIANT_MAX_PARAMS TR_MAX_PARAMS
 
 /* A template, a dtype and a value for each of the template's params (in the
  * manifest's order). */
@@ -24,8 +24,9 @@ void variant_defaults(variant *v, const tmpl_manifest *t, at_dtype dt);
  * the value that is not among the param's allowed values. */
 int variant_set(variant *v, const char *assignment, at_error *err);
 
-/* "threads=256 vec=4 ..." in manifest order; malloc'd. Parsing it back with
- * variant_set (split on spaces) gives the same variant. */
+/* "threads=256 vec=4 ..." in manifest order (tr_params_text); malloc'd.
+ * Parsing it back with variant_set (split on spaces) or tr_params_parse
+ * gives the same variant. */
 char *variant_params_str(const variant *v);
 
 /* The template's source with its quoted #includes of files beside it

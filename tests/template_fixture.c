@@ -50,7 +50,7 @@ long long tf_value(const variant *v, const char *param)
 size_t tf_enumerate(const tmpl_manifest *t, int cc, at_dtype dt, long long M, long long N,
 		    variant **out)
 {
-	shape_env env = nominal_shape_env(cc, M, N, at_dtype_size(dt));
+	tr_env env = nominal_shape_env(cc, M, N, at_dtype_size(dt));
 	size_t n = 0;
 	at_error err = { { 0 } };
 	cr_assert_eq(enumerate_variants(t, dt, &env, out, &n, &err), 0, "%s: %s", t->name,
@@ -60,7 +60,7 @@ size_t tf_enumerate(const tmpl_manifest *t, int cc, at_dtype dt, long long M, lo
 
 launch_geometry tf_geometry(const variant *v, int cc, long long M, long long N)
 {
-	shape_env env = nominal_shape_env(cc, M, N, at_dtype_size(v->dtype));
+	tr_env env = nominal_shape_env(cc, M, N, at_dtype_size(v->dtype));
 	launch_geometry g;
 	at_error err = { { 0 } };
 	cr_assert_eq(variant_geometry(v, &env, &g, &err), 0, "%s: %s", v->tmpl->name, err.msg);

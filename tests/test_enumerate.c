@@ -13,7 +13,7 @@
 
 TestSuite(enumerate, .init = tf_load_templates, .fini = tf_free_templates);
 
-static size_t enumerate_ok(const tmpl_manifest *t, at_dtype dt, const shape_env *env,
+static size_t enumerate_ok(const tmpl_manifest *t, at_dtype dt, const tr_env *env,
 			   variant **out)
 {
 	size_t n = 12345;
@@ -29,7 +29,7 @@ static size_t enumerate_ok(const tmpl_manifest *t, at_dtype dt, const shape_env 
 
 /* templates/softmax_block.yaml's constraints, in C. */
 static int block_ok(long long threads, long long vec, long long ept, long long stages,
-		    long long persistent, long long packed, long long peel, const shape_env *e)
+		    long long persistent, long long packed, long long peel, const tr_env *e)
 {
 	long long eb = e->elem_bytes, N = e->N;
 	return vec * eb <= 16 && vec * eb >= 8 && ept % vec == 0 && threads <= e->max_threads &&
@@ -51,7 +51,7 @@ static size_t check_block(at_dtype dt, long long M, long long N)
 	for (size_t i = 0; i < 8; i++)
 		cr_assert_str_eq(t->params[i].name, order[i]);
 	const tmpl_param *p = t->params;
-	shape_env env = nominal_shape_env(90, M, N, at_dtype_size(dt));
+	tr_env env = nominal_shape_env(90, M, N, at_dtype_size(dt));
 	variant *vs;
 	size_t n = enumerate_ok(t, dt, &env, &vs);
 	size_t k = 0;
@@ -91,7 +91,7 @@ static size_t check_block(at_dtype dt, long long M, long long N)
 Test(enumerate, block_f32_n1024_every_variant_holds_the_row_in_16_byte_or_8_byte_vectors)
 {
 	const tmpl_manifest *t = tf_template("softmax_block");
-	shape_env env = nominal_shape_env(90, 4096, 1024, 4);
+	tr_env env = nominal_shape_env(90, 4096, 1024, 4);
 	variant *vs;
 	size_t n = enumerate_ok(t, AT_F32, &env, &vs);
 	cr_assert_gt(n, 0);
@@ -123,7 +123,7 @@ Test(enumerate, block_packed_only_in_half_precision_with_16_or_more_held)
 {
 	const tmpl_manifest *t = tf_template("softmax_block");
 	variant *vs;
-	shape_env env = nominal_shape_env(90, 4096, 32768, 4);
+	tr_env env = nominal_shape_env(90, 4096, 32768, 4);
 	size_t n = enumerate_ok(t, AT_F32, &env, &vs);
 	cr_assert_gt(n, 0);
 	for (size_t i = 0; i < n; i++)
@@ -159,7 +159,7 @@ Test(enumerate, block_exact_count_f32_n1024)
 
 Test(enumerate, block_rows_too_long_for_registers_give_none)
 {
-	shape_env env = nominal_shape_env(90, 4096, 1000000, 4);
+	tr_env env = nominal_shape_env(90, 4096, 1000000, 4);
 	variant *vs = (variant *)1;
 	cr_assert_eq(enumerate_ok(tf_template("softmax_block"), AT_F32, &env, &vs), 0);
 	cr_assert_null(vs);
@@ -170,7 +170,7 @@ Test(enumerate, a_dtype_the_template_does_not_serve_gives_none)
 {
 	tmpl_manifest only_f32 = *tf_template("softmax_block");
 	only_f32.dtype_mask = 1u << AT_F32;
-	shape_env env = nominal_shape_env(90, 4096, 1024, 2);
+	tr_env env = nominal_shape_env(90, 4096, 1024, 2);
 	variant *vs = (variant *)1;
 	size_t n = 99;
 	at_error err = { { 0 } };
@@ -192,7 +192,7 @@ Test(enumerate, a_constraint_that_cannot_be_evaluated_is_an_error)
 	tmpl_constraint c = { "N / (vec - vec) > 0", "divides by zero" };
 	bad.constraints = &c;
 	bad.nconstraints = 1;
-	shape_env env = nominal_shape_env(90, 4096, 1024, 4);
+	tr_env env = nominal_shape_env(90, 4096, 1024, 4);
 	variant *vs = (variant *)1;
 	size_t n = 99;
 	at_error err = { { 0 } };
@@ -221,7 +221,7 @@ Test(enumerate, a_failing_prefix_prunes_every_combination_below_it, .timeout = 2
 	m.nparams = 4;
 	m.constraints = cs;
 	m.nconstraints = 4;
-	shape_env env = nominal_shape_env(90, 4096, 30, 4);
+	tr_env env = nominal_shape_env(90, 4096, 30, 4);
 	variant *vs;
 	size_t n = enumerate_ok(&m, AT_F32, &env, &vs);
 	cr_assert_eq(n, 3); /* b = c in {0, 1, 2} */
@@ -235,7 +235,7 @@ Test(enumerate, a_failing_prefix_prunes_every_combination_below_it, .timeout = 2
 Test(enumerate, block_geometry)
 {
 	const tmpl_manifest *t = tf_template("softmax_block");
-	shape_env env = nominal_shape_env(90, 4096, 1024, 4);
+	tr_env env = nominal_shape_env(90, 4096, 1024, 4);
 	variant *vs;
 	size_t n = enumerate_ok(t, AT_F32, &env, &vs);
 	cr_assert_gt(n, 0);
@@ -261,7 +261,7 @@ Test(enumerate, block_geometry)
 /* ---- softmax_warp ------------------------------------------------------- */
 
 /* templates/softmax_warp.yaml's constraints, in C. */
-static int warp_ok(const long long *v, const shape_env *e)
+static int warp_ok(const long long *v, const tr_env *e)
 {
 	long long threads = v[0], lanes = v[1], rows = v[2], vec = v[3], ept = v[4];
 	long long stages = v[5], persistent = v[6], peel = v[8];
@@ -282,7 +282,7 @@ static size_t check_warp(at_dtype dt, long long M, long long N)
 					     "cache_hint", "peel" };
 	for (size_t i = 0; i < 9; i++)
 		cr_assert_str_eq(t->params[i].name, order[i]);
-	shape_env env = nominal_shape_env(90, M, N, at_dtype_size(dt));
+	tr_env env = nominal_shape_env(90, M, N, at_dtype_size(dt));
 	variant *vs;
 	size_t n = enumerate_ok(t, dt, &env, &vs);
 	size_t idx[9] = { 0 }, k = 0;
@@ -339,7 +339,7 @@ Test(enumerate, warp_serves_rows_of_one_vector_with_two_lanes)
 Test(enumerate, warp_geometry_takes_rows_per_cta_from_the_param)
 {
 	const tmpl_manifest *t = tf_template("softmax_warp");
-	shape_env env = nominal_shape_env(90, 4096, 128, 4);
+	tr_env env = nominal_shape_env(90, 4096, 128, 4);
 	variant *vs;
 	size_t n = enumerate_ok(t, AT_F32, &env, &vs);
 	cr_assert_gt(n, 0);
@@ -366,7 +366,7 @@ Test(enumerate, geometry_rejects_out_of_range_launch_values)
 	t.launch.threads = "threads - threads"; /* 0 threads */
 	variant v;
 	variant_defaults(&v, &t, AT_F32);
-	shape_env env = nominal_shape_env(90, 4096, 1024, 4);
+	tr_env env = nominal_shape_env(90, 4096, 1024, 4);
 	launch_geometry g;
 	at_error err = { { 0 } };
 	cr_assert_eq(variant_geometry(&v, &env, &g, &err), -1);
@@ -381,7 +381,7 @@ Test(enumerate, geometry_rejects_out_of_range_launch_values)
 
 Test(enumerate, nominal_shape_env_is_an_h100_at_the_given_arch)
 {
-	shape_env e = nominal_shape_env(80, 7, 9, 2);
+	tr_env e = nominal_shape_env(80, 7, 9, 2);
 	cr_assert_eq(e.M, 7);
 	cr_assert_eq(e.N, 9);
 	cr_assert_eq(e.elem_bytes, 2);

@@ -28,7 +28,7 @@ static size_t check_every_shape(const char *config)
 	for (size_t c = 0; c < sizeof ccs / sizeof ccs[0]; c++) {
 		for (size_t i = 0; i < p.nshapes; i++) {
 			const sweep_shape *s = &p.shapes[i];
-			shape_env env = nominal_shape_env(ccs[c], s->M, s->N, at_dtype_size(s->dtype));
+			tr_env env = nominal_shape_env(ccs[c], s->M, s->N, at_dtype_size(s->dtype));
 			variant *vs;
 			size_t n;
 			cr_assert_eq(plan_shape_variants(&p, s, &env, &vs, &n, &err), 0, "%s", err.msg);

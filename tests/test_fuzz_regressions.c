@@ -159,7 +159,7 @@ static void replay_manifest(const char *name, const char *data, size_t size)
 	cr_assert_not_null(values);
 	for (size_t i = 0; i < m.nparams; i++)
 		values[i] = m.params[i].def;
-	shape_env env = { 4096, 1000, 4, 132, 90, 1024, 232448, 65536 };
+	tr_env env = { 4096, 1000, 4, 132, 90, 1024, 232448, 65536 };
 	long long out;
 	manifest_check(&m, values, &env, &err);
 	manifest_check(&m, values, NULL, &err);

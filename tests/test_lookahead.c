@@ -51,7 +51,7 @@ TestSuite(lookahead, .init = setup, .fini = teardown);
 static char **shape_sources(size_t shape, variant **vs, size_t *n)
 {
 	const sweep_shape *s = &plan.shapes[shape];
-	shape_env env = gpu_shape_env(&gpu, s->M, s->N, 4);
+	tr_env env = gpu_shape_env(&gpu, s->M, s->N, 4);
 	at_error err = { { 0 } };
 	cr_assert_eq(plan_shape_variants(&plan, s, &env, vs, n, &err), 0, "%s", err.msg);
 	char **src = plan_sources(*vs, *n, &err);

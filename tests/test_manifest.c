@@ -288,6 +288,29 @@ Test(manifest, empty_params)
 	expect_load_error("e.yaml", ":5:9: expected at least one param in params");
 }
 
+/* TR_MAX_PARAMS (common/template_rules.h): the bound of every variant's
+ * values, checked where the manifest is read rather than in a sweep. */
+Test(manifest, at_most_16_params)
+{
+	char text[2048] = "template: e\nop: softmax\nsource: e.cu\ndtypes: [f32]\nparams:\n";
+	for (int i = 0; i < 17; i++)
+		snprintf(text + strlen(text), sizeof text - strlen(text),
+			 "  - {name: p%d, values: [1], default: 1}\n", i);
+	strcat(text, "launch: {threads: 1, rows_per_cta: 1, smem_bytes: 0, persistent: 0, max_n: 0}\n");
+	tmp_write("e.cu", "");
+	tmp_write("e.yaml", text);
+	expect_load_error("e.yaml", ":6:3: expected at most 16 params, got 17");
+	/* 16 load */
+	char *last = strstr(text, "  - {name: p16");
+	memmove(last, strstr(last, "launch:"), strlen(strstr(last, "launch:")) + 1);
+	tmp_write("e.yaml", text);
+	tmpl_manifest m;
+	at_error err = { { 0 } };
+	cr_assert_eq(manifest_load(tmp_path("e.yaml"), &m, &err), 0, "%s", err.msg);
+	cr_assert_eq(m.nparams, 16);
+	manifest_free(&m);
+}
+
 Test(manifest, dtypes)
 {
 	expect_variant_error("[f32, bf16]", "[f32, f64]",
@@ -382,11 +405,11 @@ Test(manifest, missing_file)
 
 static const long long vals_ok[] = { 256, 4 };      /* threads, vec */
 static const long long vals_odd[] = { 100, 4 };     /* not whole warps */
-static const shape_env env_big = { .M = 64, .N = 4096, .elem_bytes = 4,
-				   .sm_count = 132, .cc = 90,
-				   .max_threads = 1024, .max_smem = 232448,
-				   .regs_per_sm = 65536 };
-static const shape_env env_small = { .M = 64, .N = 512, .elem_bytes = 2 };
+static const tr_env env_big = { .M = 64, .N = 4096, .elem_bytes = 4,
+				.sm_count = 132, .cc = 90,
+				.max_threads = 1024, .max_smem = 232448,
+				.regs_per_sm = 65536 };
+static const tr_env env_small = { .M = 64, .N = 512, .elem_bytes = 2 };
 
 Test(manifest, check_pass_fail_skip)
 {
@@ -461,7 +484,7 @@ Test(manifest, eval_launch)
 Test(manifest, vars_order)
 {
 	tmpl_manifest m;
-	expr_var vars[2 + MANIFEST_SHAPE_VARS];
+	expr_var vars[2 + TR_SHAPE_VARS];
 	static const char *const names[] = {
 		"threads", "vec", "M", "N", "elem_bytes", "sm_count",
 		"cc", "max_threads", "max_smem", "regs_per_sm",

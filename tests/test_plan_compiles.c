@@ -37,7 +37,7 @@ ParameterizedTest(plan_case *c, plan_compiles, every_variant_at_f32_64_x_1000_co
 	at_error err = { { 0 } };
 	cr_assert_eq(plan_load(&p, tmp_path("c.yaml"), NULL, &err), 0, "%s", err.msg);
 	cr_assert_eq(p.nshapes, 1);
-	shape_env env = nominal_shape_env(90, 64, 1000, 4);
+	tr_env env = nominal_shape_env(90, 64, 1000, 4);
 	variant *vs;
 	size_t n;
 	cr_assert_eq(plan_shape_variants(&p, &p.shapes[0], &env, &vs, &n, &err), 0, "%s", err.msg);

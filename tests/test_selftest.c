@@ -418,7 +418,7 @@ typedef struct fake {
 	int checked;             /* invariants of the jobs held */
 } fake;
 
-static shape_env fake_env(void *ctx, long long M, long long N, at_dtype dt)
+static tr_env fake_env(void *ctx, long long M, long long N, at_dtype dt)
 {
 	(void)ctx;
 	return nominal_shape_env(90, M, N, at_dtype_size(dt));

@@ -60,9 +60,9 @@ void gpu_close(gpu_device *gpu)
 	}
 }
 
-shape_env gpu_shape_env(const gpu_device *gpu, long long M, long long N, size_t elem_bytes)
+tr_env gpu_shape_env(const gpu_device *gpu, long long M, long long N, size_t elem_bytes)
 {
-	return (shape_env){
+	return (tr_env){
 		.M = M, .N = N, .elem_bytes = (long long)elem_bytes,
 		.sm_count = gpu->info.sm_count, .cc = gpu->cc,
 		.max_threads = gpu->max_threads, .max_smem = gpu->max_smem,
@@ -70,9 +70,9 @@ shape_env gpu_shape_env(const gpu_device *gpu, long long M, long long N, size_t 
 	};
 }
 
-shape_env nominal_shape_env(int cc, long long M, long long N, size_t elem_bytes)
+tr_env nominal_shape_env(int cc, long long M, long long N, size_t elem_bytes)
 {
-	return (shape_env){
+	return (tr_env){
 		.M = M, .N = N, .elem_bytes = (long long)elem_bytes,
 		.sm_count = 132, .cc = cc, .max_threads = 1024,
 		.max_smem = 227 * 1024, .regs_per_sm = 65536,

@@ -4,9 +4,9 @@
 #define AT_TUNER_DEVICE_H
 
 #include "common/error.h"
+#include "common/template_rules.h"
 #include "db/tuning_db.h"
 #include "cuda/driver.h"
-#include "gen/manifest.h"
 
 typedef struct gpu_device {
 	CUdevice dev;
@@ -26,10 +26,10 @@ int gpu_open(int ordinal, gpu_device *out, at_error *err);
 void gpu_close(gpu_device *gpu);
 
 /* The manifest variables for this device and a shape. */
-shape_env gpu_shape_env(const gpu_device *gpu, long long M, long long N, size_t elem_bytes);
+tr_env gpu_shape_env(const gpu_device *gpu, long long M, long long N, size_t elem_bytes);
 
 /* The same for a device that is not present: an sm_<cc> GPU with the
  * limits of an H100 (for --compile-only). */
-shape_env nominal_shape_env(int cc, long long M, long long N, size_t elem_bytes);
+tr_env nominal_shape_env(int cc, long long M, long long N, size_t elem_bytes);
 
 #endif

@@ -136,7 +136,7 @@ static int make_variant(const gen_options *o, const tmpl_manifest *ts, size_t n,
 	/* Without -M/-N only the constraints on them are left unchecked: the
 	 * dtype's and the architecture's still hold (vec=8 is no f32 variant). */
 	long long M = o->M ? o->M : (o->N ? 1 : -1);
-	shape_env env = nominal_shape_env(arch, M, o->N ? o->N : -1, at_dtype_size(o->dtype));
+	tr_env env = nominal_shape_env(arch, M, o->N ? o->N : -1, at_dtype_size(o->dtype));
 	int ok = manifest_check(t, v->values, &env, &err);
 	if (ok < 0)
 		return cli_fail(err.msg);
@@ -156,8 +156,8 @@ static void print_launch(const gen_options *o, const variant *v)
 {
 	if (!o->M || !o->N)
 		return;
-	shape_env env = nominal_shape_env(o->arch ? o->arch : 90, o->M, o->N,
-					  at_dtype_size(o->dtype));
+	tr_env env = nominal_shape_env(o->arch ? o->arch : 90, o->M, o->N,
+				       at_dtype_size(o->dtype));
 	launch_geometry g;
 	at_error err = { { 0 } };
 	if (variant_geometry(v, &env, &g, &err) == 0)

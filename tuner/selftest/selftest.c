@@ -12,7 +12,7 @@
 /* What to do with each shape's jobs: run them (selftest_run) or count them
  * (selftest_count). */
 typedef struct visitor {
-	shape_env (*env)(void *ctx, long long M, long long N, at_dtype dt);
+	tr_env (*env)(void *ctx, long long M, long long N, at_dtype dt);
 	void *env_ctx;
 	void (*begin_case)(struct visitor *v, at_dtype dt, st_case c, const char *template_name);
 	int (*shape)(struct visitor *v, at_dtype dt, const st_shape *s, const st_job *jobs,
@@ -60,7 +60,7 @@ static int template_jobs(const visitor *vis, const tmpl_manifest *t, at_dtype dt
 	long long tuned = s->N;
 	size_t next = 0;
 	for (;;) {
-		shape_env env = vis->env(vis->env_ctx, s->M, tuned, dt);
+		tr_env env = vis->env(vis->env_ctx, s->M, tuned, dt);
 		variant *vs;
 		size_t nv;
 		if (enumerate_variants(t, dt, &env, &vs, &nv, err))
@@ -182,7 +182,7 @@ static int run_shape(visitor *v, at_dtype dt, const st_shape *s, const st_job *j
 	return rc;
 }
 
-static shape_env runner_env(void *ctx, long long M, long long N, at_dtype dt)
+static tr_env runner_env(void *ctx, long long M, long long N, at_dtype dt)
 {
 	const st_runner *r = ctx;
 	return r->env(r->ctx, M, N, dt);
@@ -236,7 +236,7 @@ static int count_shape(visitor *v, at_dtype dt, const st_shape *s, const st_job 
 	return 0;
 }
 
-static shape_env nominal_env(void *ctx, long long M, long long N, at_dtype dt)
+static tr_env nominal_env(void *ctx, long long M, long long N, at_dtype dt)
 {
 	(void)ctx;
 	return nominal_shape_env(90, M, N, at_dtype_size(dt));

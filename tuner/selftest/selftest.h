@@ -35,7 +35,7 @@ typedef struct st_job {
 typedef struct st_runner {
 	void *ctx;
 	/* The manifest environment of a shape on the runner's device. */
-	shape_env (*env)(void *ctx, long long M, long long N, at_dtype dt);
+	tr_env (*env)(void *ctx, long long M, long long N, at_dtype dt);
 	/* Runs jobs[0..n) at shape s and fills out[0..n). A variant that fails
 	 * is ST_FAILED with the reason; once the device is unusable (a dead
 	 * context), every later job, of this call and of later ones, is

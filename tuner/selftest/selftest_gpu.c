@@ -122,7 +122,7 @@ static void run_one(st_gpu *g, const st_shape *s, at_dtype dt, small_data *d, co
 	snprintf(out->reason, sizeof out->reason, "%s", v.reason);
 }
 
-static shape_env env_of(void *ctx, long long M, long long N, at_dtype dt)
+static tr_env env_of(void *ctx, long long M, long long N, at_dtype dt)
 {
 	st_gpu *g = ctx;
 	return gpu_shape_env(&g->gpu, M, N, at_dtype_size(dt));

@@ -38,7 +38,7 @@ static int is_done(const lookahead_ctx *ctx, const sweep_shape *s)
  * will meet and report). */
 static int queue_kernels(const lookahead_ctx *ctx, const sweep_shape *s)
 {
-	shape_env env = gpu_shape_env(ctx->gpu, s->M, s->N, at_dtype_size(s->dtype));
+	tr_env env = gpu_shape_env(ctx->gpu, s->M, s->N, at_dtype_size(s->dtype));
 	variant *vs;
 	size_t n;
 	at_error err = { { 0 } };

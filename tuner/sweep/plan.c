@@ -159,7 +159,7 @@ int plan_template_serves(const tmpl_manifest *t, const sweep_shape *s)
 	return 0;
 }
 
-int plan_shape_variants(const sweep_plan *p, const sweep_shape *s, const shape_env *env,
+int plan_shape_variants(const sweep_plan *p, const sweep_shape *s, const tr_env *env,
 			variant **out, size_t *n, at_error *err)
 {
 	*out = NULL;

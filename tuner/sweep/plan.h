@@ -32,7 +32,7 @@ int plan_template_serves(const tmpl_manifest *t, const sweep_shape *s);
 
 /* Every variant of every template serving s at env, template by template.
  * *out is malloc'd (NULL when none). */
-int plan_shape_variants(const sweep_plan *p, const sweep_shape *s, const shape_env *env,
+int plan_shape_variants(const sweep_plan *p, const sweep_shape *s, const tr_env *env,
 			variant **out, size_t *n, at_error *err);
 
 /* "softmax f32 M=4096 N=1024" */

@@ -286,7 +286,7 @@ int sweep_compile_only(const sweep_options *o, at_error *err)
 		sweep_shape_label(s, label, sizeof label);
 		progress_begin_shape(&cp.bar, label);
 		progress_status(&cp.bar, 0, "queueing its variants");
-		shape_env env = nominal_shape_env(cc, s->M, s->N, at_dtype_size(s->dtype));
+		tr_env env = nominal_shape_env(cc, s->M, s->N, at_dtype_size(s->dtype));
 		variant *vs;
 		size_t n;
 		if (plan_shape_variants(&p, s, &env, &vs, &n, err)) {

@@ -201,7 +201,7 @@ static int check_launch(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 /* Fills row for variant v (entry is its compiled kernel) and checks it;
  * a variant that passed is left in *l_out to be timed. */
 static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
-		       int index, const variant *v, kernel_entry *entry, const shape_env *env,
+		       int index, const variant *v, kernel_entry *entry, const tr_env *env,
 		       const char *excluded, result_row *row, variant_launch *l_out, char *reason,
 		       size_t cap, at_error *err)
 {
@@ -425,7 +425,7 @@ static int interrupted(const tune_ctx *ctx, at_error *err)
 
 int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error *err)
 {
-	shape_env env = gpu_shape_env(ctx->gpu, s->M, s->N, at_dtype_size(s->dtype));
+	tr_env env = gpu_shape_env(ctx->gpu, s->M, s->N, at_dtype_size(s->dtype));
 	variant *vs = NULL;
 	size_t n = 0;
 	if (plan_shape_variants(ctx->plan, s, &env, &vs, &n, err))
