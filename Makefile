@@ -45,7 +45,7 @@ COMMON_SRC  := $(wildcard common/*.c)
 CUDA_SRC    := $(wildcard cuda/*.c)
 GEN_SRC     := $(filter-out gen/%_main.c,$(wildcard gen/*.c))
 DB_SRC      := $(wildcard db/*.c)
-DISPATCH_SRC := $(wildcard dispatch/*.c)
+DISPATCH_SRC := $(wildcard dispatch/*.c dispatch/*/*.c)
 TUNER_SRC   := $(filter-out tuner/cli/main.c,$(wildcard tuner/*.c tuner/*/*.c))
 REPORT_SRC  := $(wildcard reports/*.c)
 TEST_SRC    := $(wildcard tests/*.c)
@@ -85,7 +85,7 @@ $(BUILD)/obj/schema_sql.o: $(BUILD)/obj/schema_sql.c
 
 # ---- the dispatch library (libautotune-dispatch) ----------------------------
 # Its built-in kernels are the softmax_online template specialised per dtype
-# with the params of dispatch/builtin_params.h: build/emit-builtin generates
+# with the params of dispatch/policy/builtin_params.h: build/emit-builtin generates
 # their sources into $(BUILD)/builtin/ (never committed), compiled here to fat
 # binaries: SASS for sm_80 and sm_90, PTX for the rest.
 # The one version of the CLI (tuner/version.h), the library, its .pc and the
@@ -104,7 +104,7 @@ $(BUILD)/emit-builtin: $(BUILD)/obj/gen/emit_builtin_main.o $(GEN_TOOL_OBJ)
 
 # On the generator's sources rather than its binary, so that a build tree
 # given the plain build's outputs (fuzz/sanitize.sh) keeps them.
-$(BUILD)/builtin/softmax_online_%.cu: gen/emit_builtin_main.c dispatch/builtin_params.h $(GEN_SRC) $(COMMON_SRC) \
+$(BUILD)/builtin/softmax_online_%.cu: gen/emit_builtin_main.c dispatch/policy/builtin_params.h $(GEN_SRC) $(COMMON_SRC) \
 		templates/softmax_online.yaml templates/softmax_online.cu $(wildcard templates/*.cuh) \
 		| $(BUILD)/emit-builtin
 	@mkdir -p $(dir $@)

@@ -14,7 +14,7 @@
  *     files made. A writer with more rights than the reader (root) starting
  *     while it reads is the one case this does not cover.
  * Used by the tuner's readers (db/tuning_db.c, db/merge.c, db/export.c) and
- * the dispatch library (dispatch/tuned_db.c). */
+ * the dispatch library (dispatch/policy/tuned_db.c). */
 #ifndef AT_COMMON_SQLITE_READER_H
 #define AT_COMMON_SQLITE_READER_H
 

@@ -80,7 +80,7 @@ typedef struct tr_env {
 
 /* How a variant is launched at a shape: what the launch expressions give.
  * The tuner stores it with each result; the tuner and the library both
- * launch through dispatch/launch_geometry.h. */
+ * launch through dispatch/runtime/launch_geometry.h. */
 typedef struct launch_geometry {
 	int threads;      /* per CTA */
 	int rows_per_cta; /* rows one CTA handles per step */

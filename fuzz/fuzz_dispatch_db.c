@@ -1,5 +1,5 @@
 /* libFuzzer target: the dispatch library's database reader
- * (dispatch/tuned_db.c, open.c, select.c, query.c) on damaged files.
+ * (dispatch/policy/tuned_db.c, open.c, select.c, query.c) on damaged files.
  *
  * Two builds of this file:
  *   fuzz_dispatch_db        the input is the database file itself;
@@ -32,8 +32,8 @@
 #include <unistd.h>
 
 #include "db/tuning_db.h"
-#include "dispatch/handle.h"
-#include "dispatch/tuned_db.h"
+#include "dispatch/runtime/handle.h"
+#include "dispatch/policy/tuned_db.h"
 #include "include/autotune/dispatch.h"
 
 /* libFuzzer's entry points. */

@@ -66,7 +66,7 @@ typedef struct tmpl_constraint {
 } tmpl_constraint;
 
 /* How the dispatch library re-derives a winner for an untuned shape (the
- * choice itself is dispatch/derive.c's): indices into params. */
+ * choice itself is dispatch/policy/derive.c's): indices into params. */
 typedef struct tmpl_derive {
 	int *params;
 	size_t nparams;

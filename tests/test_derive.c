@@ -1,14 +1,14 @@
-/* Tests of re-deriving a winner for an untuned shape (dispatch/derive.c,
- * dispatch/plan.c): the search over a manifest's derive params, its
+/* Tests of re-deriving a winner for an untuned shape (dispatch/policy/derive.c,
+ * dispatch/policy/plan.c): the search over a manifest's derive params, its
  * preferences and widening, params texts, and which winner a shape's plan
  * derives from. A toy template pins the mechanism; the built-in table pins
  * the rules the real manifests give. No GPU. */
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "dispatch/derive.h"
-#include "dispatch/plan.h"
-#include "dispatch/template_table.h"
+#include "dispatch/policy/derive.h"
+#include "dispatch/policy/plan.h"
+#include "dispatch/policy/template_table.h"
 
 /* A row held as threads x elems, read vec elements at a time. */
 static const long long threads_v[] = { 64, 128, 256 };

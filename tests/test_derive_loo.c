@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dispatch/plan.h"
-#include "dispatch/template_table.h"
-#include "dispatch/tuned_db.h"
+#include "dispatch/policy/plan.h"
+#include "dispatch/policy/template_table.h"
+#include "dispatch/policy/tuned_db.h"
 
 #define EXAMPLE_DB "results/example/h100-default.db"
 

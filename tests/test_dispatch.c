@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "db/tuning_db.h"
-#include "dispatch/builtin_kernels.h"
+#include "dispatch/runtime/builtin_kernels.h"
 #include "include/autotune/dispatch.h"
 
 #include "tests/test_dispatch_fixture.h"
@@ -220,7 +220,7 @@ Test(dispatch_select, identity_is_name_cc_and_sm_count_not_memory)
 }
 
 /* An SM count (or memory) left 0 is the database's GPU's of that name and
- * compute capability (dispatch/described_gpu.h), as `autotune show` takes
+ * compute capability (dispatch/runtime/described_gpu.h), as `autotune show` takes
  * it; a given one is kept, and memory is never matched on. */
 Test(dispatch_select, a_gpu_described_without_its_sm_count_is_the_databases)
 {

@@ -1,5 +1,5 @@
 /* Tests that atd_query says what atd_softmax would launch, without a GPU.
- * Both go through one decision (dispatch/decide.h); atd_softmax's loader
+ * Both go through one decision (dispatch/runtime/decide.h); atd_softmax's loader
  * is replaced here by a test double that records what it is asked to load
  * or compile and grants it (or fails it, when told to). Over a grid of
  * shapes, dtypes and GPUs, against the example sweep's database, the
@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dispatch/builtin_kernels.h"
-#include "dispatch/decide.h"
-#include "dispatch/described_gpu.h"
-#include "dispatch/jit_tuned.h"
-#include "dispatch/template_table.h"
+#include "dispatch/runtime/builtin_kernels.h"
+#include "dispatch/runtime/decide.h"
+#include "dispatch/runtime/described_gpu.h"
+#include "dispatch/runtime/jit_tuned.h"
+#include "dispatch/policy/template_table.h"
 #include "tests/test_dispatch_fixture.h"
 
 static void setup(void)

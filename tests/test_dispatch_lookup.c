@@ -1,10 +1,10 @@
-/* Tests of the dispatch library's lookup table (dispatch/lookup.c), the
+/* Tests of the dispatch library's lookup table (dispatch/policy/lookup.c), the
  * cache atd_softmax probes on every call: keys differing in any one field
  * are distinct, values survive growth, a put replaces, and an empty table
  * finds nothing. */
 #include <criterion/criterion.h>
 
-#include "dispatch/lookup.h"
+#include "dispatch/policy/lookup.h"
 
 static atdi_resolved value(unsigned grid)
 {

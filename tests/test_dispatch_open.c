@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "db/tuning_db.h"
-#include "dispatch/select.h"
-#include "dispatch/tuned_db.h"
+#include "dispatch/policy/select.h"
+#include "dispatch/policy/tuned_db.h"
 #include "include/autotune/dispatch.h"
 
 #include "tests/test_dispatch_fixture.h"

@@ -11,11 +11,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "dispatch/derive.h"
-#include "dispatch/jit.h"
-#include "dispatch/jit_cache.h"
-#include "dispatch/jit_tuned.h"
-#include "dispatch/template_table.h"
+#include "dispatch/policy/derive.h"
+#include "dispatch/runtime/jit.h"
+#include "dispatch/runtime/jit_cache.h"
+#include "dispatch/runtime/jit_tuned.h"
+#include "dispatch/policy/template_table.h"
 #include "tests/tmp_folder.h"
 
 TestSuite(jit, .init = tmp_setup, .fini = tmp_teardown, .timeout = 120);

@@ -12,7 +12,7 @@
 #include "common/sha256.h"
 #include "db/merge.h"
 #include "db/tuning_db.h"
-#include "dispatch/tuned_db.h"
+#include "dispatch/policy/tuned_db.h"
 #include "include/autotune/dispatch.h"
 
 #include "tests/sql_probe.h"

@@ -1,12 +1,12 @@
 /* The launch arithmetic that the tuner and the dispatch library share
- * (dispatch/launch_geometry.c), without a GPU: the grid of plain,
+ * (dispatch/runtime/launch_geometry.c), without a GPU: the grid of plain,
  * persistent, cluster and cooperative launches, and the geometries no
  * launch can honour. */
 #include <criterion/criterion.h>
 
 #include <string.h>
 
-#include "dispatch/launch_geometry.h"
+#include "dispatch/runtime/launch_geometry.h"
 
 static unsigned grid_of(const launch_geometry *g, long long M, int per_sm, int sms)
 {

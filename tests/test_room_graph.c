@@ -1,8 +1,9 @@
 /* tools/room_graph.py (run by `make test` over this tree) on small trees
  * made here: it prints each room's lines and includes, and exits 1 naming
  * the problem when a room holds more than a third of the lines, when rooms
- * or modules include each other in a loop, or when the dispatch library
- * reaches the tuner. Run from the repository root. */
+ * or modules include each other in a loop, when the dispatch library
+ * reaches the tuner, or when its policy room reaches its runtime room or
+ * the driver. Run from the repository root. */
 #include <criterion/criterion.h>
 
 #include <stdio.h>
@@ -122,4 +123,30 @@ Test(room_graph, the_dispatch_library_reaching_the_tuner_fails)
 	cr_assert_eq(room_graph(out, sizeof out), 1, "%s", out);
 	cr_assert(strstr(out, "room_graph: the dispatch library's room dispatch reaches "
 			      "tuner/sweep\n"), "%s", out);
+}
+
+/* The policy (dispatch/policy/) needs no GPU: reaching the runtime room
+ * (here through common/) fails, though no loop is made. */
+Test(room_graph, the_dispatch_policy_reaching_the_runtime_fails)
+{
+	balanced_tree();
+	source("common/more.h", 4, INC("dispatch/runtime/handle.h"));
+	source("dispatch/runtime/handle.h", 4, NULL);
+	source("dispatch/policy/select.c", 4, INC("common/more.h"));
+	source("reports/r.c", 10, NULL);
+	char out[4096];
+	cr_assert_eq(room_graph(out, sizeof out), 1, "%s", out);
+	cr_assert(strstr(out, "room_graph: the dispatch policy room dispatch/policy reaches "
+			      "dispatch/runtime\n"), "%s", out);
+}
+
+/* The runtime room including the policy room is the way down: it passes. */
+Test(room_graph, the_dispatch_runtime_including_the_policy_passes)
+{
+	balanced_tree();
+	source("dispatch/policy/select.h", 4, NULL);
+	source("dispatch/runtime/resolve.c", 4, INC("dispatch/policy/select.h"));
+	source("reports/r.c", 10, NULL);
+	char out[4096];
+	cr_assert_eq(room_graph(out, sizeof out), 0, "%s", out);
 }

@@ -4,7 +4,7 @@
  * aligned or not, one row or many, every dtype, sm_80 and sm_90) the
  * variants the tuner enumerates (tuner/sweep/enumerate.h) are exactly
  * those the library holds valid, with the same launch geometry
- * (dispatch/derive.h); and what the library derives from a winner is one
+ * (dispatch/policy/derive.h); and what the library derives from a winner is one
  * of them, found whenever one is within its reach. No GPU. */
 #include <criterion/criterion.h>
 
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dispatch/derive.h"
-#include "dispatch/template_table.h"
+#include "dispatch/policy/derive.h"
+#include "dispatch/policy/template_table.h"
 #include "tests/template_fixture.h"
 
 TestSuite(rules_agree, .init = tf_load_templates, .fini = tf_free_templates);

@@ -14,7 +14,7 @@
 
 #include "db/merge.h"
 #include "db/tuning_db.h"
-#include "dispatch/tuned_db.h"
+#include "dispatch/policy/tuned_db.h"
 
 #include "tests/sql_probe.h"
 #include "tests/test_run_fixture.h"

@@ -1,10 +1,10 @@
-/* Tests of the one selection policy (dispatch/select.h) on hand-made
+/* Tests of the one selection policy (dispatch/policy/select.h) on hand-made
  * tables: its order, and what each weight does, so that the stored levels
  * (atdi_select) and derivation (plan.h) differ by their weights alone. */
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "dispatch/select.h"
+#include "dispatch/policy/select.h"
 
 #define H100 "NVIDIA H100 80GB HBM3"
 static atdi_gpu_row gpus[] = {

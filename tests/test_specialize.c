@@ -452,7 +452,7 @@ static void compile_default(const char *name, at_dtype dt, const char *const *as
 	cr_assert_eq(memcmp(k.cubin, "\x7f" "ELF", 4), 0, "the cubin is not an ELF file");
 	cr_assert_not_null(k.ptx);
 	cr_assert_not_null(strstr(k.ptx, ".entry softmax_kernel"), "no entry in the PTX");
-	/* the launch's signature (dispatch/launch_geometry.h): flags last */
+	/* the launch's signature (dispatch/runtime/launch_geometry.h): flags last */
 	cr_assert_not_null(strstr(k.ptx, ".param .u32 softmax_kernel_param_6"),
 			   "%s takes no flags argument (the seventh)", name);
 	cr_assert_null(strstr(k.ptx, "softmax_kernel_param_7"), "%s takes an eighth argument", name);

@@ -19,8 +19,8 @@
 
 #include "autotune/dispatch.h"
 #include "db/tuning_db.h"
-#include "dispatch/handle.h"
-#include "dispatch/resolve.h"
+#include "dispatch/runtime/handle.h"
+#include "dispatch/runtime/resolve.h"
 #include "tuner/device.h"
 
 static double now_ns(void)

@@ -13,7 +13,9 @@ Exits 1 (saying why) when
   - two modules (x.c with x.h) include each other in a loop, in any room,
   - a room of the dispatch library (dispatch/, include/) reaches the tuner,
     the generator or the reports through its includes: an application that
-    links the library must not pull them in.
+    links the library must not pull them in,
+  - the dispatch library's policy room (dispatch/policy/: what needs no GPU)
+    reaches its runtime room (dispatch/runtime/) or the driver (cuda/).
 Run from anywhere: `tools/room_graph.py [--root DIR] [--quiet]`; `make test`
 runs it.
 """
@@ -27,6 +29,8 @@ SOURCE_EXT = (".c", ".h", ".cu", ".cuh")
 OUTSIDE = ("tests", "fuzz", "tools", "examples", "build")
 LIBRARY_ROOMS = ("dispatch", "include")
 LIBRARY_MUST_NOT_REACH = ("tuner", "gen", "reports")
+POLICY_ROOM = "dispatch/policy"
+POLICY_MUST_NOT_REACH = ("dispatch/runtime", "cuda")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -152,6 +156,11 @@ def main():
             bad = sorted(t for t in reach(r, room_edges) if top(t) in LIBRARY_MUST_NOT_REACH)
             if bad:
                 problems.append(f"the dispatch library's room {r} reaches {', '.join(bad)}")
+    if POLICY_ROOM in lines:
+        bad = sorted(t for t in reach(POLICY_ROOM, room_edges)
+                     if any(t == n or t.startswith(n + "/") for n in POLICY_MUST_NOT_REACH))
+        if bad:
+            problems.append(f"the dispatch policy room {POLICY_ROOM} reaches {', '.join(bad)}")
     for p in problems:
         print(f"room_graph: {p}", file=sys.stderr)
     return 1 if problems else 0

@@ -65,7 +65,7 @@ class Driver:
         args = [ctypes.c_uint64(y.data_ptr()), ctypes.c_uint64(x.data_ptr()),
                 ctypes.c_longlong(M), ctypes.c_longlong(N),
                 ctypes.c_longlong(y.stride(0)), ctypes.c_longlong(x.stride(0)),
-                ctypes.c_uint(0)]  # flags (dispatch/launch_geometry.h)
+                ctypes.c_uint(0)]  # flags (dispatch/runtime/launch_geometry.h)
         ptrs = (ctypes.c_void_p * 7)(*[ctypes.cast(ctypes.byref(a), ctypes.c_void_p) for a in args])
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         self.check(self.lib.cuLaunchKernel(fn, grid, 1, 1, threads, 1, 1, smem, stream, ptrs, None),

@@ -9,7 +9,7 @@
 #include "common/dtype.h"
 #include "common/shape_bound.h"
 #include "db/tuning_db.h"
-#include "dispatch/described_gpu.h"
+#include "dispatch/runtime/described_gpu.h"
 #include "include/autotune/dispatch.h"
 #include "tuner/cli/cli.h"
 #include "tuner/device.h"

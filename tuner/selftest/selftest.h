@@ -20,7 +20,7 @@
 #include <stdio.h>
 
 #include "common/error.h"
-#include "dispatch/launch_geometry.h"
+#include "dispatch/runtime/launch_geometry.h"
 #include "gen/specialize.h"
 #include "tuner/selftest/selftest_cases.h"
 #include "tuner/selftest/selftest_report.h"

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "dispatch/launch_geometry.h"
+#include "dispatch/runtime/launch_geometry.h"
 #include "gen/manifest.h"
 #include "gen/specialize.h"
 

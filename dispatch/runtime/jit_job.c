@@ -1,0 +1,33 @@
+/* A derived variant's key, params text and source: see jit_job.h. */
+#include "dispatch/runtime/jit_job.h"
+
+#include <stdio.h>
+
+#include "common/kernel_source.h"
+
+void atdi_jit_job_params(const atdi_jit_job *job, char *buf, size_t cap)
+{
+	const tr_template *t = job->rules;
+	const char *names[ATDI_MAX_PARAMS];
+	for (int i = 0; i < t->nparams && i < ATDI_MAX_PARAMS; i++)
+		names[i] = t->params[i].name;
+	kernel_params_text(names, job->values, (size_t)t->nparams, buf, cap);
+}
+
+void atdi_jit_key(const atdi_jit_job *job, char *buf, size_t cap)
+{
+	char params[1024];
+	atdi_jit_job_params(job, params, sizeof params);
+	snprintf(buf, cap, "%s %s sm_%d %s", job->rules->name, at_dtype_name(job->dtype), job->arch,
+		 params);
+}
+
+char *atdi_jit_job_source(const atdi_jit_job *job)
+{
+	const tr_template *t = job->rules;
+	const char *names[ATDI_MAX_PARAMS];
+	for (int i = 0; i < t->nparams && i < ATDI_MAX_PARAMS; i++)
+		names[i] = t->params[i].name;
+	return kernel_source(t->name, t->source_file, job->dtype, names, job->values,
+			     (size_t)t->nparams, t->body);
+}

@@ -1,0 +1,118 @@
+/* Grid sizing and launching of softmax kernels: see launch_geometry.h.
+ *
+ * A kernel with more than 48 KB of dynamic shared memory per CTA must be
+ * opted into it with cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES), both
+ * to launch and for the occupancy query to count it; a cluster of more than
+ * 8 CTAs needs NON_PORTABLE_CLUSTER_SIZE_ALLOWED. launch_grid does that (it
+ * runs once per kernel and shape, in the tuner and in the dispatch
+ * library's miss path), so launch_softmax, the hot path, stays a plain
+ * launch. The shared memory attribute is only ever raised: a function shared
+ * by shapes of different row lengths keeps the largest opt-in that any of
+ * them needed. */
+#include "dispatch/runtime/launch_geometry.h"
+
+#include <stdio.h>
+
+/* Above this, a CTA's dynamic shared memory must be opted into. */
+#define DEFAULT_DYN_SMEM_LIMIT (48 * 1024)
+/* Above this many CTAs a cluster is non-portable and must be allowed. */
+#define PORTABLE_CLUSTER_SIZE 8
+
+static int cluster_size(const launch_geometry *g)
+{
+	return g->ctas_per_row > 1 ? g->ctas_per_row : 1;
+}
+
+static int opt_into_dyn_smem(CUfunction fn, int bytes, at_error *err)
+{
+	int current = 0;
+	if (cudrv.cuFuncGetAttribute(&current, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+				     fn) == CUDA_SUCCESS &&
+	    current >= bytes)
+		return 0;
+	CUresult rc = cudrv.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+					       bytes);
+	if (rc != CUDA_SUCCESS) {
+		char what[120];
+		snprintf(what, sizeof what,
+			 "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, %d) (the kernel's "
+			 "dynamic shared memory)", bytes);
+		return cudrv_error(err, rc, what);
+	}
+	return 0;
+}
+
+static int check_cooperative_support(at_error *err)
+{
+	CUdevice dev;
+	int supported = 0;
+	CU_TRY(err, cudrv.cuCtxGetDevice(&dev));
+	CU_TRY(err, cudrv.cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
+					       dev));
+	if (!supported)
+		return at_error_set(err, "this GPU does not support cooperative launches");
+	return 0;
+}
+
+/* A clear message, rather than a launch failure, when not even one cluster
+ * of the kernel's size and shared memory can be placed on the GPU. */
+static int check_cluster_fits(const launch_geometry *g, CUfunction fn, unsigned grid,
+			      at_error *err)
+{
+	CUlaunchConfig cfg = { .gridDimX = grid, .gridDimY = 1, .gridDimZ = 1,
+			       .blockDimX = (unsigned)g->threads, .blockDimY = 1, .blockDimZ = 1,
+			       .sharedMemBytes = (unsigned)g->dyn_smem };
+	int clusters = 0;
+	CU_TRY(err, cudrv.cuOccupancyMaxActiveClusters(&clusters, fn, &cfg));
+	if (clusters < 1)
+		return at_error_set(err, "no cluster of %d CTAs (%d threads and %d bytes of dynamic "
+				    "shared memory each) fits on this GPU", g->ctas_per_row, g->threads,
+				    g->dyn_smem);
+	return 0;
+}
+
+int launch_grid(const launch_geometry *g, CUfunction fn, long long M, int sm_count,
+		unsigned *grid, at_error *err)
+{
+	if (launch_geometry_check(g, err))
+		return -1;
+	if (g->dyn_smem > DEFAULT_DYN_SMEM_LIMIT && opt_into_dyn_smem(fn, g->dyn_smem, err))
+		return -1;
+	if (cluster_size(g) > PORTABLE_CLUSTER_SIZE)
+		CU_TRY(err, cudrv.cuFuncSetAttribute(
+				    fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
+	int per_sm = 0;
+	if (g->persistent || g->cooperative)
+		CU_TRY(err, cudrv.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+				    &per_sm, fn, g->threads, (size_t)g->dyn_smem));
+	if (g->cooperative && check_cooperative_support(err))
+		return -1;
+	if (launch_grid_size(g, M, per_sm, sm_count, grid, err))
+		return -1;
+	return cluster_size(g) > 1 ? check_cluster_fits(g, fn, *grid, err) : 0;
+}
+
+int launch_softmax(CUfunction fn, const launch_geometry *g, unsigned grid, CUdeviceptr y,
+		   CUdeviceptr x, long long M, long long N, long long ldy, long long ldx,
+		   unsigned flags, CUstream stream, at_error *err)
+{
+	void *args[] = { &y, &x, &M, &N, &ldy, &ldx, &flags };
+	if (g->cooperative)
+		CU_TRY(err, cudrv.cuLaunchCooperativeKernel(fn, grid, 1, 1, (unsigned)g->threads, 1,
+							    1, (unsigned)g->dyn_smem, stream, args));
+	else
+		CU_TRY(err, cudrv.cuLaunchKernel(fn, grid, 1, 1, (unsigned)g->threads, 1, 1,
+						 (unsigned)g->dyn_smem, stream, args, NULL));
+	return 0;
+}
+
+int launch_check_signature(CUfunction fn, at_error *err)
+{
+	size_t offset = 0, size = 0;
+	CUresult rc = cudrv.cuFuncGetParamInfo(fn, LAUNCH_FLAGS_PARAM, &offset, &size);
+	if (rc == CUDA_SUCCESS && size == sizeof(unsigned))
+		return 0;
+	return at_error_set(err, "the kernel takes no flags argument (parameter %d): it was "
+			    "built by autotune 0.2 or older, whose kernels gave NaN for logits "
+			    "above about 1e29; tune again", LAUNCH_FLAGS_PARAM);
+}

@@ -1,0 +1,38 @@
+/* How a softmax kernel is launched: every template's kernel has the same
+ * signature (y, x, M, N, ldy, ldx, flags), and its launch is described by a few
+ * numbers (launch_geometry, common/template_rules.h) that the rules give and
+ * the tuner stores with each result. The tuner and the dispatch library both
+ * launch through this, so the two can never disagree on the grid. */
+#ifndef AT_DISPATCH_LAUNCH_GEOMETRY_H
+#define AT_DISPATCH_LAUNCH_GEOMETRY_H
+
+#include "common/error.h"
+#include "common/template_rules.h"
+#include "cuda/driver.h"
+#include "dispatch/policy/launch_grid_size.h" /* the pure part */
+
+/* The grid for M rows on the current context's GPU: opts fn into its
+ * dynamic shared memory (and a non-portable cluster size above 8), asks
+ * the driver for occupancy where the grid needs it, and checks that a
+ * cooperative launch is supported and a cluster fits. */
+int launch_grid(const launch_geometry *g, CUfunction fn, long long M, int sm_count,
+		unsigned *grid, at_error *err);
+
+/* Launches fn on stream with the common softmax arguments (strides in
+ * elements; flags: ATD_MASKED_ZERO or 0), cooperatively if g says so.
+ * Checks nothing else; the caller has validated the shape. */
+int launch_softmax(CUfunction fn, const launch_geometry *g, unsigned grid, CUdeviceptr y,
+		   CUdeviceptr x, long long M, long long N, long long ldy, long long ldx,
+		   unsigned flags, CUstream stream, at_error *err);
+
+/* The index of the flags argument, the last of the signature: a kernel
+ * without it was built before it existed (and before the numerics that
+ * came with it), and is not launched. */
+#define LAUNCH_FLAGS_PARAM 6
+
+/* 0 when fn takes the signature above (its flags argument is a 4-byte
+ * parameter at LAUNCH_FLAGS_PARAM), else -1 with a message saying that the
+ * kernel predates it. */
+int launch_check_signature(CUfunction fn, at_error *err);
+
+#endif

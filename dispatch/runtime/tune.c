@@ -1,0 +1,209 @@
+/* Online tuning of a shape nobody tuned (ATD_OPEN_TUNE, ATD_TUNE=1), as
+ * PyTorch's TunableOp does for GEMMs: the distinct variants the nearest
+ * winners give (atdi_plan_candidates) are compiled, checked once and timed
+ * on scratch buffers of the shape (so the application's data is never
+ * touched, in-place calls included) on a stream of the library's own, for
+ * at most the handle's budget of GPU time; the fastest is kept in the
+ * cache database for every later process. Work the application runs on the
+ * GPU meanwhile can only make the timings noisier, never a result wrong. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/dtype.h"
+#include "dispatch/runtime/handle.h"
+#include "dispatch/runtime/launch_geometry.h"
+#include "dispatch/runtime/modules.h"
+#include "dispatch/runtime/tune.h"
+#include "dispatch/policy/template_table.h"
+
+#define TUNE_CANDIDATES 6
+#define TUNE_WARMUP 2
+#define TUNE_REPS 10
+
+typedef struct scratch {
+	CUdeviceptr x, y;
+	/* written before each timed launch, as triton.testing.do_bench does:
+	 * twice the L2, so that every launch reads its input from DRAM and
+	 * finds the L2 full of dirty lines, as in an application. Timed with
+	 * its input in L2, f16 65536 x 100 (13 MB) took a softmax_warp variant
+	 * over the softmax_tile one the sweep picks, 14.3 us against 13.5 in
+	 * use (H100). */
+	CUdeviceptr flush;
+	size_t flush_words;
+	CUstream stream;
+	CUevent ev[2 * TUNE_REPS];
+	int nev;
+} scratch;
+
+static void scratch_free(scratch *s)
+{
+	for (int i = 0; i < s->nev; i++)
+		cudrv.cuEventDestroy(s->ev[i]);
+	if (s->stream)
+		cudrv.cuStreamDestroy(s->stream);
+	if (s->x)
+		cudrv.cuMemFree(s->x);
+	if (s->y)
+		cudrv.cuMemFree(s->y);
+	if (s->flush)
+		cudrv.cuMemFree(s->flush);
+}
+
+/* Twice the current device's L2, at least 8 MB. */
+static size_t flush_bytes(void)
+{
+	CUdevice dev;
+	int l2 = 0;
+	if (cudrv.cuCtxGetDevice(&dev) != CUDA_SUCCESS ||
+	    cudrv.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev) != CUDA_SUCCESS)
+		l2 = 0;
+	size_t bytes = 2 * (size_t)(l2 > 0 ? l2 : 0);
+	return bytes < (8u << 20) ? 8u << 20 : bytes;
+}
+
+/* Buffers of M x N zeros (every row's softmax is 1/N) and the events. */
+static int scratch_make(scratch *s, size_t bytes, char *why, size_t cap)
+{
+	memset(s, 0, sizeof *s);
+	size_t free_b = 0, total = 0, flush = flush_bytes();
+	if (cudrv.cuMemGetInfo(&free_b, &total) != CUDA_SUCCESS || 2 * bytes + flush > free_b / 2) {
+		snprintf(why, cap, "the shape's %zu MB of scratch is more than a quarter of free GPU memory",
+			 (2 * bytes + flush) >> 20);
+		return -1;
+	}
+	s->flush_words = flush / 4;
+	if (cudrv.cuMemAlloc(&s->x, bytes) != CUDA_SUCCESS ||
+	    cudrv.cuMemAlloc(&s->y, bytes) != CUDA_SUCCESS ||
+	    cudrv.cuMemAlloc(&s->flush, flush) != CUDA_SUCCESS ||
+	    cudrv.cuStreamCreate(&s->stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
+	    cudrv.cuMemsetD8Async(s->x, 0, bytes, s->stream) != CUDA_SUCCESS) {
+		snprintf(why, cap, "could not set up scratch buffers");
+		return -1;
+	}
+	for (; s->nev < 2 * TUNE_REPS; s->nev++)
+		if (cudrv.cuEventCreate(&s->ev[s->nev], CU_EVENT_DEFAULT) != CUDA_SUCCESS) {
+			snprintf(why, cap, "could not create events");
+			return -1;
+		}
+	return 0;
+}
+
+static float half_to_float(unsigned short h, at_dtype dt)
+{
+	if (dt == AT_BF16) {
+		unsigned u = (unsigned)h << 16;
+		float f;
+		memcpy(&f, &u, sizeof f);
+		return f;
+	}
+	int e = (h >> 10) & 31, m = h & 1023;
+	float v = e ? ldexpf((float)(m | 1024), e - 25) : ldexpf((float)m, -24);
+	return (h & 0x8000) ? -v : v;
+}
+
+/* The first output element after one launch is 1/N (a check that the
+ * variant runs and writes, not a full one: the templates' variants are
+ * checked by the sweep and the selftest). */
+static int output_ok(const scratch *s, at_dtype dt, long long N)
+{
+	unsigned char raw[4] = { 0 };
+	if (cudrv.cuStreamSynchronize(s->stream) != CUDA_SUCCESS ||
+	    cudrv.cuMemcpyDtoH(raw, s->y, at_dtype_size(dt)) != CUDA_SUCCESS)
+		return 0;
+	float v;
+	if (dt == AT_F32) {
+		memcpy(&v, raw, 4);
+	} else {
+		unsigned short h;
+		memcpy(&h, raw, 2);
+		v = half_to_float(h, dt);
+	}
+	return fabsf(v * (float)N - 1.0f) < (dt == AT_F32 ? 1e-3f : 2e-2f);
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+	return (x > y) - (x < y);
+}
+
+/* Median microseconds of the variant, or -1 (its launch or check failed). */
+static double time_variant(scratch *s, CUfunction fn, const launch_geometry *g, unsigned grid,
+			   at_dtype dt, long long M, long long N)
+{
+	at_error err;
+	for (int i = 0; i < TUNE_WARMUP; i++)
+		if (launch_softmax(fn, g, grid, s->y, s->x, M, N, N, N, 0, s->stream, &err) != 0)
+			return -1;
+	if (!output_ok(s, dt, N))
+		return -1;
+	for (int i = 0; i < TUNE_REPS; i++) {
+		if (cudrv.cuMemsetD32Async(s->flush, (unsigned)i, s->flush_words, s->stream) !=
+		    CUDA_SUCCESS)
+			return -1;
+		cudrv.cuEventRecord(s->ev[2 * i], s->stream);
+		if (launch_softmax(fn, g, grid, s->y, s->x, M, N, N, N, 0, s->stream, &err) != 0)
+			return -1;
+		cudrv.cuEventRecord(s->ev[2 * i + 1], s->stream);
+	}
+	if (cudrv.cuStreamSynchronize(s->stream) != CUDA_SUCCESS)
+		return -1;
+	float ms[TUNE_REPS];
+	for (int i = 0; i < TUNE_REPS; i++)
+		if (cudrv.cuEventElapsedTime(&ms[i], s->ev[2 * i], s->ev[2 * i + 1]) != CUDA_SUCCESS)
+			return -1;
+	qsort(ms, TUNE_REPS, sizeof ms[0], cmp_float);
+	return 0.5 * (ms[TUNE_REPS / 2 - 1] + ms[TUNE_REPS / 2]) * 1e3;
+}
+
+atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, long long M,
+		     long long N, atdi_plan *best, double *best_us, int *tried, char *why,
+		     size_t cap)
+{
+	atdi_env env = atdi_ctx_env(ci, dtype, M, N);
+	atdi_plan cand[TUNE_CANDIDATES];
+	int n = atdi_plan_candidates(&h->table, tr_templates, tr_ntemplates, &ci->gpu, &env, dtype,
+				     cand, TUNE_CANDIDATES);
+	*tried = 0;
+	if (n == 0) {
+		snprintf(why, cap, "no winner near it to derive candidates from");
+		return ATD_ERR_NO_KERNEL;
+	}
+	scratch s;
+	if (scratch_make(&s, (size_t)M * (size_t)N * at_dtype_size(dtype), why, cap) != 0) {
+		scratch_free(&s);
+		return ATD_ERR_NO_KERNEL;
+	}
+	double spent_ms = 0;
+	/* the flush's share of the budget, at a write's ~2 TB/s (H100: 3) */
+	double flush_us = (double)s.flush_words * 4 / 2e6;
+	*best_us = INFINITY;
+	for (int i = 0; i < n && spent_ms < h->jit.tune_budget_ms; i++) {
+		atdi_jit_job job = { cand[i].rules, dtype, { 0 }, ci->arch };
+		memcpy(job.values, cand[i].values, sizeof job.values);
+		CUfunction fn;
+		unsigned grid;
+		char inner[ATDI_MSG_CAP];
+		at_error err;
+		if (atdi_module_derived(h, ci, &job, &fn, inner, sizeof inner) != ATD_OK ||
+		    launch_grid(&cand[i].geom, fn, M, ci->gpu.sm_count, &grid, &err) != 0)
+			continue;
+		double us = time_variant(&s, fn, &cand[i].geom, grid, dtype, M, N);
+		(*tried)++;
+		if (us > 0) {
+			spent_ms += (us * (TUNE_WARMUP + TUNE_REPS) + TUNE_REPS * flush_us) / 1e3;
+			if (us < *best_us) {
+				*best_us = us;
+				*best = cand[i];
+			}
+		}
+	}
+	scratch_free(&s);
+	if (!isfinite(*best_us)) {
+		snprintf(why, cap, "none of the %d candidates ran", n);
+		return ATD_ERR_NO_KERNEL;
+	}
+	return ATD_OK;
+}

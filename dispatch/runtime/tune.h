@@ -1,0 +1,22 @@
+/* Online tuning (ATD_OPEN_TUNE): the candidates the nearest winners give
+ * for an untuned shape, timed on the GPU; the fastest is kept in the
+ * online-tuned store (jit_tuned.h) by the caller. */
+#ifndef AT_DISPATCH_TUNE_H
+#define AT_DISPATCH_TUNE_H
+
+#include <stddef.h>
+
+#include "common/dtype.h"
+#include "dispatch/runtime/context.h"
+#include "dispatch/policy/plan.h"
+#include "include/autotune/dispatch.h"
+
+/* The fastest of the candidates the nearest winners give for (dtype, M,
+ * N), timed on scratch buffers, into *best and *best_us; *tried says how
+ * many ran. ATD_OK, or ATD_ERR_NO_KERNEL with why (no candidate, no memory
+ * for scratch). With slow held, ci's context current. */
+atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, long long M,
+		     long long N, atdi_plan *best, double *best_us, int *tried, char *why,
+		     size_t cap);
+
+#endif
