@@ -170,8 +170,8 @@ void ref_ahead_prepare(const at_op *op, at_dtype dt, long long M, long long N, u
 	pthread_mutex_unlock(&ra.lock);
 }
 
-void ref_ahead_acquire(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed, const void **x,
-		       const double **ref)
+void ref_ahead_acquire(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed,
+		       const void **x, const double **ref)
 {
 	pthread_mutex_lock(&ra.lock);
 	ra.held = -1;

@@ -33,14 +33,14 @@ uint64_t ref_shape_seed(uint64_t base, at_dtype dt, long long M, long long N);
  * those queued or being computed). Returns at once. */
 void ref_ahead_prepare(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed);
 
-/* The input (M x N elements of dt, rows dense, made by the op) and its
- * reference by the op (ref_op_check_data)
- * (M x N doubles) of (op, dt, M, N, seed): the prepared ones when they match
+/* The input (M x N elements of dt, rows dense) and its reference (M x N
+ * doubles) of (op, dt, M, N, seed), both by the op (ref_op_check_data):
+ * the prepared ones when they match
  * (after waiting for them), else computed now. Valid until the next
  * ref_ahead_acquire, ref_ahead_done or ref_ahead_release; the caller does
  * not free them. */
-void ref_ahead_acquire(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed, const void **x,
-		       const double **ref);
+void ref_ahead_acquire(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed,
+		       const void **x, const double **ref);
 
 /* The caller is done with what acquire handed out (it is on the GPU): its
  * slot may take a shape prepared ahead. */
