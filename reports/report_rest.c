@@ -3,10 +3,11 @@
 
 #include <math.h>
 
-#include "common/bytes_moved.h"
 #include "common/dtype.h"
+#include "common/op.h"
 #include "reports/numfmt.h"
 #include "reports/ties.h"
+#include "tuner/ops/ops.h"
 
 size_t report_rest_plan(const rd_shape *s, vdict *v, long *ids)
 {
@@ -34,13 +35,14 @@ static void put_count(strbuf *out, int v)
 	strbuf_printf(out, " %s", v < 0 ? fmt_grouped(b, NAN, 0) : fmt_count(b, v));
 }
 
-void report_rest_block(strbuf *out, const report_data *d, const char *dtype, const rd_shape *s,
-		       const long *ids, size_t n_rest)
+void report_rest_block(strbuf *out, const report_data *d, const char *op_name, const char *dtype,
+		       const rd_shape *s, const long *ids, size_t n_rest)
 {
 	if (n_rest == 0)
 		return;
 	at_dtype dt;
-	double bytes = at_dtype_parse(dtype, &dt) == 0 ? softmax_bytes_moved(dt, s->M, s->N) : 0;
+	const at_op *op = op_find(op_name);
+	double bytes = op && at_dtype_parse(dtype, &dt) == 0 ? at_op_bytes_moved(op, dt, s->M, s->N) : 0;
 	const rd_sweep *sw = report_data_sweep(d, s->sweep_id);
 	double copy = sw && isfinite(sw->copy_gbps) && sw->copy_gbps > 0 ? sw->copy_gbps : 0;
 	strbuf_printf(out,

@@ -32,8 +32,9 @@
 size_t report_rest_plan(const rd_shape *s, vdict *v, long *ids);
 
 /* The <details class="rest"> of s's text rows (ids from report_rest_plan);
- * nothing when n_rest is 0. */
-void report_rest_block(strbuf *out, const report_data *d, const char *dtype, const rd_shape *s,
-		       const long *ids, size_t n_rest);
+ * nothing when n_rest is 0. Their GB/s count the bytes op_name moves (its
+ * description in tuner/ops; none when it is not described). */
+void report_rest_block(strbuf *out, const report_data *d, const char *op_name, const char *dtype,
+		       const rd_shape *s, const long *ids, size_t n_rest);
 
 #endif

@@ -344,7 +344,7 @@ void report_shape_tables(strbuf *out, const report_data *d, size_t gi, const pee
 		size_t n_rest = report_rest_plan(s, list, ids);
 		if (failed < s->n_results) {
 			results_table(out, d, g, s, peers, ids);
-			report_rest_block(out, d, g->dtype, s, ids, n_rest);
+			report_rest_block(out, d, g->op, g->dtype, s, ids, n_rest);
 		}
 		free(ids);
 		if (failed)

@@ -679,6 +679,11 @@ Test(cli, templates_lists_every_template)
 	cr_assert(starts_with(r.out, "softmax_"), "stdout:\n%.200s", r.out);
 	tr_expect_in(r.out, "softmax_block (op softmax): ");
 	tr_expect_in(r.out, "softmax_warp (op softmax): ");
+	/* the op's description (tuner/ops), as the sweep uses it */
+	tr_expect_in(r.out, "  op: softmax: softmax over each row (torch.softmax(x, dim=-1)); kernel "
+			    "softmax_kernel(");
+	tr_expect_in(r.out, "bytes moved (1 read + 1 written) x M x N x element size; check "
+			    "tolerance f32 1e-05 f16 1e-02 bf16 1e-02\n");
 	tr_expect_in(r.out, "    threads            default 256   values 64,128,256,512,1024");
 	tr_expect_in(r.out, "  launch: threads=threads rows_per_cta=rows_per_cta ");
 	cr_assert_str_eq(r.err, "");

@@ -10,6 +10,7 @@
 #include "tuner/check/extreme_rows.h"
 #include "tuner/check/ref_ahead.h"
 #include "tuner/check/reference.h"
+#include "tuner/ops/ops.h"
 
 /* Checks x and ref against a direct computation of (dt, M, N, seed). */
 static void expect_shape(const void *x, const double *ref, at_dtype dt, long long M, long long N,
@@ -34,7 +35,7 @@ Test(ref_ahead, acquired_without_preparing_is_computed_now)
 {
 	const void *x;
 	const double *ref;
-	ref_ahead_acquire(AT_F32, 37, 300, 11, &x, &ref);
+	ref_ahead_acquire(&softmax_op, AT_F32, 37, 300, 11, &x, &ref);
 	expect_shape(x, ref, AT_F32, 37, 300, 11);
 	ref_ahead_release();
 }
@@ -43,8 +44,8 @@ Test(ref_ahead, prepared_then_acquired_is_the_same_data)
 {
 	const void *x;
 	const double *ref;
-	ref_ahead_prepare(AT_BF16, 64, 1000, 5);
-	ref_ahead_acquire(AT_BF16, 64, 1000, 5, &x, &ref);
+	ref_ahead_prepare(&softmax_op, AT_BF16, 64, 1000, 5);
+	ref_ahead_acquire(&softmax_op, AT_BF16, 64, 1000, 5, &x, &ref);
 	expect_shape(x, ref, AT_BF16, 64, 1000, 5);
 	ref_ahead_release();
 }
@@ -53,12 +54,12 @@ Test(ref_ahead, a_wrong_guess_still_gives_the_shape_asked_for_and_keeps_the_gues
 {
 	const void *x;
 	const double *ref;
-	ref_ahead_prepare(AT_F16, 16, 512, 1);
-	ref_ahead_acquire(AT_F32, 16, 256, 2, &x, &ref);
+	ref_ahead_prepare(&softmax_op, AT_F16, 16, 512, 1);
+	ref_ahead_acquire(&softmax_op, AT_F32, 16, 256, 2, &x, &ref);
 	expect_shape(x, ref, AT_F32, 16, 256, 2);
-	ref_ahead_acquire(AT_F16, 16, 512, 1, &x, &ref); /* the guess, now asked for */
+	ref_ahead_acquire(&softmax_op, AT_F16, 16, 512, 1, &x, &ref); /* the guess, now asked for */
 	expect_shape(x, ref, AT_F16, 16, 512, 1);
-	ref_ahead_acquire(AT_F32, 16, 256, 3, &x, &ref); /* another seed: other data */
+	ref_ahead_acquire(&softmax_op, AT_F32, 16, 256, 3, &x, &ref); /* another seed: other data */
 	expect_shape(x, ref, AT_F32, 16, 256, 3);
 	ref_ahead_release();
 }
@@ -68,8 +69,8 @@ Test(ref_ahead, a_sequence_of_growing_shapes_each_prepared_ahead)
 	const void *x;
 	const double *ref;
 	for (long long N = 128; N <= 2048; N += 384) {
-		ref_ahead_acquire(AT_F32, 32, N, (uint64_t)N, &x, &ref);
-		ref_ahead_prepare(AT_F32, 32, N + 384, (uint64_t)(N + 384));
+		ref_ahead_acquire(&softmax_op, AT_F32, 32, N, (uint64_t)N, &x, &ref);
+		ref_ahead_prepare(&softmax_op, AT_F32, 32, N + 384, (uint64_t)(N + 384));
 		expect_shape(x, ref, AT_F32, 32, N, (uint64_t)N);
 	}
 	ref_ahead_release();
@@ -79,15 +80,15 @@ Test(ref_ahead, preparing_twice_and_preparing_the_current_shape_are_harmless)
 {
 	const void *x, *x2;
 	const double *ref, *ref2;
-	ref_ahead_acquire(AT_F32, 8, 100, 9, &x, &ref);
-	ref_ahead_prepare(AT_F32, 8, 100, 9);
-	ref_ahead_prepare(AT_F32, 8, 200, 9);
-	ref_ahead_prepare(AT_F32, 8, 200, 9);
-	ref_ahead_acquire(AT_F32, 8, 100, 9, &x2, &ref2);
+	ref_ahead_acquire(&softmax_op, AT_F32, 8, 100, 9, &x, &ref);
+	ref_ahead_prepare(&softmax_op, AT_F32, 8, 100, 9);
+	ref_ahead_prepare(&softmax_op, AT_F32, 8, 200, 9);
+	ref_ahead_prepare(&softmax_op, AT_F32, 8, 200, 9);
+	ref_ahead_acquire(&softmax_op, AT_F32, 8, 100, 9, &x2, &ref2);
 	cr_assert_eq(x2, x, "the current shape is handed out again, not recomputed");
 	cr_assert_eq(ref2, ref);
 	expect_shape(x2, ref2, AT_F32, 8, 100, 9);
-	ref_ahead_acquire(AT_F32, 8, 200, 9, &x, &ref);
+	ref_ahead_acquire(&softmax_op, AT_F32, 8, 200, 9, &x, &ref);
 	expect_shape(x, ref, AT_F32, 8, 200, 9);
 	ref_ahead_release();
 }
@@ -106,21 +107,21 @@ Test(ref_ahead, two_shapes_prepared_ahead_come_in_turn_and_done_frees_a_slot)
 {
 	const void *x, *x2;
 	const double *ref, *ref2;
-	ref_ahead_acquire(AT_F32, 16, 300, 1, &x, &ref);
-	ref_ahead_prepare(AT_F16, 16, 400, 2);
-	ref_ahead_prepare(AT_BF16, 16, 500, 3);
-	ref_ahead_prepare(AT_F32, 16, 600, 4); /* every slot taken: not prepared */
+	ref_ahead_acquire(&softmax_op, AT_F32, 16, 300, 1, &x, &ref);
+	ref_ahead_prepare(&softmax_op, AT_F16, 16, 400, 2);
+	ref_ahead_prepare(&softmax_op, AT_BF16, 16, 500, 3);
+	ref_ahead_prepare(&softmax_op, AT_F32, 16, 600, 4); /* every slot taken: not prepared */
 	expect_shape(x, ref, AT_F32, 16, 300, 1);
-	ref_ahead_acquire(AT_F16, 16, 400, 2, &x, &ref);
+	ref_ahead_acquire(&softmax_op, AT_F16, 16, 400, 2, &x, &ref);
 	expect_shape(x, ref, AT_F16, 16, 400, 2);
 	ref_ahead_done();
-	ref_ahead_prepare(AT_F32, 16, 600, 4); /* the slot 400 had */
-	ref_ahead_acquire(AT_BF16, 16, 500, 3, &x, &ref);
+	ref_ahead_prepare(&softmax_op, AT_F32, 16, 600, 4); /* the slot 400 had */
+	ref_ahead_acquire(&softmax_op, AT_BF16, 16, 500, 3, &x, &ref);
 	expect_shape(x, ref, AT_BF16, 16, 500, 3);
-	ref_ahead_acquire(AT_F32, 16, 600, 4, &x2, &ref2);
+	ref_ahead_acquire(&softmax_op, AT_F32, 16, 600, 4, &x2, &ref2);
 	expect_shape(x2, ref2, AT_F32, 16, 600, 4);
 	cr_assert_neq(x2, x, "another slot than the one just handed out");
-	ref_ahead_acquire(AT_F32, 16, 300, 1, &x, &ref); /* the first shape, asked for again */
+	ref_ahead_acquire(&softmax_op, AT_F32, 16, 300, 1, &x, &ref); /* the first shape, asked for again */
 	expect_shape(x, ref, AT_F32, 16, 300, 1);
 	ref_ahead_release();
 }

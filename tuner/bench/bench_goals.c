@@ -1,7 +1,7 @@
 /* The benchmark's goals: see bench_goals.h. */
 #include "tuner/bench/bench_goals.h"
 
-#include "common/bytes_moved.h"
+#include "tuner/ops/ops.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +18,7 @@ const char *goal_verdict_name(goal_verdict v)
 
 double bench_row_bytes(const bench_row *r)
 {
-	return softmax_bytes_moved(r->dtype, r->M, r->N);
+	return at_op_bytes_moved(r->op ? r->op : &softmax_op, r->dtype, r->M, r->N);
 }
 
 static void append(char *buf, size_t cap, const char *text)

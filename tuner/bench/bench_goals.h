@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "common/dtype.h"
+#include "common/op.h"
 
 #define BENCH_BIG_BYTES (256.0 * 1024 * 1024) /* the bandwidth goal's threshold */
 #define BENCH_LONG_ROW 262144                 /* longer rows: the 85% goal */
@@ -21,6 +22,7 @@
 /* One benchmarked shape as read from the database. Values <= 0 were not
  * measured (a baseline not timed, no winner). */
 typedef struct bench_row {
+	const at_op *op;             /* its op's description; NULL: softmax's */
 	at_dtype dtype;
 	long long M, N;
 	int tuned;                   /* the database has a winners row for the shape */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "tuner/ops/ops.h"
 #include "reports/outfile.h"
 
 static int sql_fail(tdb *db, at_error *err, const char *what)
@@ -121,6 +122,7 @@ int bench_collect(tdb *db, long long gpu_id, const sweep_shape *shapes, size_t n
 	for (size_t i = 0; i < n; i++) {
 		const sweep_shape *s = &shapes[i];
 		bench_row *r = &(*rows)[i];
+		r->op = op_find(s->op);
 		r->dtype = s->dtype;
 		r->M = s->M;
 		r->N = s->N;

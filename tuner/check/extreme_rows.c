@@ -99,3 +99,9 @@ int extreme_plant_rows(void *x, at_dtype dt, long long M, long long N)
 	}
 	return planted;
 }
+
+void extreme_check_input(void *x, at_dtype dt, long long M, long long N, uint64_t seed)
+{
+	ref_fill_random(x, dt, (size_t)M * (size_t)N, seed);
+	extreme_plant_rows(x, dt, M, N);
+}

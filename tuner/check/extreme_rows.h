@@ -48,6 +48,10 @@ void extreme_fill_row(void *row, at_dtype dt, long long N, extreme_kind k, long 
  * state from an extreme one into the next). Returns how many. */
 int extreme_plant_rows(void *x, at_dtype dt, long long M, long long N);
 
+/* An at_op_input_fn (common/op.h), softmax's check input: M x N random in
+ * [-8, 8) (ref_fill_random from seed), then extreme_plant_rows. */
+void extreme_check_input(void *x, at_dtype dt, long long M, long long N, uint64_t seed);
+
 /* The row that extreme_plant_rows gives kind k (k < EXTREME_FINITE_COUNT),
  * or -1 when M has too few rows for it. */
 long long extreme_planted_row(long long M, int k);

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "common/strbuf.h"
-#include "tuner/check/extreme_rows.h"
 #include "tuner/check/reference.h"
 
 typedef enum slot_state {
@@ -18,6 +17,7 @@ typedef enum slot_state {
 
 /* Buffers for one shape's input and reference. */
 typedef struct ref_slot {
+	const at_op *op;
 	at_dtype dt;
 	long long M, N;
 	uint64_t seed;
@@ -58,9 +58,10 @@ static void *room(void *buf, size_t *cap, size_t bytes)
 	return xmalloc(*cap);
 }
 
-static int same_shape(const ref_slot *s, at_dtype dt, long long M, long long N, uint64_t seed)
+static int same_shape(const ref_slot *s, const at_op *op, at_dtype dt, long long M, long long N,
+		      uint64_t seed)
 {
-	return s->state != SLOT_EMPTY && s->dt == dt && s->M == M && s->N == N && s->seed == seed;
+	return s->state != SLOT_EMPTY && s->op == op && s->dt == dt && s->M == M && s->N == N && s->seed == seed;
 }
 
 static size_t shape_bytes(at_dtype dt, long long M, long long N)
@@ -74,10 +75,8 @@ static void fill(ref_slot *s)
 	size_t count = (size_t)s->M * (size_t)s->N;
 	s->x = room(s->x, &s->x_cap, count * at_dtype_size(s->dt));
 	s->ref = room(s->ref, &s->ref_cap, count * sizeof *s->ref);
-	ref_fill_random(s->x, s->dt, count, s->seed);
-	/* a variant that gets extreme values wrong fails its check: it never wins */
-	extreme_plant_rows(s->x, s->dt, s->M, s->N);
-	ref_softmax(s->x, s->dt, s->M, s->N, s->N, s->ref);
+	/* the op's input (softmax's plants extreme rows) and reference */
+	ref_op_check_data(s->op, s->dt, s->M, s->N, s->seed, s->x, s->ref);
 }
 
 static void *worker(void *arg)
@@ -135,17 +134,18 @@ static int free_slot(size_t bytes)
 	return best;
 }
 
-static int find(at_dtype dt, long long M, long long N, uint64_t seed)
+static int find(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed)
 {
 	for (int i = 0; i < REF_AHEAD_SLOTS; i++)
-		if (same_shape(&ra.slot[i], dt, M, N, seed))
+		if (same_shape(&ra.slot[i], op, dt, M, N, seed))
 			return i;
 	return -1;
 }
 
-static void set_shape(ref_slot *s, at_dtype dt, long long M, long long N, uint64_t seed,
+static void set_shape(ref_slot *s, const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed,
 		      slot_state state)
 {
+	s->op = op;
 	s->dt = dt;
 	s->M = M;
 	s->N = N;
@@ -154,7 +154,7 @@ static void set_shape(ref_slot *s, at_dtype dt, long long M, long long N, uint64
 	s->order = ra.queued++;
 }
 
-void ref_ahead_prepare(at_dtype dt, long long M, long long N, uint64_t seed)
+void ref_ahead_prepare(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed)
 {
 	if (M < 1 || N < 1 || (double)M * (double)N * (double)(at_dtype_size(dt) + sizeof(double)) >
 				      REF_AHEAD_MAX_BYTES)
@@ -162,29 +162,29 @@ void ref_ahead_prepare(at_dtype dt, long long M, long long N, uint64_t seed)
 	pthread_mutex_lock(&ra.lock);
 	if (!ra.started)
 		ra.started = pthread_create(&ra.worker, NULL, worker, NULL) == 0;
-	int i = find(dt, M, N, seed);
+	int i = find(op, dt, M, N, seed);
 	if (i < 0 && ra.started && (i = free_slot(shape_bytes(dt, M, N))) >= 0) {
-		set_shape(&ra.slot[i], dt, M, N, seed, SLOT_QUEUED);
+		set_shape(&ra.slot[i], op, dt, M, N, seed, SLOT_QUEUED);
 		pthread_cond_signal(&ra.work);
 	}
 	pthread_mutex_unlock(&ra.lock);
 }
 
-void ref_ahead_acquire(at_dtype dt, long long M, long long N, uint64_t seed, const void **x,
-		       const double **ref)
+void ref_ahead_acquire(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed,
+		       const void **x, const double **ref)
 {
 	pthread_mutex_lock(&ra.lock);
 	ra.held = -1;
-	int i = find(dt, M, N, seed);
+	int i = find(op, dt, M, N, seed);
 	while (i >= 0 && ra.slot[i].state != SLOT_READY) {
 		pthread_cond_wait(&ra.ready, &ra.lock);
-		i = find(dt, M, N, seed); /* still there: only acquire evicts a queued slot */
+		i = find(op, dt, M, N, seed); /* still there: only acquire evicts a queued slot */
 	}
 	if (i < 0) {
 		/* not prepared: computed now, in a slot the worker does not touch */
 		while ((i = free_slot(shape_bytes(dt, M, N))) < 0)
 			pthread_cond_wait(&ra.ready, &ra.lock);
-		set_shape(&ra.slot[i], dt, M, N, seed, SLOT_FILLING);
+		set_shape(&ra.slot[i], op, dt, M, N, seed, SLOT_FILLING);
 		pthread_mutex_unlock(&ra.lock);
 		if (M > 0 && N > 0)
 			fill(&ra.slot[i]);

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "common/dtype.h"
+#include "common/op.h"
 
 /* A shape whose input and reference take more is not prepared ahead (it is
  * computed when asked for). 4 GiB takes in the default grid's largest
@@ -26,19 +27,20 @@
 /* The seed of a shape's input in a sweep whose seed is base. */
 uint64_t ref_shape_seed(uint64_t base, at_dtype dt, long long M, long long N);
 
-/* Queues (dt, M, N, seed) for the background thread, which computes the
+/* Queues (op, dt, M, N, seed) for the background thread, which computes the
  * queued shapes in turn, unless it is ready or queued already, larger than
  * REF_AHEAD_MAX_BYTES, or every slot is taken (the handed-out one, and
  * those queued or being computed). Returns at once. */
-void ref_ahead_prepare(at_dtype dt, long long M, long long N, uint64_t seed);
+void ref_ahead_prepare(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed);
 
-/* The input (M x N elements of dt, rows dense) and its softmax reference
- * (M x N doubles) of (dt, M, N, seed): the prepared ones when they match
+/* The input (M x N elements of dt, rows dense) and its reference (M x N
+ * doubles) of (op, dt, M, N, seed), both by the op (ref_op_check_data):
+ * the prepared ones when they match
  * (after waiting for them), else computed now. Valid until the next
  * ref_ahead_acquire, ref_ahead_done or ref_ahead_release; the caller does
  * not free them. */
-void ref_ahead_acquire(at_dtype dt, long long M, long long N, uint64_t seed, const void **x,
-		       const double **ref);
+void ref_ahead_acquire(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed,
+		       const void **x, const double **ref);
 
 /* The caller is done with what acquire handed out (it is on the GPU): its
  * slot may take a shape prepared ahead. */

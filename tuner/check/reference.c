@@ -91,7 +91,7 @@ void ref_fill_random(void *host, at_dtype dt, size_t count, uint64_t seed)
 	}
 }
 
-static void softmax_row(const void *x, at_dtype dt, size_t offset, long long N, double *out)
+void ref_softmax_row(const void *x, at_dtype dt, size_t offset, long long N, double *out)
 {
 	double m = -INFINITY;
 	int has_nan = 0;
@@ -116,19 +116,26 @@ typedef struct ref_job {
 	at_dtype dt;
 	long long N, ldx, row_begin, row_end;
 	double *ref;
+	at_op_ref_row_fn row;
 } ref_job;
 
 static void *ref_worker(void *arg)
 {
 	ref_job *job = arg;
 	for (long long i = job->row_begin; i < job->row_end; i++)
-		softmax_row(job->x, job->dt, (size_t)(i * job->ldx), job->N,
-			    job->ref + (size_t)(i * job->N));
+		job->row(job->x, job->dt, (size_t)(i * job->ldx), job->N,
+			 job->ref + (size_t)(i * job->N));
 	return NULL;
 }
 
 void ref_softmax(const void *x, at_dtype dt, long long M, long long N, long long ldx,
 		 double *ref)
+{
+	ref_rows(ref_softmax_row, x, dt, M, N, ldx, ref);
+}
+
+void ref_rows(at_op_ref_row_fn row, const void *x, at_dtype dt, long long M, long long N,
+	      long long ldx, double *ref)
 {
 	if (M < 1 || N < 1)
 		return;
@@ -139,7 +146,7 @@ void ref_softmax(const void *x, at_dtype dt, long long M, long long N, long long
 	ref_job jobs[64];
 	int started[64] = { 0 };
 	for (int t = 0; t < nthreads; t++) {
-		jobs[t] = (ref_job){ x, dt, N, ldx, M * t / nthreads, M * (t + 1) / nthreads, ref };
+		jobs[t] = (ref_job){ x, dt, N, ldx, M * t / nthreads, M * (t + 1) / nthreads, ref, row };
 		if (t > 0)
 			started[t] = pthread_create(&tids[t], NULL, ref_worker, &jobs[t]) == 0;
 	}
@@ -187,6 +194,18 @@ check_result ref_compare(const void *y, at_dtype dt, long long M, long long N,
 	}
 	r.rel_l2 = norm2 > 0 ? sqrt(diff2 / norm2) : sqrt(diff2);
 	return r;
+}
+
+void ref_input_random(void *x, at_dtype dt, long long M, long long N, uint64_t seed)
+{
+	ref_fill_random(x, dt, (size_t)M * (size_t)N, seed);
+}
+
+void ref_op_check_data(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed,
+		       void *x, double *ref)
+{
+	op->make_input(x, dt, M, N, seed);
+	ref_rows(op->ref_row, x, dt, M, N, N, ref);
 }
 
 double ref_tolerance(at_dtype dt)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "common/dtype.h"
+#include "common/op.h"
 
 /* Fills count elements of dtype dt with values uniform in [-8, 8), from a
  * deterministic generator seeded by seed (different seeds, different data). */
@@ -17,6 +18,25 @@ void ref_fill_random(void *host, at_dtype dt, size_t count, uint64_t seed);
  * PyTorch: a row with a NaN, or whose max is +-inf with an inf-inf, is NaN. */
 void ref_softmax(const void *x, at_dtype dt, long long M, long long N, long long ldx,
 		 double *ref);
+
+/* The softmax of one row (an at_op_ref_row_fn): the softmax op's. */
+void ref_softmax_row(const void *x, at_dtype dt, size_t offset, long long N, double *out);
+
+/* ref[i*N + j] = row's reference of row i of x (row stride ldx), in
+ * parallel over rows: any op's reference (at_op.ref_row). */
+void ref_rows(at_op_ref_row_fn row, const void *x, at_dtype dt, long long M, long long N,
+	      long long ldx, double *ref);
+
+/* An at_op_input_fn: M x N elements random in [-8, 8) (ref_fill_random),
+ * nothing planted. */
+void ref_input_random(void *x, at_dtype dt, long long M, long long N, uint64_t seed);
+
+/* The check input and reference of an M x N shape under op (rows dense):
+ * x (M * N elements of dt) from seed by op->make_input, ref (M * N
+ * doubles) by op->ref_row, in parallel over rows. What the sweep checks
+ * every variant against (through ref_ahead). */
+void ref_op_check_data(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed,
+		       void *x, double *ref);
 
 /* With ATD_MASKED_ZERO: the reference rows of x whose elements are all
  * -inf become zeros (ref_softmax gave them NaN, as torch.softmax). */
@@ -33,7 +53,8 @@ typedef struct check_result {
 check_result ref_compare(const void *y, at_dtype dt, long long M, long long N,
 			 long long ldy, const double *ref);
 
-/* The relative L2 tolerance for dt: 1e-5 for f32, 1e-2 for f16 and bf16. */
+/* The relative L2 tolerance for dt: 1e-5 for f32, 1e-2 for f16 and bf16
+ * (the softmax op's; the sweep asks the op, at_op_tolerance). */
 double ref_tolerance(at_dtype dt);
 
 /* Element i of a host buffer of dtype dt as double. */

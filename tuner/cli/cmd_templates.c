@@ -4,7 +4,24 @@
 #include "common/dtype.h"
 #include "gen/manifest.h"
 #include "tuner/cli/cli.h"
+#include "tuner/ops/ops.h"
 #include "tuner/sweep/plan.h"
+
+/* The op's description (tuner/ops), as the sweep uses it. */
+static void print_op(const char *name)
+{
+	const at_op *op = op_find(name);
+	if (!op) {
+		printf("  op: %s is not described (tuner/ops/ops.c): the sweep refuses it\n", name);
+		return;
+	}
+	printf("  op: %s: %s; kernel %s%s; bytes moved (%d read + %d written) x M x N x "
+	       "element size; check tolerance", op->name, op->summary, op->kernel_name,
+	       op->kernel_signature, op->reads_per_elem, op->writes_per_elem);
+	for (int d = 0; d < AT_DTYPE_COUNT; d++)
+		printf(" %s %.0e", at_dtype_name((at_dtype)d), at_op_tolerance(op, (at_dtype)d));
+	printf("\n");
+}
 
 static void print_template(const tmpl_manifest *t)
 {
@@ -13,7 +30,9 @@ static void print_template(const tmpl_manifest *t)
 	for (int d = 0; d < AT_DTYPE_COUNT; d++)
 		if (t->dtype_mask & (1u << d))
 			printf(" %s", at_dtype_name((at_dtype)d));
-	printf("\n  params:\n");
+	printf("\n");
+	print_op(t->op);
+	printf("  params:\n");
 	for (size_t i = 0; i < t->nparams; i++) {
 		const tmpl_param *p = &t->params[i];
 		printf("    %-18s default %-5lld values", p->name, p->def);

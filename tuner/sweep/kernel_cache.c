@@ -444,18 +444,20 @@ size_t kernel_cache_pending(kernel_cache *c)
 	return n;
 }
 
-int kernel_entry_load(kernel_entry *e, at_error *err)
+int kernel_entry_load(kernel_entry *e, const char *kernel_name, at_error *err)
 {
 	if (e->fn)
 		return 0;
 	if (e->status != COMPILE_OK)
 		return at_error_set(err, "the variant did not compile");
 	CU_TRY(err, cudrv.cuModuleLoadData(&e->module, e->k.cubin));
-	CUresult rc = cudrv.cuModuleGetFunction(&e->fn, e->module, "softmax_kernel");
+	CUresult rc = cudrv.cuModuleGetFunction(&e->fn, e->module, kernel_name);
 	if (rc != CUDA_SUCCESS) {
 		cudrv.cuModuleUnload(e->module);
 		e->module = NULL;
-		return cudrv_error(err, rc, "cuModuleGetFunction(softmax_kernel)");
+		char what[160];
+		snprintf(what, sizeof what, "cuModuleGetFunction(%s)", kernel_name);
+		return cudrv_error(err, rc, what);
 	}
 	/* The driver's numbers are authoritative; ptxas' log is only parsed
 	 * for compile-only runs. */

@@ -145,7 +145,8 @@ void kernel_cache_counts(kernel_cache *c, compile_counts *out);
 /* Kernels queued or being compiled now. */
 size_t kernel_cache_pending(kernel_cache *c);
 
-/* Loads e's module and function in the current context (once). */
-int kernel_entry_load(kernel_entry *e, at_error *err);
+/* Loads e's module and its function kernel_name (the op's, at_op.kernel_name)
+ * in the current context (once). */
+int kernel_entry_load(kernel_entry *e, const char *kernel_name, at_error *err);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tuner/check/ref_ahead.h"
+#include "tuner/ops/ops.h"
 #include "tuner/sweep/variant_kernels.h"
 
 static struct {
@@ -72,7 +73,10 @@ void lookahead_after(const lookahead_ctx *ctx, const sweep_shape *s)
 		const sweep_shape *n = &p->shapes[k];
 		if (k > next && is_done(ctx, n))
 			continue;
-		ref_ahead_prepare(n->dtype, n->M, n->N, ref_shape_seed(ctx->seed, n->dtype, n->M, n->N));
+		const at_op *op = op_find(n->op);
+		if (op)
+			ref_ahead_prepare(op, n->dtype, n->M, n->N,
+					  ref_shape_seed(ctx->seed, n->dtype, n->M, n->N));
 		prepared++;
 	}
 

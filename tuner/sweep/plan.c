@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/strbuf.h"
+#include "tuner/ops/ops.h"
 #include "tuner/sweep/enumerate.h"
 
 #ifndef AT_SOURCE_TEMPLATES_DIR
@@ -89,11 +90,19 @@ static char *known_templates(const sweep_plan *p)
 	return strbuf_take(&s);
 }
 
-/* Each spec's op has a template, and each named template exists for it. */
+/* Each spec's op is described (tuner/ops) and has a template, and each
+ * named template exists for it. */
 static int check_specs(const sweep_plan *p, at_error *err)
 {
 	for (size_t i = 0; i < p->cfg.nspecs; i++) {
 		const sweep_spec *s = &p->cfg.specs[i];
+		if (!op_find(s->op)) {
+			char *known = op_names();
+			at_error_set(err, "%s:%d: unknown op \"%s\" (known: %s)", p->cfg.path,
+				     s->line, s->op, known);
+			free(known);
+			return -1;
+		}
 		int served = 0;
 		for (size_t t = 0; t < p->ntemplates; t++)
 			served |= strcmp(p->templates[t].op, s->op) == 0;

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/bytes_moved.h"
+#include "common/op.h"
 #include "common/strbuf.h"
 #include "tuner/sweep/enumerate.h"
 #include "tuner/sweep/baselines.h"
@@ -15,6 +15,7 @@
 #include "tuner/sweep/lookahead.h"
 #include "tuner/check/ref_ahead.h"
 #include "tuner/check/reference.h"
+#include "tuner/ops/ops.h"
 #include "tuner/timing/refine.h"
 #include "tuner/sweep/variant_kernels.h"
 
@@ -86,6 +87,12 @@ static void free_data(shape_data *d)
 	memset(d, 0, sizeof *d);
 }
 
+/* The op s names (plan_load checked that it is described). */
+static const at_op *shape_op(const sweep_shape *s)
+{
+	return op_find(s->op);
+}
+
 /* The shape's input and reference on the GPU; the wait for the CPU's part
  * is timed apart as PHASE_REF. */
 static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, double *phase,
@@ -96,7 +103,7 @@ static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, double 
 	d->bytes = count * at_dtype_size(s->dtype);
 	/* Fresh data for every shape and sweep: the seed mixes both. */
 	uint64_t seed = ref_shape_seed(ctx->seed, s->dtype, s->M, s->N);
-	ref_ahead_acquire(s->dtype, s->M, s->N, seed, &d->host_x, &d->ref);
+	ref_ahead_acquire(shape_op(s), s->dtype, s->M, s->N, seed, &d->host_x, &d->ref);
 	phase_end(phase, PHASE_REF, mark);
 	CU_TRY(err, cudrv.cuMemAlloc(&d->x, d->bytes));
 	CU_TRY(err, cudrv.cuMemAlloc(&d->y, d->bytes));
@@ -183,7 +190,7 @@ static int check_launch(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 			    ctx->timer->stream, &c, err))
 		return -1;
 	row->rel_err = c.rel_l2;
-	double tol = ref_tolerance(s->dtype);
+	double tol = at_op_tolerance(shape_op(s), s->dtype);
 	if (c.mismatches) {
 		row->status = RESULT_CHECK_FAILED;
 		snprintf(reason, cap, "%lld elements NaN where the reference is not, or the "
@@ -235,7 +242,7 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	row->cubin = entry->k.cubin;
 	row->cubin_size = entry->k.cubin_size;
 	row->ptx = entry->k.ptx;
-	int loaded = kernel_entry_load(entry, &verr);
+	int loaded = kernel_entry_load(entry, shape_op(s)->kernel_name, &verr);
 	row->registers = entry->k.registers;
 	row->smem_bytes = entry->k.smem_bytes;
 	row->spill_bytes = entry->k.spill_bytes;
@@ -279,7 +286,9 @@ static int run_baselines(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	int n = 0, ntimed = 0;
 	on_gpu(ctx, -1, NULL);
 	for (int i = 0; i < 3; i++) {
-		if ((i == 1 && !baselines_cudnn_available(ctx->baselines)) ||
+		/* the naive and cuDNN baselines compute softmax: the copy serves every op */
+		if ((i < 2 && !shape_op(s)->softmax_baselines) ||
+		    (i == 1 && !baselines_cudnn_available(ctx->baselines)) ||
 		    (i == 2 && d->bytes % 16))
 			continue;
 		result_row *row = &rows[n];
@@ -308,8 +317,8 @@ static int run_baselines(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	}
 	at_error terr = { { 0 } };
 	if (ntimed && refine_beside(ctx->timer, winner, launch, arg, ntimed,
-				    softmax_bytes_moved(s->dtype, s->M, s->N), ctx->copy_gbps, timed,
-				    &terr)) {
+				    at_op_bytes_moved(shape_op(s), s->dtype, s->M, s->N),
+				    ctx->copy_gbps, timed, &terr)) {
 		/* not the winner's failure: it ran many times before */
 		for (int i = 0; i < ntimed; i++) {
 			char *reason = reasons + (size_t)(timed[i] - rows) * cap;
@@ -425,6 +434,8 @@ static int interrupted(const tune_ctx *ctx, at_error *err)
 
 int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error *err)
 {
+	if (!shape_op(s))
+		return at_error_set(err, "op \"%s\" is not described (tuner/ops/ops.c)", s->op);
 	tr_env env = gpu_shape_env(ctx->gpu, s->M, s->N, at_dtype_size(s->dtype));
 	variant *vs = NULL;
 	size_t n = 0;
@@ -458,7 +469,7 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 		for (size_t i = 0; i < n; i++) {
 			at_error ignored;
 			if (entries[i]->status == COMPILE_OK)
-				kernel_entry_load(entries[i], &ignored);
+				kernel_entry_load(entries[i], shape_op(s)->kernel_name, &ignored);
 		}
 	phase_end(phase, PHASE_LOAD, &mark);
 	if (rc == 0)
@@ -485,7 +496,7 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	if (rc == 0)
 		rc = interrupted(ctx, err);
 	/* a timing failure is the GPU's, not a variant's: it ends the sweep */
-	double moved = softmax_bytes_moved(s->dtype, s->M, s->N);
+	double moved = at_op_bytes_moved(shape_op(s), s->dtype, s->M, s->N);
 	if (rc == 0 && ctx->full_timing)
 		rc = refine_all(ctx->timer, passed, npassed, moved, ctx->copy_gbps, err);
 	else if (rc == 0) {

@@ -1,0 +1,52 @@
+/* What the tuner must know of an op, apart from its templates: one
+ * description a op (tuner/ops/NAME_op.c, registered in tuner/ops/ops.c),
+ * looked up by the name its templates' manifests give as `op:`. The sweep
+ * checks a variant against the op's CPU reference within the op's
+ * tolerance, on the input the op makes, and credits it the bytes the op
+ * moves; the config's ops are checked against the table. Plain data and
+ * pointers: this header depends on nothing but the dtypes. */
+#ifndef AT_COMMON_OP_H
+#define AT_COMMON_OP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/dtype.h"
+
+/* The reference of one row: out[j] for j < N from the N elements of x
+ * (dtype dt) from element offset on, in double. */
+typedef void (*at_op_ref_row_fn)(const void *x, at_dtype dt, size_t offset, long long N,
+				 double *out);
+
+/* The check input of an M x N shape (rows dense), from seed (same seed,
+ * same data). */
+typedef void (*at_op_input_fn)(void *x, at_dtype dt, long long M, long long N, uint64_t seed);
+
+typedef struct at_op {
+	const char *name;    /* as the manifests' `op:` and the configs' say it */
+	const char *summary; /* one line, for `autotune templates` */
+	/* The kernel every template of the op defines, and what it takes.
+	 * All ops launch row-wise as softmax does (dispatch/launch_geometry.h:
+	 * y, x, M, N, ldy, ldx, flags): the signature is said here so that a
+	 * template writer finds it. */
+	const char *kernel_name;
+	const char *kernel_signature;
+	/* Bytes moved: (reads + writes) * M * N * element size; a kernel that
+	 * reads a row twice is still credited reads_per_elem. */
+	int reads_per_elem, writes_per_elem;
+	double tolerance[AT_DTYPE_COUNT]; /* relative L2 error allowed, per dtype */
+	at_op_ref_row_fn ref_row;
+	at_op_input_fn make_input;
+	/* non-zero: the seeds' naive softmax and cuDNN's are timed beside the
+	 * variants (the same-size copy is, for every op) */
+	int softmax_baselines;
+} at_op;
+
+/* The bytes an M x N shape of dtype dt moves through memory under op: the
+ * numerator of its GB/s. */
+double at_op_bytes_moved(const at_op *op, at_dtype dt, long long M, long long N);
+
+/* op's relative L2 tolerance for dt. */
+double at_op_tolerance(const at_op *op, at_dtype dt);
+
+#endif
