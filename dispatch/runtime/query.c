@@ -11,6 +11,7 @@
 #include "dispatch/runtime/decide.h"
 #include "dispatch/runtime/described_gpu.h"
 #include "dispatch/runtime/query.h"
+#include "dispatch/runtime/resolve.h"
 #include "dispatch/policy/tuned_db.h"
 
 /* A stored kernel's digests are what loading it would check first: one
@@ -130,17 +131,12 @@ ATD_API atd_status atd_query(atd_handle *h, atd_dtype dtype, int64_t M, int64_t 
 	if (!h)
 		return ATD_ERR_INVALID_ARGUMENT;
 	atd_status s = check_shape(h, "atd_query", dtype, M, N, out);
-	if (s != ATD_OK || (s = atdi_driver(h)) != ATD_OK)
-		return s;
 	CUcontext ctx;
-	if ((s = atdi_current(h, &ctx)) != ATD_OK)
-		return s;
-	atdi_key key = { ctx, M, N, (int)dtype };
 	atdi_resolved r;
-	pthread_mutex_lock(&h->lock);
-	int hit = atdi_lookup_find(&h->lookup, &key, &r);
-	pthread_mutex_unlock(&h->lock);
-	if (hit && !atdi_stale(h, &r)) {
+	int fresh;
+	if (s != ATD_OK || (s = atdi_cached(h, (int)dtype, M, N, &ctx, &r, &fresh)) != ATD_OK)
+		return s;
+	if (fresh) {
 		choice_of(h, &r, dtype, M, N, out);
 		return ATD_OK;
 	}

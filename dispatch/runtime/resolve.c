@@ -151,3 +151,17 @@ atd_status atdi_resolve(atd_handle *h, CUcontext ctx, at_dtype dtype, long long 
 	atdi_notes_emit(h, &notes);
 	return s;
 }
+
+atd_status atdi_cached(atd_handle *h, int dtype, long long M, long long N, CUcontext *ctx,
+		       atdi_resolved *out, int *fresh)
+{
+	atd_status s = atdi_driver(h);
+	if (s != ATD_OK || (s = atdi_current(h, ctx)) != ATD_OK)
+		return s;
+	atdi_key key = { *ctx, M, N, dtype };
+	pthread_mutex_lock(&h->lock);
+	int hit = atdi_lookup_find(&h->lookup, &key, out);
+	pthread_mutex_unlock(&h->lock);
+	*fresh = hit && !atdi_stale(h, out);
+	return ATD_OK;
+}

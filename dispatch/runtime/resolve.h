@@ -11,6 +11,13 @@
 /* atd_softmax's loader: modules loaded, grids sized. */
 extern const atdi_loader atdi_launch_loader;
 
+/* The calling thread's current context (*ctx) and whether the handle's
+ * lookup holds a choice for (dtype, M, N) there that is still good (*fresh,
+ * and *out): the start of atd_softmax and of atd_query alike. Returns
+ * ATD_OK, or the driver's or the context's status. */
+atd_status atdi_cached(atd_handle *h, int dtype, long long M, long long N, CUcontext *ctx,
+		       atdi_resolved *out, int *fresh);
+
 /* Finds or decides (decide.h) what runs (dtype, M, N) in ctx, the current
  * context, and caches it. The miss path of atd_softmax. */
 atd_status atdi_resolve(atd_handle *h, CUcontext ctx, at_dtype dtype, long long M, long long N,

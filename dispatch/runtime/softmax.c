@@ -54,19 +54,12 @@ ATD_API atd_status atd_softmax_ex(atd_handle *h, atd_dtype dtype, void *y, const
 	if (!y || !x || M < 1 || N < 1 || ldx < N || ldy < N || (unsigned)dtype >= AT_DTYPE_COUNT ||
 	    (flags & ~ATD_MASKED_ZERO))
 		return bad_argument(h, dtype, y, x, M, N, ldy, ldx, flags);
-	atd_status s = atdi_driver(h);
-	if (s != ATD_OK)
-		return s;
 	CUcontext ctx;
-	if ((s = atdi_current(h, &ctx)) != ATD_OK)
-		return s;
-	atdi_key key = { ctx, M, N, (int)dtype };
 	atdi_resolved r;
-	pthread_mutex_lock(&h->lock);
-	int hit = atdi_lookup_find(&h->lookup, &key, &r);
-	pthread_mutex_unlock(&h->lock);
-	if ((!hit || atdi_stale(h, &r)) &&
-	    (s = atdi_resolve(h, ctx, (at_dtype)dtype, M, N, &r)) != ATD_OK)
+	int fresh;
+	atd_status s = atdi_cached(h, (int)dtype, M, N, &ctx, &r, &fresh);
+	if (s != ATD_OK ||
+	    (!fresh && (s = atdi_resolve(h, ctx, (at_dtype)dtype, M, N, &r)) != ATD_OK))
 		return s;
 	at_error err;
 	if (launch_softmax(r.fn, &r.geom, r.grid, (CUdeviceptr)(uintptr_t)y,
