@@ -42,7 +42,8 @@ static void upper(const char *in, char *out, size_t cap)
 }
 
 char *kernel_source(const char *template_name, const char *source_file, at_dtype dtype,
-		    const char *const *names, const long long *values, size_t n, const char *body)
+		    const char *op, const char *const *names, const long long *values, size_t n,
+		    const char *body)
 {
 	char head[4096], params[2048], name[128];
 	size_t used = 0;
@@ -54,6 +55,10 @@ char *kernel_source(const char *template_name, const char *source_file, at_dtype
 		     "// Do not edit: change the template or its parameters and generate again.\n"
 		     "#define DTYPE_%s 1\n",
 		     template_name, source_file, at_dtype_name(dtype), params, name);
+	if (op && rc == 0) {
+		upper(op, name, sizeof name);
+		rc = put(head, sizeof head, &used, "#define OP_%s 1\n", name);
+	}
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		upper(names[i], name, sizeof name);
 		rc = put(head, sizeof head, &used, "#define %s %lld\n", name, values[i]);

@@ -32,11 +32,15 @@ typedef struct at_op {
 	const char *kernel_name;
 	const char *kernel_signature;
 	/* Bytes moved: (reads + writes) * M * N * element size; a kernel that
-	 * reads a row twice is still credited reads_per_elem. */
+	 * reads a row twice is still credited reads_per_elem. Ops whose
+	 * templates are another op's (also_ops) share its kernel_name. */
 	int reads_per_elem, writes_per_elem;
 	double tolerance[AT_DTYPE_COUNT]; /* relative L2 error allowed, per dtype */
 	at_op_ref_row_fn ref_row;
 	at_op_input_fn make_input;
+	/* What ATD_MASKED_ZERO makes of each element of a row of all -inf
+	 * (softmax 0; log_softmax -inf, ln 0); without it such a row is NaN. */
+	double masked_value;
 	/* non-zero: the seeds' naive softmax and cuDNN's are timed beside the
 	 * variants (the same-size copy is, for every op) */
 	int softmax_baselines;

@@ -347,3 +347,16 @@ int tr_prefer_holds(const tr_rules *r, int i, const long long *values)
 	long long v;
 	return expr_eval_lexed(r->prefer[i], slots, &v, &ignored) == EXPR_OK && v != 0;
 }
+
+int tr_serves(const tr_template *t, const char *op)
+{
+	return tr_source_op(t, op) != NULL || (t->op && strcmp(t->op, op) == 0);
+}
+
+const char *tr_source_op(const tr_template *t, const char *op)
+{
+	for (int i = 0; i < t->nalso_ops; i++)
+		if (strcmp(t->also_ops[i], op) == 0)
+			return t->also_ops[i];
+	return NULL;
+}

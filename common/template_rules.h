@@ -62,6 +62,12 @@ typedef struct tr_template {
 	int nwiden;
 	const char *const *prefer; /* in order of weight */
 	int nprefer;
+	/* The op the template's code is written for (its manifest's `op:`),
+	 * and the others it computes when the source defines OP_<NAME>
+	 * (`also_ops:`; kernel_source.h). */
+	const char *op;
+	const char *const *also_ops;
+	int nalso_ops;
 } tr_template;
 
 /* The shape and device variables an expression may use besides the params,
@@ -101,6 +107,15 @@ typedef struct launch_geometry {
  * that none can (a persistent or cooperative cluster, a negative field,
  * no threads). For the rules below and the database readers. */
 int launch_geometry_check(const launch_geometry *g, at_error *err);
+
+/* ---- ops ---------------------------------------------------------------- */
+
+/* Whether t computes op (its own or one of also_ops). */
+int tr_serves(const tr_template *t, const char *op);
+
+/* What kernel_source takes for a variant of t computing op: NULL for t's
+ * own op (the source as written), else op (the source defines OP_<OP>). */
+const char *tr_source_op(const tr_template *t, const char *op);
 
 /* ---- params ------------------------------------------------------------- */
 

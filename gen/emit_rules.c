@@ -72,6 +72,8 @@ static void emit_arrays(FILE *out, const tr_template *t, const char *body, size_
 	string_array(out, name, t->constraints, t->nconstraints);
 	snprintf(name, sizeof name, "t%zu_prefer", k);
 	string_array(out, name, t->prefer, t->nprefer);
+	snprintf(name, sizeof name, "t%zu_also_ops", k);
+	string_array(out, name, t->also_ops, t->nalso_ops);
 	snprintf(name, sizeof name, "t%zu_derive", k);
 	int_array(out, name, t->derive, t->nderive);
 	snprintf(name, sizeof name, "t%zu_widen", k);
@@ -105,7 +107,10 @@ static void emit_entry(FILE *out, const tr_template *t, size_t k)
 	fputs("\t  ", out);
 	array_ref(out, k, "derive", t->nderive, ", ");
 	array_ref(out, k, "widen", t->nwiden, ", ");
-	array_ref(out, k, "prefer", t->nprefer, " },\n");
+	array_ref(out, k, "prefer", t->nprefer, ",\n\t  ");
+	c_string(out, t->op);
+	fputs(", ", out);
+	array_ref(out, k, "also_ops", t->nalso_ops, " },\n");
 }
 
 int emit_rules(FILE *out, const tmpl_manifest *ms, size_t n, at_error *err)

@@ -16,7 +16,7 @@
 #include "common/yaml_doc.h"
 
 static const char *const top_keys[] = {
-	"template", "op", "source", "summary", "dtypes",
+	"template", "op", "also_ops", "source", "summary", "dtypes",
 	"params", "constraints", "launch", "derive", NULL,
 };
 static const char *const derive_keys[] = { "params", "widen", "prefer", NULL };
@@ -467,13 +467,52 @@ static int load_launch(const struct loader *L, const yaml_node_t *root)
 	return 0;
 }
 
+/* An op's name becomes a macro (OP_<NAME>): letters, digits and '_'. */
+static int check_op_name(const struct loader *L, const yaml_node_t *n, const char *op)
+{
+	for (const char *c = op; *c; c++)
+		if (!(*c >= 'a' && *c <= 'z') && !(*c >= '0' && *c <= '9') && *c != '_')
+			return ydoc_fail(L->y, n,
+					 "expected an op name of lower-case letters, digits and '_', "
+					 "got \"%s\"",
+					 op);
+	return 0;
+}
+
+/* also_ops: the other ops the template's code computes when its source
+ * defines OP_<NAME> (optional). */
+static int load_also_ops(const struct loader *L, const yaml_node_t *root)
+{
+	const yaml_node_t *seq = map_find(L, root, "also_ops");
+	if (!seq)
+		return 0;
+	if (expect_type(L, seq, YAML_SEQUENCE_NODE, "a sequence of op names for also_ops"))
+		return -1;
+	tmpl_manifest *m = L->m;
+	const yaml_node_item_t *it = seq->data.sequence.items.start;
+	m->also_ops = xcalloc((size_t)(seq->data.sequence.items.top - it) + 1, sizeof *m->also_ops);
+	for (; it < seq->data.sequence.items.top; it++) {
+		const yaml_node_t *n = ydoc_node(L->y, *it);
+		char *op;
+		if (take_string(L, n, "an op in also_ops", 1, &op))
+			return -1;
+		m->also_ops[m->nalso_ops++] = op;
+		if (check_op_name(L, n, op))
+			return -1;
+		if (manifest_serves(m, op) != (int)m->nalso_ops + 1)
+			return ydoc_fail(L->y, n, "op \"%s\" is named twice (op, also_ops)", op);
+	}
+	return 0;
+}
+
 static int load_header(const struct loader *L, const yaml_node_t *root)
 {
 	const yaml_node_t *n;
 	if (load_template(L, root))
 		return -1;
 	n = map_require(L, root, "op", "the manifest");
-	if (!n || take_string(L, n, "op", 1, &L->m->op))
+	if (!n || take_string(L, n, "op", 1, &L->m->op) || check_op_name(L, n, L->m->op) ||
+	    load_also_ops(L, root))
 		return -1;
 	if (load_source(L, root))
 		return -1;
@@ -566,6 +605,9 @@ void manifest_free(tmpl_manifest *m)
 	free(m->launch.cooperative);
 	free(m->name);
 	free(m->op);
+	for (size_t i = 0; i < m->nalso_ops; i++)
+		free(m->also_ops[i]);
+	free(m->also_ops);
 	free(m->summary);
 	free(m->manifest_path);
 	free(m->source_path);
@@ -678,6 +720,22 @@ void manifest_free_all(tmpl_manifest *ms, size_t n)
 	free(ms);
 }
 
+int manifest_serves(const tmpl_manifest *m, const char *op)
+{
+	if (m->op && strcmp(m->op, op) == 0)
+		return 1;
+	for (size_t i = 0; i < m->nalso_ops; i++)
+		if (strcmp(m->also_ops[i], op) == 0)
+			return (int)i + 2;
+	return 0;
+}
+
+const char *manifest_source_op(const tmpl_manifest *m, const char *op)
+{
+	int k = manifest_serves(m, op);
+	return k >= 2 ? m->also_ops[k - 2] : NULL;
+}
+
 int manifest_param_index(const tmpl_manifest *m, const char *name)
 {
 	for (size_t i = 0; i < m->nparams; i++)
@@ -725,6 +783,9 @@ void manifest_rules_view(const tmpl_manifest *m, manifest_rules *r)
 		.nwiden = (int)m->derive.nwiden,
 		.prefer = r->exprs + m->nconstraints,
 		.nprefer = (int)m->derive.nprefer,
+		.op = m->op,
+		.also_ops = (const char *const *)m->also_ops,
+		.nalso_ops = (int)m->nalso_ops,
 	};
 	launch_exprs(&m->launch, r->t.launch);
 }

@@ -88,7 +88,9 @@ typedef struct tmpl_launch {
 
 typedef struct tmpl_manifest {
 	char *name;
-	char *op;
+	char *op;        /* the op the template's code is written for */
+	char **also_ops; /* others it computes with OP_<NAME> defined */
+	size_t nalso_ops;
 	char *summary;
 	char *manifest_path; /* as given to manifest_load */
 	char *source_path;   /* manifest's folder joined with `source` */
@@ -113,6 +115,13 @@ void manifest_free(tmpl_manifest *m);
 int manifest_load_dir(const char *dir, tmpl_manifest **out, size_t *n,
 		      at_error *err);
 void manifest_free_all(tmpl_manifest *ms, size_t n);
+
+/* 0 when m does not compute op; 1 for its own op, 2... for also_ops. */
+int manifest_serves(const tmpl_manifest *m, const char *op);
+
+/* The op a variant of m computing op names in its source (variant.op,
+ * kernel_source.h): NULL for m's own op, else m's copy of op. */
+const char *manifest_source_op(const tmpl_manifest *m, const char *op);
 
 /* Index of the param with that name, or -1. */
 int manifest_param_index(const tmpl_manifest *m, const char *name);

@@ -216,8 +216,8 @@ char *specialize(const variant *v, at_error *err)
 	for (size_t i = 0; i < t->nparams && i < VARIANT_MAX_PARAMS; i++)
 		names[i] = t->params[i].name;
 	const char *base = strrchr(t->source_path, '/');
-	char *src = kernel_source(t->name, base ? base + 1 : t->source_path, v->dtype, names,
-				  v->values, t->nparams, body);
+	char *src = kernel_source(t->name, base ? base + 1 : t->source_path, v->dtype, v->op,
+				  names, v->values, t->nparams, body);
 	free(body);
 	if (!src)
 		at_error_set(err, "template %s: out of memory building its source", t->name);

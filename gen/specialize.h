@@ -14,6 +14,9 @@
 typedef struct variant {
 	const tmpl_manifest *tmpl;
 	at_dtype dtype;
+	/* NULL: the template's own op; else one of its also_ops (the source
+	 * defines OP_<OP>) */
+	const char *op;
 	long long values[VARIANT_MAX_PARAMS];
 } variant;
 

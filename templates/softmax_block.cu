@@ -81,7 +81,7 @@ __device__ __forceinline__ void finish_row(row_buf &b, elem_t *row, long long n,
 		float out[VEC];
 #pragma unroll
 		for (int j = 0; j < VEC; j++)
-			out[j] = exp_from_max_over(to_f32_again(b.v[i], j), m, lg);
+			out[j] = out_from_max_over(to_f32_again(b.v[i], j), m, lg);
 		store_row_window<PEEL>(row - p.k, window_col(i), p, out);
 	}
 }
@@ -109,16 +109,16 @@ __device__ __forceinline__ void finish_row(const row_buf &b, elem_t *row, long l
 	for (int i = 0; i < ITERS; i++)
 #pragma unroll
 		for (int j = 0; j < VEC; j++) {
-			v[i][j] = exp_from_max(v[i][j], m);
-			s += v[i][j];
+			v[i][j] = held_from(v[i][j], m);
+			s += held_term(v[i][j]);
 		}
-	const float inv = 1.0f / masked_sum(cta_sum(s, sum_slot), flags);
+	const float scale = write_scale(masked_sum(cta_sum(s, sum_slot), flags));
 	const row_peel p = peel_row<PEEL>(row, n, HOLD, coaligned);
 #pragma unroll
 	for (int i = 0; i < ITERS; i++) {
 #pragma unroll
 		for (int j = 0; j < VEC; j++)
-			v[i][j] *= inv;
+			v[i][j] = out_from_held(v[i][j], scale);
 		store_row_window<PEEL>(row - p.k, window_col(i), p, v[i]);
 	}
 }

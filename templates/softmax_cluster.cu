@@ -59,5 +59,5 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	cta_merge(m, s, m_slot, s_slot);
 	inbox_send(&inbox, rank, m, s);
 	inbox_total(&inbox, m, s);
-	slice_write(buf, held, sl, masked_max(m, flags), 1.0f / masked_sum(s, flags));
+	slice_write(buf, held, sl, masked_max(m, flags), write_scale(masked_sum(s, flags)));
 }

@@ -132,11 +132,11 @@ __device__ __forceinline__ float exponentiate(const vec_t *raw, float (*v)[VEC],
 			pair_to_f32(raw[i], j / 2, x[0], x[1]);
 #pragma unroll
 			for (int h = 0; h < 2; h++) {
-				const float e = exp_from_max(x[h], ref);
+				const float e = held_from(x[h], ref);
 #if !PACKED
 				v[i][j + h] = e;
 #endif
-				s += e;
+				s += held_term(e);
 			}
 		}
 	return s;
@@ -183,9 +183,9 @@ __device__ __forceinline__ void store_held(elem_t *yrow, int kx, int ky, long lo
 }
 
 // Edge window c, read again (only its holder ever writes it, so in place
-// it is still x), to y: e^(x - m) * inv.
+// it is still x), to y: y (out_from_max).
 __device__ __forceinline__ void edge_write(elem_t *yrow, const elem_t *xa, int kx, int ky,
-					   long long c, int lo, int hi, float m, float inv)
+					   long long c, int lo, int hi, float m, float scale)
 {
 	vec_t raw;
 	load_window(raw, xa + c * VEC, lo, hi);
@@ -193,7 +193,7 @@ __device__ __forceinline__ void edge_write(elem_t *yrow, const elem_t *xa, int k
 	vec_values(raw, out);
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
-		out[j] = exp_from_max(out[j], m) * inv;
+		out[j] = out_from_max(out[j], m, scale);
 	store_held(yrow, kx, ky, c, lo, hi, out);
 }
 
@@ -255,7 +255,7 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	cm = masked_max(cm, flags);
 	cs = masked_sum(cs, flags);
 
-	const float inv = 1.0f / cs;
+	const float scale = write_scale(cs);
 	const long long end = whole_end(N, kx);
 #if PACKED
 	const float lg = fast_log2(cs);
@@ -266,7 +266,7 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 		float out[VEC];
 #pragma unroll
 		for (int j = 0; j < VEC; j++)
-			out[j] = exp_from_max_over(to_f32_again(raw[i], j), cm, lg);
+			out[j] = out_from_max_over(to_f32_again(raw[i], j), cm, lg);
 		if (c < end)
 			store_held(yrow, kx, ky, c, 0, VEC, out);
 	}
@@ -274,19 +274,20 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 	// e^(v - tm) * e^(tm - row max) / row sum; tm the CTA's or the
 	// thread's max: one of -inf values gets 0 (NaN when the whole row is
 	// -inf: -inf - -inf)
-	const float scale = exp_from_max(tm, cm) * inv;
+	// (log_softmax holds v - ref, ref being tm or 0 for tm = -inf)
+	const float factor = part_factor(LOG_OUTPUT && tm == NEG_INF_F ? 0.0f : tm, cm, scale);
 #pragma unroll
 	for (int i = 0; i < ITERS; i++) {
 		const long long c = held_window(rank, i, kx > 0);
 #pragma unroll
 		for (int j = 0; j < VEC; j++)
-			v[i][j] *= scale;
+			v[i][j] = out_from_part(v[i][j], factor);
 		if (c < end)
 			store_held(yrow, kx, ky, c, 0, VEC, v[i]);
 	}
 #endif
 	if (holds_edges && kx > 0)
-		edge_write(yrow, xrow - kx, kx, ky, 0, kx, peel_hi(0, N, kx, VEC), cm, inv);
+		edge_write(yrow, xrow - kx, kx, ky, 0, kx, peel_hi(0, N, kx, VEC), cm, scale);
 	if (holds_edges && tail >= 0)
-		edge_write(yrow, xrow - kx, kx, ky, tail, 0, (int)((N + kx) % VEC), cm, inv);
+		edge_write(yrow, xrow - kx, kx, ky, tail, 0, (int)((N + kx) % VEC), cm, scale);
 }

@@ -18,6 +18,7 @@ typedef unsigned short elem_t; // raw f16 / bf16 bits
 #endif
 
 #define LOG2E_F 1.4426950408889634f
+#define LN2_F 0.6931471805599453f
 #define NEG_INF_F (-__int_as_float(0x7f800000))
 
 // A VEC-element vector that is loaded and stored as one access.
@@ -175,7 +176,75 @@ __device__ __forceinline__ float masked_sum(float s, unsigned flags)
 	return (flags & FLAG_MASKED_ZERO) && s == 0.0f ? 1.0f : s;
 }
 
-// Rows of one element: e^(x - x) / e^(x - x) is 1 for a finite x and NaN
+// The op the source computes. The templates are written for softmax,
+// y = e^(x - m) / s (m the row's max, s the sum of e^(x - m)); a source the
+// generator made for log_softmax defines OP_LOG_SOFTMAX (common/
+// kernel_source.h), and writes y = (x - m) - ln s instead: the difference
+// first, so that the result is exact where x is near m at every magnitude
+// (x - (m + ln s) loses ln s to m's rounding: 1e-3 at m = 1e4 in f32).
+// The reductions are the same; only what a thread keeps between the sum
+// and the write, and the write, differ. Those are the five helpers below.
+#if defined(OP_LOG_SOFTMAX)
+#define LOG_OUTPUT 1
+#else
+#define LOG_OUTPUT 0
+#endif
+
+// What the write takes from the row's sum s (masked_sum's): 1 / s, or ln s.
+__device__ __forceinline__ float write_scale(float s)
+{
+	return LOG_OUTPUT ? logf(s) : 1.0f / s;
+}
+
+// y from x, the row's max m and write_scale: e^(x - m) * scale, or
+// (x - m) - scale.
+__device__ __forceinline__ float out_from_max(float x, float m, float scale)
+{
+	return LOG_OUTPUT ? (x - m) - scale : exp_from_max(x, m) * scale;
+}
+
+// y from x, m and lg = log2 s (exp_from_max_over's form).
+__device__ __forceinline__ float out_from_max_over(float x, float m, float lg)
+{
+	return LOG_OUTPUT ? (x - m) - lg * LN2_F : exp_from_max_over(x, m, lg);
+}
+
+// What a template that keeps each value in a register between the sum and
+// the write keeps, ref being the row's max or a part's: e^(x - ref), which
+// is also its term of the sum; or x - ref, whose term is taken apart.
+__device__ __forceinline__ float held_from(float x, float ref)
+{
+	return LOG_OUTPUT ? x - ref : exp_from_max(x, ref);
+}
+
+// A held value's term of the sum.
+__device__ __forceinline__ float held_term(float h)
+{
+	return LOG_OUTPUT ? fast_exp2(h * LOG2E_F) : h;
+}
+
+// y from a value held relative to the row's own max: h * scale, or h - scale.
+__device__ __forceinline__ float out_from_held(float h, float scale)
+{
+	return LOG_OUTPUT ? h - scale : h * scale;
+}
+
+// The factor that takes values held relative to ref (a part's max) to y
+// with out_from_part: e^(ref - m) * scale, or (ref - m) - scale. ref =
+// -inf (a part of all -inf, held as e^0 = 0s or -infs) gives 0, or +inf,
+// whose sum with a held -inf is NaN only where the whole row is -inf.
+__device__ __forceinline__ float part_factor(float ref, float m, float scale)
+{
+	return LOG_OUTPUT ? (ref - m) - scale : exp_from_max(ref, m) * scale;
+}
+
+// y from a value held relative to a part's max, and part_factor's factor.
+__device__ __forceinline__ float out_from_part(float h, float factor)
+{
+	return LOG_OUTPUT ? h + factor : h * factor;
+}
+
+// Rows of one element: e^(x - x) / e^(x - x) is 1 (log_softmax: 0) for a finite x and NaN
 // for an infinite or NaN one (0 for -inf with FLAG_MASKED_ZERO), so such
 // rows need no reduction nor exp: a load and a store a row, each thread
 // taking rows of the whole grid in turn (any grid covers them). The
@@ -188,8 +257,10 @@ __device__ __forceinline__ void one_element_rows(elem_t *y, const elem_t *x, lon
 #pragma unroll 1 // unrolled, softmax_tile f32 threads=256 lanes=4 rows_per_cta=128 got a stack frame
 	for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < M; r += step) {
 		const float v = to_f32(x[r * ldx]);
-		y[r * ldy] = from_f32((flags & FLAG_MASKED_ZERO) && v == NEG_INF_F ? 0.0f
-										: (v - v) + 1.0f);
+		const bool masked = (flags & FLAG_MASKED_ZERO) && v == NEG_INF_F;
+		// log_softmax: ln 1 = 0, NaN for an infinite or NaN x, -inf masked
+		y[r * ldy] = from_f32(LOG_OUTPUT ? (masked ? NEG_INF_F : v - v)
+					       : (masked ? 0.0f : (v - v) + 1.0f));
 	}
 }
 

@@ -57,7 +57,7 @@ __device__ __forceinline__ void softmax_row(elem_t *y, const elem_t *x, long lon
 	cta_merge(m, s, m_slot, s_slot);
 	__syncthreads(); // the slots are reused by the next row
 	m = masked_max(m, flags);
-	const float inv = 1.0f / masked_sum(s, flags);
+	const float scale = write_scale(masked_sum(s, flags));
 	for (long long base = 0; base < N; base += STEP) {
 		vec_t v[UNROLL];
 #pragma unroll
@@ -68,7 +68,7 @@ __device__ __forceinline__ void softmax_row(elem_t *y, const elem_t *x, long lon
 			float out[VEC];
 #pragma unroll
 			for (int j = 0; j < VEC; j++)
-				out[j] = exp_from_max(to_f32(v[u].v[j]), m) * inv;
+				out[j] = out_from_max(to_f32(v[u].v[j]), m, scale);
 			store_vec(y, base + ((long long)u * THREADS + threadIdx.x) * VEC, N, vec_ok, out);
 		}
 	}

@@ -334,7 +334,7 @@ __device__ __forceinline__ void fold_held(const held_windows &h, const row_slice
 // below the slice's start, as far below as x's); with `next`, reloads each
 // with next's window once written.
 __device__ __forceinline__ void write_held(held_windows &h, const row_slice &s, elem_t *ya,
-					   float m, float inv, const row_slice *next)
+					   float m, float scale, const row_slice *next)
 {
 #pragma unroll
 	for (int r = 0; r < REG_WINDOWS; r++) {
@@ -344,7 +344,7 @@ __device__ __forceinline__ void write_held(held_windows &h, const row_slice &s, 
 			launder(h.w[r]); // else the f32 of fold_held's pass is kept
 			vec_values(h.w[r], v);
 			write_window(ya + c * VEC, peel_lo(c, s.kx), peel_hi(c, s.n, s.kx, VEC), v,
-				     m, inv);
+				     m, scale);
 		}
 		if (next && c < next->nchunks)
 			load_window(h.w[r], next->xa + c * VEC, peel_lo(c, next->kx),
@@ -386,7 +386,7 @@ __device__ __forceinline__ void slice_reduce(const elem_t *buf, const held_windo
 // same for all its threads) with scalar shared-memory reads, the held
 // windows (other threads' registers) and the overflow from global memory.
 __device__ __forceinline__ void slice_write_shifted(const elem_t *buf, const row_slice &s,
-						    float m, float inv)
+						    float m, float scale)
 {
 	__syncthreads();
 	// the slice's elements staged: [held_end, staged_end)
@@ -406,12 +406,12 @@ __device__ __forceinline__ void slice_write_shifted(const elem_t *buf, const row
 			if (j >= lo && j < hi)
 				v[j] = to_f32(staged ? buf[e - held_end] : x[e]);
 		}
-		write_window(ya + c * VEC, lo, hi, v, m, inv);
+		write_window(ya + c * VEC, lo, hi, v, m, scale);
 	}
 	__syncthreads(); // before the next row's copy overwrites what others read
 }
 
-// Writes e^(x - m) * inv over the slice: the held windows from
+// Writes y (out_from_max) over the slice: the held windows from
 // h, the staged ones from shared memory, the overflow read again. With
 // `next` (a persistent CTA's next slice, staged in the same buffer and held
 // in h), each window of next is loaded as soon as this thread has written
@@ -423,15 +423,15 @@ __device__ __forceinline__ void slice_write_shifted(const elem_t *buf, const row
 // reduce once this slice is written; returns the first chunk of next this
 // thread has not folded (slice_reduce's `from`).
 __device__ __forceinline__ int slice_write(elem_t *buf, held_windows &h, const row_slice &s,
-					   float m, float inv, const row_slice *next = nullptr,
+					   float m, float scale, const row_slice *next = nullptr,
 					   float *nm = nullptr, float *ns = nullptr)
 {
 	if (s.kx != s.ky) {
-		slice_write_shifted(buf, s, m, inv);
+		slice_write_shifted(buf, s, m, scale);
 		return next ? slice_stage_folding(buf, h, *next, *nm, *ns) : (int)threadIdx.x;
 	}
 	elem_t *const ya = s.y - s.ky;
-	write_held(h, s, ya, m, inv, next);
+	write_held(h, s, ya, m, scale, next);
 	for (long long c = HELD_WINDOWS + s.staged + threadIdx.x; c < s.nchunks;
 	     c += OVERFLOW_BATCH * THREADS) {
 		vec_t raw[OVERFLOW_BATCH];
@@ -442,7 +442,7 @@ __device__ __forceinline__ int slice_write(elem_t *buf, held_windows &h, const r
 			float v[VEC];
 			vec_values(raw[u], v);
 			write_window(ya + cu * VEC, peel_lo(cu, s.kx), peel_hi(cu, s.n, s.kx, VEC), v,
-				     m, inv);
+				     m, scale);
 		}
 	}
 	const chunk_t *chunks = reinterpret_cast<const chunk_t *>(buf);
@@ -453,7 +453,7 @@ __device__ __forceinline__ int slice_write(elem_t *buf, held_windows &h, const r
 			chunk_values(chunks[c], v); // write_window drops the lanes outside the slice
 			const long long w = (long long)c + HELD_WINDOWS;
 			write_window(ya + w * VEC, peel_lo(w, s.kx), peel_hi(w, s.n, s.kx, VEC), v,
-				     m, inv);
+				     m, scale);
 		}
 		return threadIdx.x;
 	}
@@ -466,7 +466,7 @@ __device__ __forceinline__ int slice_write(elem_t *buf, held_windows &h, const r
 		float v[VEC];
 		chunk_values(chunks[c], v);
 		const long long w = (long long)c + HELD_WINDOWS;
-		write_window(ya + w * VEC, peel_lo(w, s.kx), peel_hi(w, s.n, s.kx, VEC), v, m, inv);
+		write_window(ya + w * VEC, peel_lo(w, s.kx), peel_hi(w, s.n, s.kx, VEC), v, m, scale);
 		if (c < next->staged)
 			stage_window(buf, base, *next, c);
 #if REDUCE_LAG

@@ -175,14 +175,14 @@ __device__ __forceinline__ void chunk_values(const vec_t &c, int valid, float *v
 	mask_tail(v, valid);
 }
 
-// e^(v - m) * inv for the chunk at y[col...] (masked to n).
+// y (out_from_max) for the chunk at y[col...] (masked to n).
 __device__ __forceinline__ void write_chunk(elem_t *y, long long col, long long n, bool y_ok,
-					    const float *v, float m, float inv)
+					    const float *v, float m, float scale)
 {
 	float out[VEC];
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
-		out[j] = exp_from_max(v[j], m) * inv;
+		out[j] = out_from_max(v[j], m, scale);
 	store_vec(y, col, n, y_ok, out);
 }
 
@@ -291,7 +291,7 @@ __device__ __forceinline__ void reduce_row(const elem_t *buf, const elem_t *x, i
 // reads), between barriers (kx and ky are the CTA's, so all its threads
 // come here); the unstaged tail from global memory.
 __device__ __forceinline__ void write_row_shifted(elem_t *y, const elem_t *x, const elem_t *buf,
-						  int n, int kx, int staged, float m, float inv)
+						  int n, int kx, int staged, float m, float scale)
 {
 	__syncthreads();
 	const int ky = peel_offset(y, (int)sizeof(elem_t));
@@ -308,18 +308,18 @@ __device__ __forceinline__ void write_row_shifted(elem_t *y, const elem_t *x, co
 			if (j >= lo && j < hi)
 				v[j] = to_f32(e < staged_end ? buf[e + kx] : x[e]);
 		}
-		write_window(ya + c * VEC, lo, hi, v, m, inv);
+		write_window(ya + c * VEC, lo, hi, v, m, scale);
 	}
 	__syncthreads(); // before a later row's copy overwrites what others read
 }
 
 __device__ __forceinline__ void write_row(elem_t *y, const elem_t *x, const elem_t *buf, int n,
-					  int nchunks, float m, float inv)
+					  int nchunks, float m, float scale)
 {
 	const int kx = peel_offset(x, (int)sizeof(elem_t));
 	const int staged = staged_chunks(n, kx, nchunks);
 	if (peel_offset(y, (int)sizeof(elem_t)) != kx) {
-		write_row_shifted(y, x, buf, n, kx, staged, m, inv);
+		write_row_shifted(y, x, buf, n, kx, staged, m, scale);
 		return;
 	}
 	elem_t *const ya = y - kx;
@@ -328,13 +328,13 @@ __device__ __forceinline__ void write_row(elem_t *y, const elem_t *x, const elem
 	for (int c = threadIdx.x; c < staged; c += THREADS) {
 		float v[VEC];
 		chunk_values(chunks[c], VEC, v); // write_window drops the lanes outside the row
-		write_window(ya + c * VEC, peel_lo(c, kx), peel_hi(c, n, kx, VEC), v, m, inv);
+		write_window(ya + c * VEC, peel_lo(c, kx), peel_hi(c, n, kx, VEC), v, m, scale);
 	}
 	if (staged < peel_chunks(n, kx, VEC) && threadIdx.x == staged % THREADS) {
 		const int lo = peel_lo(staged, kx), hi = peel_hi(staged, n, kx, VEC);
 		float v[VEC];
 		window_values(x - kx + staged * VEC, lo, hi, v);
-		write_window(ya + staged * VEC, lo, hi, v, m, inv);
+		write_window(ya + staged * VEC, lo, hi, v, m, scale);
 	}
 }
 
@@ -360,13 +360,13 @@ __device__ __forceinline__ void softmax_rows_global(elem_t *y, const elem_t *x, 
 		}
 		cta_merge(m, s, m_slot[parity], s_slot[parity]);
 		m = masked_max(m, flags);
-		const float inv = 1.0f / masked_sum(s, flags);
+		const float scale = write_scale(masked_sum(s, flags));
 		for (long long c = threadIdx.x; c * VEC < N; c += THREADS) {
 			vec_t raw;
 			load_vec(raw, xr, c * VEC, N, x_ok);
 			float v[VEC];
 			chunk_values(raw, VEC, v);
-			write_chunk(yr, c * VEC, N, y_ok, v, m, inv);
+			write_chunk(yr, c * VEC, N, y_ok, v, m, scale);
 		}
 	}
 }
@@ -423,7 +423,7 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 		reduce_row(cur, x + row * ldx, n, nchunks, kg, later, m, s);
 		cta_merge(m, s, m_slot[k], s_slot[k]);
 		write_row(y + row * ldy, x + row * ldx, cur, n, nchunks, masked_max(m, flags),
-			  1.0f / masked_sum(s, flags));
+			  write_scale(masked_sum(s, flags)));
 	}
 	cp_async_wait(0); // nothing may be in flight into shared memory at exit
 }

@@ -258,7 +258,7 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 		cta_merge(rm, s, m_slot[k], s_slot[k]);
 		split_exchange(rm, s, L, i, n_main);
 		rm = masked_max(rm, flags);
-		const float inv = 1.0f / masked_sum(s, flags);
+		const float scale = write_scale(masked_sum(s, flags));
 		m = NEG_INF_F;
 		s = 0.0f;
 		from = threadIdx.x;
@@ -266,10 +266,10 @@ softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long l
 			// the next slice comes in window by window as this one's
 			// windows are written (and, with REDUCE_LAG, is reduced
 			// as they arrive)
-			from = slice_write(buf, held, sl, rm, inv, &next, &m, &s);
+			from = slice_write(buf, held, sl, rm, scale, &next, &m, &s);
 			sl = next;
 		} else {
-			slice_write(buf, held, sl, rm, inv);
+			slice_write(buf, held, sl, rm, scale);
 			if (more)
 				sl = next;
 		}

@@ -122,15 +122,17 @@ __device__ __forceinline__ void softmax_tile_rows(elem_t *tile, int rows, int n,
 		float s = 0.0f;
 #pragma unroll
 		for (int i = 0; i < ELEMS_PER_THREAD; i++) {
-			v[i] = i * LANES + lane < len ? exp_from_max(v[i], m) : 0.0f;
-			s += v[i];
+			// past the row: held as a term of 0
+			v[i] = i * LANES + lane < len ? held_from(v[i], m)
+						      : (LOG_OUTPUT ? NEG_INF_F : 0.0f);
+			s += held_term(v[i]);
 		}
-		s = 1.0f / masked_sum(group_sum(s, LANES), flags);
+		s = write_scale(masked_sum(group_sum(s, LANES), flags));
 #pragma unroll
 		for (int i = 0; i < ELEMS_PER_THREAD; i++) {
 			const int j = i * LANES + lane;
 			if (j < len)
-				row[j] = from_f32(v[i] * s);
+				row[j] = from_f32(out_from_held(v[i], s));
 		}
 	}
 }

@@ -95,13 +95,13 @@ __device__ __forceinline__ void finish_rows(const rows_buf &b, elem_t *y, long l
 		for (int i = 0; i < ITERS; i++)
 #pragma unroll
 			for (int j = 0; j < VEC; j++) {
-				v[r][i][j] = exp_from_max(to_f32(b.v[r][i].v[j]), m[r]);
-				s[r] += v[r][i][j];
+				v[r][i][j] = held_from(to_f32(b.v[r][i].v[j]), m[r]);
+				s[r] += held_term(v[r][i][j]);
 			}
 	}
 #pragma unroll
 	for (int r = 0; r < ROWS_PER_GROUP; r++)
-		s[r] = 1.0f / masked_sum(group_sum(s[r], LANES), flags);
+		s[r] = write_scale(masked_sum(group_sum(s[r], LANES), flags));
 #pragma unroll
 	for (int r = 0; r < ROWS_PER_GROUP; r++) {
 		if (!FULL && base + r >= M)
@@ -113,7 +113,7 @@ __device__ __forceinline__ void finish_rows(const rows_buf &b, elem_t *y, long l
 		for (int i = 0; i < ITERS; i++) {
 #pragma unroll
 			for (int j = 0; j < VEC; j++)
-				v[r][i][j] *= s[r];
+				v[r][i][j] = out_from_held(v[r][i][j], s[r]);
 			if (FULL) {
 				vec_t out;
 				pack_vec(out, v[r][i]);

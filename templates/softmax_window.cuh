@@ -51,13 +51,13 @@ __device__ __forceinline__ void store_window(elem_t *p, int lo, int hi, const fl
 	}
 }
 
-// e^(v - m) * inv, lanes [lo, hi) stored to the window p.
+// y from v (out_from_max), lanes [lo, hi) stored to the window p.
 __device__ __forceinline__ void write_window(elem_t *p, int lo, int hi, const float *v, float m,
-					     float inv)
+					     float scale)
 {
 	float out[VEC];
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
-		out[j] = exp_from_max(v[j], m) * inv;
+		out[j] = out_from_max(v[j], m, scale);
 	store_window(p, lo, hi, out);
 }

@@ -103,7 +103,7 @@ Test(extreme_rows, masked_zero_turns_only_rows_of_all_neg_inf_to_zeros)
 	extreme_fill_row(x + 2 * ROW_N, AT_F32, ROW_N, EXTREME_NAN, 4);
 	double ref[3 * ROW_N];
 	ref_softmax(x, AT_F32, 3, ROW_N, ROW_N, ref);
-	ref_zero_masked_rows(x, AT_F32, 3, ROW_N, ROW_N, ref);
+	ref_mask_rows(x, AT_F32, 3, ROW_N, ROW_N, 0.0, ref);
 	for (int j = 0; j < ROW_N; j++) {
 		cr_assert_eq(ref[j], 0.0);
 		cr_assert(!isnan(ref[ROW_N + j]) && ref[ROW_N + j] > 0);

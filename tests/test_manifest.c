@@ -225,7 +225,7 @@ Test(manifest, missing_keys)
 Test(manifest, unknown_keys)
 {
 	expect_variant_error("summary:", "summery:",
-			     ":4:1: unknown key \"summery\" in the manifest (expected one of: template, op, source, summary, dtypes, params, constraints, launch, derive)");
+			     ":4:1: unknown key \"summery\" in the manifest (expected one of: template, op, also_ops, source, summary, dtypes, params, constraints, launch, derive)");
 	expect_variant_error("    doc: threads per CTA\n",
 			     "    docs: threads per CTA\n",
 			     ":10:5: unknown key \"docs\" in params[0] (expected one of: name, values, default, doc)");

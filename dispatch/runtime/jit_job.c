@@ -28,6 +28,6 @@ char *atdi_jit_job_source(const atdi_jit_job *job)
 	const char *names[ATDI_MAX_PARAMS];
 	for (int i = 0; i < t->nparams && i < ATDI_MAX_PARAMS; i++)
 		names[i] = t->params[i].name;
-	return kernel_source(t->name, t->source_file, job->dtype, names, job->values,
+	return kernel_source(t->name, t->source_file, job->dtype, NULL, names, job->values,
 			     (size_t)t->nparams, t->body);
 }

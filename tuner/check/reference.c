@@ -111,6 +111,27 @@ void ref_softmax_row(const void *x, at_dtype dt, size_t offset, long long N, dou
 		out[j] /= sum;
 }
 
+void ref_log_softmax_row(const void *x, at_dtype dt, size_t offset, long long N, double *out)
+{
+	double m = -INFINITY;
+	int has_nan = 0;
+	for (long long j = 0; j < N; j++) {
+		double v = ref_load(x, dt, offset + (size_t)j);
+		has_nan |= isnan(v);
+		if (v > m)
+			m = v;
+	}
+	double sum = 0;
+	for (long long j = 0; j < N; j++)
+		sum += exp(ref_load(x, dt, offset + (size_t)j) - m);
+	/* the difference first, as the kernels take it: (x - m) is exact
+	 * near the max at every magnitude; inf - inf and an all -inf row
+	 * give NaN, as torch.log_softmax does */
+	double lse = log(sum);
+	for (long long j = 0; j < N; j++)
+		out[j] = has_nan ? NAN : (ref_load(x, dt, offset + (size_t)j) - m) - lse;
+}
+
 typedef struct ref_job {
 	const void *x;
 	at_dtype dt;
@@ -122,9 +143,12 @@ typedef struct ref_job {
 static void *ref_worker(void *arg)
 {
 	ref_job *job = arg;
-	for (long long i = job->row_begin; i < job->row_end; i++)
-		job->row(job->x, job->dt, (size_t)(i * job->ldx), job->N,
-			 job->ref + (size_t)(i * job->N));
+	for (long long i = job->row_begin; i < job->row_end; i++) {
+		double *out = job->ref + (size_t)(i * job->N);
+		job->row(job->x, job->dt, (size_t)(i * job->ldx), job->N, out);
+		for (long long j = 0; j < job->N; j++)
+			out[j] = ref_saturate(out[j], job->dt);
+	}
 	return NULL;
 }
 
@@ -159,16 +183,28 @@ void ref_rows(at_op_ref_row_fn row, const void *x, at_dtype dt, long long M, lon
 	}
 }
 
-void ref_zero_masked_rows(const void *x, at_dtype dt, long long M, long long N, long long ldx,
-			  double *ref)
+void ref_mask_rows(const void *x, at_dtype dt, long long M, long long N, long long ldx,
+		   double value, double *ref)
 {
 	for (long long i = 0; i < M; i++) {
 		long long j = 0;
 		while (j < N && ref_load(x, dt, (size_t)(i * ldx + j)) == -INFINITY)
 			j++;
-		if (j == N)
-			memset(ref + (size_t)(i * N), 0, (size_t)N * sizeof *ref);
+		for (long long k = 0; j == N && k < N; k++)
+			ref[(size_t)(i * N + k)] = value;
 	}
+}
+
+double ref_saturate(double v, at_dtype dt)
+{
+	/* the largest finite value plus half its ulp: from there on the
+	 * dtype's round-to-nearest gives inf */
+	static const double limit[AT_DTYPE_COUNT] = {
+		[AT_F32] = 0x1.ffffffp+127,
+		[AT_F16] = 65520.0,
+		[AT_BF16] = 0x1.ffp+127,
+	};
+	return fabs(v) >= limit[dt] ? copysign(INFINITY, v) : v;
 }
 
 check_result ref_compare(const void *y, at_dtype dt, long long M, long long N,
@@ -180,14 +216,15 @@ check_result ref_compare(const void *y, at_dtype dt, long long M, long long N,
 		for (long long j = 0; j < N; j++) {
 			double want = ref[(size_t)(i * N + j)];
 			double got = ref_load(y, dt, (size_t)(i * ldy + j));
-			if (isnan(want) != isnan(got)) {
+			if (isnan(want) != isnan(got) ||
+			    ((isinf(want) || isinf(got)) && want != got)) {
 				if (r.first_bad < 0)
 					r.first_bad = i * N + j;
 				r.mismatches++;
 				continue;
 			}
-			if (isnan(want))
-				continue;
+			if (isnan(want) || isinf(want))
+				continue; /* equal: NaN and NaN, or the same infinity */
 			diff2 += (got - want) * (got - want);
 			norm2 += want * want;
 		}

@@ -22,8 +22,15 @@ void ref_softmax(const void *x, at_dtype dt, long long M, long long N, long long
 /* The softmax of one row (an at_op_ref_row_fn): the softmax op's. */
 void ref_softmax_row(const void *x, at_dtype dt, size_t offset, long long N, double *out);
 
+/* The log_softmax of one row, (x - max) - ln(sum e^(x - max)) in double:
+ * NaN rows as ref_softmax_row's; an element of -inf gives -inf. */
+void ref_log_softmax_row(const void *x, at_dtype dt, size_t offset, long long N, double *out);
+
 /* ref[i*N + j] = row's reference of row i of x (row stride ldx), in
- * parallel over rows: any op's reference (at_op.ref_row). */
+ * parallel over rows: any op's reference (at_op.ref_row), as the dtype
+ * holds it: a value past dt's largest finite one (its rounding's halfway
+ * point) is +-inf, as PyTorch's result in dt is (log_softmax of -3e38 and
+ * 3e38 in f32). */
 void ref_rows(at_op_ref_row_fn row, const void *x, at_dtype dt, long long M, long long N,
 	      long long ldx, double *ref);
 
@@ -39,13 +46,20 @@ void ref_op_check_data(const at_op *op, at_dtype dt, long long M, long long N, u
 		       void *x, double *ref);
 
 /* With ATD_MASKED_ZERO: the reference rows of x whose elements are all
- * -inf become zeros (ref_softmax gave them NaN, as torch.softmax). */
-void ref_zero_masked_rows(const void *x, at_dtype dt, long long M, long long N, long long ldx,
-			  double *ref);
+ * -inf become value (op->masked_value; the references give them NaN, as
+ * torch.softmax). */
+void ref_mask_rows(const void *x, at_dtype dt, long long M, long long N, long long ldx,
+		   double value, double *ref);
+
+/* v as dtype dt holds it, in range: +-inf past dt's largest finite value
+ * (beyond the halfway point to the next power of two's step). */
+double ref_saturate(double v, at_dtype dt);
 
 typedef struct check_result {
 	double rel_l2;        /* ||y - ref|| / ||ref|| over the finite ref values */
-	long long mismatches; /* elements where y is NaN and ref is not, or vice versa */
+	/* elements where y is NaN and ref is not, or vice versa, or where
+	 * either is infinite and they differ */
+	long long mismatches;
 	long long first_bad;  /* index of the first such element, -1 if none */
 } check_result;
 

@@ -19,6 +19,7 @@
 
 typedef struct gen_options {
 	const char *template_name, *templates_dir;
+	const char *op; /* --op: NULL for the template's own */
 	const char *cubin_path; /* --cubin: where the compiled cubin goes */
 	const char *params[MAX_ASSIGNMENTS];
 	int nparams;
@@ -71,6 +72,9 @@ const cli_option cli_gen_options[] = {
 	CLI_CALLBACK(0, "param", "NAME=VALUE", parse_param,
 		     "a parameter's value (repeated; the others take their defaults)"),
 	CLI_CALLBACK(0, "dtype", "DTYPE", parse_dtype, "f32 (default), f16 or bf16"),
+	CLI_STRING(0, "op", "NAME", O(op),
+		   "the op the variant computes (default: the template's own;\n"
+		   "another of its manifest's also_ops defines OP_<NAME>)"),
 	CLI_LLONG('M', NULL, "M", O(M), 1, AT_SHAPE_MAX_DIM,
 		  "check the shape constraints at M rows too"),
 	CLI_LLONG('N', NULL, "N", O(N), 1, AT_SHAPE_MAX_DIM,
@@ -127,8 +131,12 @@ static int make_variant(const gen_options *o, const tmpl_manifest *ts, size_t n,
 	if (!(t->dtype_mask & (1u << o->dtype)))
 		return cli_usage_error("gen", "template %s does not serve dtype %s", t->name,
 				       at_dtype_name(o->dtype));
+	if (o->op && !manifest_serves(t, o->op))
+		return cli_usage_error("gen", "template %s does not compute op \"%s\"", t->name,
+				       o->op);
 	at_error err = { { 0 } };
 	variant_defaults(v, t, o->dtype);
+	v->op = o->op ? manifest_source_op(t, o->op) : NULL;
 	for (int i = 0; i < o->nparams; i++)
 		if (variant_set(v, o->params[i], &err))
 			return cli_usage_error("gen", "%s", err.msg);

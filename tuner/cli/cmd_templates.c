@@ -25,13 +25,17 @@ static void print_op(const char *name)
 
 static void print_template(const tmpl_manifest *t)
 {
-	printf("%s (op %s): %s\n  source: %s\n  dtypes:", t->name, t->op,
-	       t->summary ? t->summary : "", t->source_path);
+	printf("%s (op %s", t->name, t->op);
+	for (size_t i = 0; i < t->nalso_ops; i++)
+		printf(", %s", t->also_ops[i]);
+	printf("): %s\n  source: %s\n  dtypes:", t->summary ? t->summary : "", t->source_path);
 	for (int d = 0; d < AT_DTYPE_COUNT; d++)
 		if (t->dtype_mask & (1u << d))
 			printf(" %s", at_dtype_name((at_dtype)d));
 	printf("\n");
 	print_op(t->op);
+	for (size_t i = 0; i < t->nalso_ops; i++)
+		print_op(t->also_ops[i]);
 	printf("  params:\n");
 	for (size_t i = 0; i < t->nparams; i++) {
 		const tmpl_param *p = &t->params[i];

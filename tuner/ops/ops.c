@@ -8,6 +8,7 @@
 /* The ops of this tree: one line an op. */
 static const at_op *const builtin[] = {
 	&softmax_op,
+	&log_softmax_op,
 };
 
 #define NBUILTIN (sizeof builtin / sizeof builtin[0])

@@ -11,6 +11,7 @@
 #include "common/op.h"
 
 extern const at_op softmax_op;
+extern const at_op log_softmax_op;
 
 /* The op called name, or NULL when none is described. */
 const at_op *op_find(const char *name);

@@ -6,6 +6,7 @@
 
 #include "common/strbuf.h"
 #include "tuner/device.h"
+#include "tuner/ops/ops.h"
 #include "tuner/sweep/enumerate.h"
 #include "tuner/sweep/plan.h"
 
@@ -19,14 +20,10 @@ typedef struct visitor {
 		     size_t n, at_error *err);
 } visitor;
 
-static int serves(const sweep_plan *p, const tmpl_manifest *t, at_dtype dt)
+static int serves(const at_op *op, const tmpl_manifest *t, at_dtype dt)
 {
-	for (size_t i = 0; i < p->cfg.nspecs; i++) {
-		sweep_shape s = { p->cfg.specs[i].op, dt, 1, 1, NULL };
-		if (plan_template_serves(t, &s))
-			return 1;
-	}
-	return 0;
+	sweep_shape s = { op->name, dt, 1, 1, NULL };
+	return plan_template_serves(t, &s);
 }
 
 static int cmp_ll(const void *a, const void *b)
@@ -53,7 +50,7 @@ static size_t row_lengths(const st_shape *shapes, size_t n, long long *out)
 /* Appends template t's jobs at shape s: its variants at s, or else those
  * at the next longer row length of the case (Ns) that has some, whose
  * max_n covers s (as the dispatch library would reuse them). */
-static int template_jobs(const visitor *vis, const tmpl_manifest *t, at_dtype dt,
+static int template_jobs(const visitor *vis, const at_op *op, const tmpl_manifest *t, at_dtype dt,
 			 const st_shape *s, const long long *Ns, size_t nN, st_job **jobs,
 			 size_t *n, size_t *cap, at_error *err)
 {
@@ -78,7 +75,8 @@ static int template_jobs(const visitor *vis, const tmpl_manifest *t, at_dtype dt
 				*cap = *cap ? *cap * 2 : 256;
 				*jobs = xrealloc(*jobs, *cap * sizeof **jobs);
 			}
-			(*jobs)[(*n)++] = (st_job){ vs[i], g, tuned == s->N ? 0 : tuned };
+			vs[i].op = manifest_source_op(t, op->name);
+			(*jobs)[(*n)++] = (st_job){ op, vs[i], g, tuned == s->N ? 0 : tuned };
 			kept++;
 		}
 		free(vs);
@@ -92,15 +90,15 @@ static int template_jobs(const visitor *vis, const tmpl_manifest *t, at_dtype dt
 	}
 }
 
-static int visit_case(const sweep_plan *p, visitor *vis, at_dtype dt, st_case c, st_mode mode,
-		      at_error *err)
+static int visit_case(const sweep_plan *p, const at_op *op, visitor *vis, at_dtype dt, st_case c,
+		      st_mode mode, at_error *err)
 {
 	st_shape shapes[ST_MAX_SHAPES];
 	size_t nshapes = st_case_shapes(c, mode, shapes, ST_MAX_SHAPES);
 	if (nshapes == 0)
 		return 0;
 	for (size_t t = 0; t < p->ntemplates; t++)
-		if (serves(p, &p->templates[t], dt))
+		if (serves(op, &p->templates[t], dt))
 			vis->begin_case(vis, dt, c, p->templates[t].name);
 	long long Ns[ST_MAX_SHAPES];
 	size_t nN = row_lengths(shapes, nshapes, Ns);
@@ -110,9 +108,9 @@ static int visit_case(const sweep_plan *p, visitor *vis, at_dtype dt, st_case c,
 	for (size_t i = 0; i < nshapes && rc == 0; i++) {
 		size_t n = 0;
 		for (size_t t = 0; t < p->ntemplates && rc == 0; t++)
-			if (serves(p, &p->templates[t], dt))
-				rc = template_jobs(vis, &p->templates[t], dt, &shapes[i], Ns, nN, &jobs,
-						   &n, &cap, err);
+			if (serves(op, &p->templates[t], dt))
+				rc = template_jobs(vis, op, &p->templates[t], dt, &shapes[i], Ns, nN,
+						   &jobs, &n, &cap, err);
 		if (rc == 0)
 			rc = vis->shape(vis, dt, &shapes[i], jobs, n, err);
 	}
@@ -124,6 +122,13 @@ static int visit_all(const selftest_options *o, visitor *vis, at_error *err)
 {
 	sweep_plan p;
 	const char *config = o->config_path ? o->config_path : plan_default_config("softmax.yaml");
+	const at_op *op = op_find(o->op ? o->op : "softmax");
+	if (!op) {
+		char *known = op_names();
+		at_error_set(err, "unknown op \"%s\" (known: %s)", o->op, known);
+		free(known);
+		return -1;
+	}
 	if (plan_load(&p, config, o->templates_dir, err))
 		return -1;
 	int rc = 0;
@@ -132,7 +137,7 @@ static int visit_all(const selftest_options *o, visitor *vis, at_error *err)
 			continue;
 		for (int c = 0; c < ST_CASE_COUNT && rc == 0; c++)
 			if (!o->case_mask || ((o->case_mask >> c) & 1))
-				rc = visit_case(&p, vis, (at_dtype)dt, (st_case)c, o->mode, err);
+				rc = visit_case(&p, op, vis, (at_dtype)dt, (st_case)c, o->mode, err);
 	}
 	plan_free(&p);
 	return rc;

@@ -17,6 +17,8 @@
 #ifndef AT_TUNER_SELFTEST_H
 #define AT_TUNER_SELFTEST_H
 
+#include "common/op.h"
+
 #include <stdio.h>
 
 #include "common/error.h"
@@ -27,6 +29,7 @@
 
 /* One variant to run at a shape. */
 typedef struct st_job {
+	const at_op *op; /* what v computes: its reference */
 	variant v;
 	launch_geometry geom; /* evaluated at tuned_n (the shape's N when native) */
 	long long tuned_n;
@@ -46,12 +49,13 @@ typedef struct st_runner {
 } st_runner;
 
 typedef struct selftest_options {
-	const char *config_path;   /* whose ops to test (default configs/softmax.yaml) */
+	const char *config_path;   /* its templates' folder (default configs/softmax.yaml's) */
 	const char *templates_dir; /* NULL: see plan_templates_dir */
 	unsigned dtype_mask;       /* bit 1 << dtype; 0: every dtype */
 	st_mode mode;
 	FILE *progress;            /* a line per shape, or NULL */
 	unsigned case_mask;        /* bit 1 << st_case; 0: every case */
+	const char *op;            /* the op whose variants run (NULL: softmax) */
 } selftest_options;
 
 /* Runs every case through the runner and prints the table to out. Returns

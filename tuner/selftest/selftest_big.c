@@ -78,7 +78,8 @@ static int upload(const st_shape *s, at_dtype dt, big_data *d, at_error *err)
 
 /* Allocates and fills the buffers; 1 when the GPU lacks the memory (the
  * runs are then not run, with the reason in why). */
-static int make_big(st_gpu *g, const st_shape *s, at_dtype dt, big_data *d, char *why,
+static int make_big(st_gpu *g, const at_op *op, const st_shape *s, at_dtype dt, big_data *d,
+		    char *why,
 		    size_t cap, at_error *err)
 {
 	memset(d, 0, sizeof *d);
@@ -110,7 +111,7 @@ static int make_big(st_gpu *g, const st_shape *s, at_dtype dt, big_data *d, char
 	CU_TRY(err, cudrv.cuMemAlloc(&d->y, d->bytes + ST_GUARD_BYTES));
 	if (upload(s, dt, d, err))
 		return -1;
-	ref_softmax(d->inputs, dt, d->nrows, s->N, s->N, d->ref);
+	ref_rows(op->ref_row, d->inputs, dt, d->nrows, s->N, s->N, d->ref);
 	uint32_t bits = st_guard_bits(dt);
 	for (size_t i = 0; i < ST_GUARD_BYTES; i += elem)
 		memcpy(d->guard + i, &bits, elem); /* little-endian: the low bytes */
@@ -185,7 +186,7 @@ int st_gpu_run_big(st_gpu *g, const st_shape *s, at_dtype dt, const st_job *jobs
 {
 	big_data d;
 	char why[300] = "";
-	int made = make_big(g, s, dt, &d, why, sizeof why, err);
+	int made = make_big(g, jobs[0].op, s, dt, &d, why, sizeof why, err);
 	if (made < 0) {
 		free_big(&d);
 		return -1;

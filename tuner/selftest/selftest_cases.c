@@ -363,15 +363,16 @@ int st_check_row(const st_shape *s, at_dtype dt, long long r, const void *got,
 			return 0;
 		}
 		double g = ref_load(got, dt, (size_t)j), w = want[j];
-		if (isnan(g) != isnan(w)) {
+		if (isnan(g) != isnan(w) || ((isinf(g) || isinf(w)) && g != w)) {
 			snprintf(reason, cap, "row %lld (%s), column %lld: got %.6g, want %.6g", r,
 				 kind, j, g, w);
 			return 0;
 		}
-		if (isnan(w))
-			continue;
-		if (s->N == 1 && g != 1.0) {
-			snprintf(reason, cap, "N = 1: row %lld (%s) is %.9g, not exactly 1", r, kind, g);
+		if (isnan(w) || isinf(w))
+			continue; /* equal: NaN and NaN, or the same infinity */
+		if (s->N == 1 && g != w) { /* softmax's 1, log_softmax's 0 */
+			snprintf(reason, cap, "N = 1: row %lld (%s) is %.9g, not exactly %.9g", r,
+				 kind, g, w);
 			return 0;
 		}
 		d2 += (g - w) * (g - w);

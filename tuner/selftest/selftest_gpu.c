@@ -43,7 +43,8 @@ static void free_small(small_data *d)
 	memset(d, 0, sizeof *d);
 }
 
-static int make_small(st_gpu *g, const st_shape *s, at_dtype dt, small_data *d, at_error *err)
+static int make_small(st_gpu *g, const at_op *op, const st_shape *s, at_dtype dt, small_data *d,
+		      at_error *err)
 {
 	(void)g;
 	memset(d, 0, sizeof *d);
@@ -54,10 +55,11 @@ static int make_small(st_gpu *g, const st_shape *s, at_dtype dt, small_data *d, 
 	d->x_host = xmalloc(d->x_bytes);
 	st_fill_input(s, dt, d->x_host, shape_seed(s, dt));
 	d->ref = xmalloc((size_t)(s->M * s->N) * sizeof *d->ref);
-	ref_softmax((const char *)d->x_host + d->front_bytes, dt, s->M, s->N, s->ldx, d->ref);
+	ref_rows(op->ref_row, (const char *)d->x_host + d->front_bytes, dt, s->M, s->N, s->ldx,
+		 d->ref);
 	if (s->flags & ATD_MASKED_ZERO)
-		ref_zero_masked_rows((const char *)d->x_host + d->front_bytes, dt, s->M, s->N,
-				     s->ldx, d->ref);
+		ref_mask_rows((const char *)d->x_host + d->front_bytes, dt, s->M, s->N, s->ldx,
+			      op->masked_value, d->ref);
 	d->y_back = xmalloc(d->y_bytes);
 	if (s->in_place) {
 		/* y is x: the working copy starts as the input image */
@@ -150,7 +152,7 @@ static int run_jobs(void *ctx, const st_shape *s, at_dtype dt, const st_job *job
 		rc = st_gpu_run_big(g, s, dt, jobs, entries, n, out, err);
 	} else if (rc == 0) {
 		small_data d;
-		rc = make_small(g, s, dt, &d, err);
+		rc = make_small(g, jobs[0].op, s, dt, &d, err);
 		char shape[160];
 		st_shape_label(s, shape, sizeof shape);
 		for (size_t i = 0; i < n && rc == 0; i++) {

@@ -144,7 +144,7 @@ int st_gpu_prepare(st_gpu *g, const st_job *job, kernel_entry *e, long long M,
 		fail(out, "did not compile: %.400s", log ? log : "");
 		return -1;
 	}
-	if (kernel_entry_load(e, softmax_op.kernel_name, &lerr) || /* softmax's edge cases */
+	if (kernel_entry_load(e, job->op->kernel_name, &lerr) ||
 	    launch_grid(&job->geom, e->fn, M, g->gpu.info.sm_count, grid, &lerr)) {
 		fail(out, "cannot launch: %.900s", lerr.msg);
 		return -1;

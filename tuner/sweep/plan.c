@@ -105,7 +105,7 @@ static int check_specs(const sweep_plan *p, at_error *err)
 		}
 		int served = 0;
 		for (size_t t = 0; t < p->ntemplates; t++)
-			served |= strcmp(p->templates[t].op, s->op) == 0;
+			served |= manifest_serves(&p->templates[t], s->op) != 0;
 		if (!served)
 			return at_error_set(err, "%s:%d: no template implements op \"%s\"",
 					    p->cfg.path, s->line, s->op);
@@ -118,7 +118,7 @@ static int check_specs(const sweep_plan *p, at_error *err)
 				free(known);
 				return -1;
 			}
-			if (strcmp(p->templates[t].op, s->op) != 0)
+			if (!manifest_serves(&p->templates[t], s->op))
 				return at_error_set(err, "%s:%d: template \"%s\" implements op \"%s\", not \"%s\"",
 						    p->cfg.path, s->line, s->templates[k],
 						    p->templates[t].op, s->op);
@@ -158,7 +158,7 @@ void plan_free(sweep_plan *p)
 
 int plan_template_serves(const tmpl_manifest *t, const sweep_shape *s)
 {
-	if (strcmp(t->op, s->op) != 0 || !(t->dtype_mask & (1u << s->dtype)))
+	if (!manifest_serves(t, s->op) || !(t->dtype_mask & (1u << s->dtype)))
 		return 0;
 	if (!s->spec || !s->spec->templates)
 		return 1;
@@ -184,6 +184,9 @@ int plan_shape_variants(const sweep_plan *p, const sweep_shape *s, const tr_env 
 			*n = 0;
 			return -1;
 		}
+		const char *op = manifest_source_op(&p->templates[t], s->op);
+		for (size_t i = 0; i < nv; i++)
+			vs[i].op = op;
 		*out = xrealloc(*out, (*n + nv) * sizeof **out);
 		if (nv)
 			memcpy(*out + *n, vs, nv * sizeof *vs);
