@@ -11,10 +11,12 @@
 #include "gen/specialize.h"
 
 typedef struct builtin_spec {
-	const char *dtype, *params;
+	const char *name; /* "softmax_online_f32": its files' stem */
+	const char *op, *dtype, *params;
 } builtin_spec;
 
-#define BUILTIN_SPEC(dt, name, params) { #name, params },
+#define BUILTIN_SPEC(opi, op, dt, dtname, params) \
+	{ #op "_online_" #dtname, #op, #dtname, params },
 static const builtin_spec specs[] = { BUILTIN_KERNELS(BUILTIN_SPEC) };
 
 static const tmpl_manifest *find_template(const tmpl_manifest *ms, size_t n, const char *name)
@@ -41,6 +43,11 @@ static char *builtin_source(const tmpl_manifest *ms, size_t n, const builtin_spe
 	}
 	variant v;
 	variant_defaults(&v, t, dt);
+	if (!manifest_serves(t, b->op)) {
+		at_error_set(err, "template %s does not compute %s", BUILTIN_TEMPLATE, b->op);
+		return NULL;
+	}
+	v.op = manifest_source_op(t, b->op);
 	char params[256];
 	snprintf(params, sizeof params, "%s", b->params);
 	for (char *p = strtok(params, " "); p; p = strtok(NULL, " "))
@@ -52,15 +59,15 @@ static char *builtin_source(const tmpl_manifest *ms, size_t n, const builtin_spe
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: emit-builtin TEMPLATES_DIR DTYPE OUT.cu\n");
+		fprintf(stderr, "usage: emit-builtin TEMPLATES_DIR OP_online_DTYPE OUT.cu\n");
 		return 2;
 	}
 	const builtin_spec *b = NULL;
 	for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
-		if (strcmp(specs[i].dtype, argv[2]) == 0)
+		if (strcmp(specs[i].name, argv[2]) == 0)
 			b = &specs[i];
 	if (!b) {
-		fprintf(stderr, "emit-builtin: no built-in kernel for dtype \"%s\"\n", argv[2]);
+		fprintf(stderr, "emit-builtin: no built-in kernel \"%s\"\n", argv[2]);
 		return 2;
 	}
 	at_error err = { { 0 } };

@@ -677,8 +677,8 @@ Test(cli, templates_lists_every_template)
 	tr_result r = RUN("templates");
 	tr_expect_status(&r, 0);
 	cr_assert(starts_with(r.out, "softmax_"), "stdout:\n%.200s", r.out);
-	tr_expect_in(r.out, "softmax_block (op softmax): ");
-	tr_expect_in(r.out, "softmax_warp (op softmax): ");
+	tr_expect_in(r.out, "softmax_block (op softmax, log_softmax): ");
+	tr_expect_in(r.out, "softmax_warp (op softmax, log_softmax): ");
 	/* the op's description (tuner/ops), as the sweep uses it */
 	tr_expect_in(r.out, "  op: softmax: softmax over each row (torch.softmax(x, dim=-1)); kernel "
 			    "softmax_kernel(");

@@ -448,7 +448,7 @@ Test(plan, an_exact_winner_is_served_as_tuned)
 	atdi_table t = { .gpus = &h100, .ngpus = 1, .entries = es, .nentries = 1 };
 	atdi_env env = env_n(4096);
 	atdi_plan p;
-	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
+	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, ATDI_SOFTMAX, &env, AT_F32, &p);
 	cr_assert_eq(p.level, ATD_LEVEL_EXACT);
 	cr_assert_eq(p.entry, &es[0]);
 }
@@ -462,13 +462,13 @@ Test(plan, an_untuned_length_is_derived_from_the_nearest_winner)
 	atdi_table t = { .gpus = &h100, .ngpus = 1, .entries = es, .nentries = 2 };
 	atdi_env env = env_n(3000);
 	atdi_plan p;
-	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
+	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, ATDI_SOFTMAX, &env, AT_F32, &p);
 	cr_assert_eq(p.level, ATD_LEVEL_DERIVED);
 	cr_assert_eq(p.entry, &es[0], "4096 is nearer 3000 than 1024 in log N");
 	cr_assert_eq(p.values[2], 24);
 	cr_assert_eq(p.geom.max_n, 128 * 24);
 	/* Without rules (no NVRTC): the nearest winner that holds the row. */
-	atdi_plan_shape(&t, NULL, 0, &h100_q, &env, AT_F32, &p);
+	atdi_plan_shape(&t, NULL, 0, &h100_q, ATDI_SOFTMAX, &env, AT_F32, &p);
 	cr_assert_eq(p.level, ATD_LEVEL_NEAREST);
 	cr_assert_eq(p.entry, &es[0]);
 }
@@ -479,7 +479,7 @@ Test(plan, a_winner_whose_params_come_out_unchanged_is_reused_as_stored)
 	atdi_table t = { .gpus = &h100, .ngpus = 1, .entries = es, .nentries = 1 };
 	atdi_env env = env_n(4000); /* 128 x 32 holds it, 128 x 28 does not */
 	atdi_plan p;
-	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
+	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, ATDI_SOFTMAX, &env, AT_F32, &p);
 	cr_assert_eq(p.level, ATD_LEVEL_NEAREST, "its stored kernel runs");
 	cr_assert_eq(p.entry, &es[0]);
 }
@@ -494,7 +494,7 @@ Test(plan, a_winner_of_a_template_unknown_to_the_library_is_skipped)
 	atdi_table t = { .gpus = &h100, .ngpus = 1, .entries = es, .nentries = 2 };
 	atdi_env env = env_n(2900);
 	atdi_plan p;
-	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
+	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, ATDI_SOFTMAX, &env, AT_F32, &p);
 	cr_assert_eq(p.level, ATD_LEVEL_DERIVED);
 	cr_assert_eq(p.entry, &es[1]);
 }
@@ -506,7 +506,7 @@ Test(plan, no_winner_of_the_dtype_means_the_built_in_kernel)
 	atdi_env env = env_n(4096);
 	env.elem_bytes = 2;
 	atdi_plan p;
-	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_BF16, &p);
+	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, ATDI_SOFTMAX, &env, AT_BF16, &p);
 	cr_assert_eq(p.level, ATD_LEVEL_BUILTIN);
 	cr_assert_null(p.entry);
 }
@@ -520,10 +520,10 @@ Test(plan, rows_of_the_same_alignment_class_are_nearer)
 	atdi_table t = { .gpus = &h100, .ngpus = 1, .entries = es, .nentries = 2 };
 	atdi_env env = env_n(3600); /* aligned: 4096 wins though 3001 is nearer in log N */
 	atdi_plan p;
-	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
+	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, ATDI_SOFTMAX, &env, AT_F32, &p);
 	cr_assert_eq(p.entry, &es[0]);
 	env = env_n(3599); /* unaligned, like 3001 */
-	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
+	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, ATDI_SOFTMAX, &env, AT_F32, &p);
 	cr_assert_eq(p.entry, &es[1]);
 }
 
@@ -536,7 +536,7 @@ Test(plan, the_nearest_winner_is_taken_even_when_it_must_widen)
 	atdi_table t = { .gpus = &h100, .ngpus = 1, .entries = es, .nentries = 2 };
 	atdi_env env = env_n(12000); /* 128 x 64 < 12000: the nearer must widen */
 	atdi_plan p;
-	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
+	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, ATDI_SOFTMAX, &env, AT_F32, &p);
 	cr_assert_eq(p.level, ATD_LEVEL_DERIVED);
 	cr_assert_eq(p.entry, &es[0], "4096 is nearer 12000 than 1024, widened or not");
 	cr_assert_gt(p.values[0], 128, "threads widened");
@@ -553,14 +553,14 @@ Test(plan, online_tuning_gets_the_distinct_variants_of_the_nearest_winners)
 	atdi_table t = { .gpus = &h100, .ngpus = 1, .entries = es, .nentries = 3 };
 	atdi_env env = env_n(3000);
 	atdi_plan c[6];
-	int n = atdi_plan_candidates(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, c, 6);
+	int n = atdi_plan_candidates(&t, tr_templates, tr_ntemplates, &h100_q, ATDI_SOFTMAX, &env, AT_F32, c, 6);
 	cr_assert_eq(n, 2, "4096's and 2048's winners give the same 128 x 24 variant");
 	cr_assert_eq(c[0].entry, &es[0]);
 	cr_assert_eq(c[0].values[2], 24);
 	cr_assert_eq(c[1].entry, &es[2]);
 	cr_assert_eq(c[1].values[0], 256);
 	cr_assert_eq(c[1].values[2], 12);
-	cr_assert_eq(atdi_plan_candidates(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, c,
+	cr_assert_eq(atdi_plan_candidates(&t, tr_templates, tr_ntemplates, &h100_q, ATDI_SOFTMAX, &env, AT_F32, c,
 					  1), 1, "at most max");
 }
 
@@ -573,7 +573,7 @@ Test(plan, the_same_alignment_class_at_twice_the_length_beats_the_other_at_the_s
 	atdi_table t = { .gpus = &h100, .ngpus = 1, .entries = es, .nentries = 2 };
 	atdi_env env = env_n(3001); /* f32 rows of 3001: not 16-byte aligned */
 	atdi_plan p;
-	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, &env, AT_F32, &p);
+	atdi_plan_shape(&t, tr_templates, tr_ntemplates, &h100_q, ATDI_SOFTMAX, &env, AT_F32, &p);
 	cr_assert_eq(p.entry, &es[1], "6001's winner: its params fit misaligned rows");
 	cr_assert_eq(p.level, ATD_LEVEL_DERIVED);
 	cr_assert_eq(p.values[1], 2);

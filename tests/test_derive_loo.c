@@ -75,7 +75,7 @@ Test(derive_loo, each_grid_shape_served_from_the_others_stays_near_its_winner, .
 				 .sm_count = g->sm_count, .cc = 10 * g->cc_major + g->cc_minor,
 				 .max_threads = 1024, .max_smem = 232448, .regs_per_sm = 65536 };
 		atdi_plan p;
-		atdi_plan_shape(&rest, tr_templates, tr_ntemplates, &gpu, &env, hidden->dtype, &p);
+		atdi_plan_shape(&rest, tr_templates, tr_ntemplates, &gpu, ATDI_SOFTMAX, &env, hidden->dtype, &p);
 		if (!p.rules)
 			continue; /* served as stored or built in: not the rules' doing */
 		char params[512];

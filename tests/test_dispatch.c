@@ -77,7 +77,7 @@ static void assert_choice(const atd_choice *c, atd_level level, const char *tmpl
 
 static void assert_builtin(const atd_choice *c, atd_dtype dt)
 {
-	const builtin_kernel *b = builtin_kernel_for((at_dtype)dt);
+	const builtin_kernel *b = builtin_kernel_for(ATDI_SOFTMAX, (at_dtype)dt);
 	cr_assert_eq(c->level, ATD_LEVEL_BUILTIN);
 	cr_assert_str_eq(c->template_name, b->template_name);
 	cr_assert_str_eq(c->params, b->params);

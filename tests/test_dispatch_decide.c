@@ -55,13 +55,13 @@ static void say(fake *f, atd_status s, const char *text)
 }
 
 static atd_status fake_stored(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
-			      const atdi_entry *e, at_dtype dtype, const launch_geometry *g,
+			      const atdi_entry *e, int op, at_dtype dtype, const launch_geometry *g,
 			      long long M, atdi_resolved *out, char *why, size_t cap)
 {
 	(void)h, (void)ci, (void)M;
 	fake *f = l->user;
 	char text[1400];
-	const builtin_kernel *b = builtin_kernel_for(dtype);
+	const builtin_kernel *b = builtin_kernel_for(op, dtype);
 	if (e)
 		snprintf(text, sizeof text, "stored %s %s (tuned at %lld x %lld)", e->template_name,
 			 e->params, e->M, e->N);
@@ -97,15 +97,15 @@ static int fake_poll(const atdi_loader *l, atd_handle *h, const atdi_jit_job *jo
 
 /* Tuning "times" the candidates and finds the nearest winner's fastest. */
 static atd_status fake_tune(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
-			    at_dtype dtype, long long M, long long N, atdi_plan *best, double *us,
-			    char *why, size_t cap)
+			    int op, at_dtype dtype, long long M, long long N, atdi_plan *best,
+			    double *us, char *why, size_t cap)
 {
 	fake *f = l->user;
 	f->tunings++;
 	atdi_env env = atdi_ctx_env(ci, dtype, M, N);
 	snprintf(why, cap, "the test double fails it");
 	if (f->tune != ATD_OK || atdi_plan_candidates(&h->table, tr_templates, tr_ntemplates,
-						      &ci->gpu, &env, dtype, best, 1) != 1)
+						      &ci->gpu, op, &env, dtype, best, 1) != 1)
 		return ATD_ERR_NO_KERNEL;
 	*us = 1.5;
 	return ATD_OK;
@@ -127,7 +127,7 @@ static atd_status launch(atd_handle *h, fake *f, const atd_gpu *gpu, at_dtype dt
 	atdi_described_ctx(h, gpu, &ci);
 	f->granted[0] = '\0';
 	pthread_mutex_lock(&h->slow);
-	atd_status s = atdi_decide(h, &ci, dt, M, N, &f->loader, r, notes);
+	atd_status s = atdi_decide(h, &ci, ATDI_SOFTMAX, dt, M, N, &f->loader, r, notes);
 	pthread_mutex_unlock(&h->slow);
 	return s;
 }
@@ -368,8 +368,8 @@ Test(dispatch_decide, a_shape_tuned_online_earlier_serves_both_unless_it_was_tun
 	model.sm_count = 132;
 	atdi_tuned t512 = { "softmax_block", "threads=64 vec=4 elems_per_thread=8", 3.25 };
 	atdi_tuned t1024 = { "softmax_block", "threads=128 vec=4 elems_per_thread=8", 4.5 };
-	atdi_jit_tuned_put(&h->jit, &model, AT_F32, 4096, 512, &t512, 4);
-	atdi_jit_tuned_put(&h->jit, &model, AT_F32, 4096, 1024, &t1024, 4); /* the sweep's shape */
+	atdi_jit_tuned_put(&h->jit, &model, ATDI_SOFTMAX, AT_F32, 4096, 512, &t512, 4);
+	atdi_jit_tuned_put(&h->jit, &model, ATDI_SOFTMAX, AT_F32, 4096, 1024, &t1024, 4); /* the sweep's shape */
 	long long Ns[] = { 512, 1024 };
 	atd_level want_level[] = { ATD_LEVEL_TUNED, ATD_LEVEL_EXACT };
 	for (int i = 0; i < 2; i++) {

@@ -130,7 +130,7 @@ Test(dispatch_install, the_shared_library_exports_exactly_the_api)
 {
 	assert_repo_root();
 	static const char *const api[] = {
-		"atd_close", "atd_errmsg", "atd_level_name", "atd_open", "atd_query",
+		"atd_close", "atd_errmsg", "atd_level_name", "atd_log_softmax", "atd_open", "atd_query",
 		"atd_query_gpu", "atd_set_log", "atd_softmax", "atd_softmax_ex", "atd_status_string",
 		"atd_version", "atd_version_number",
 	};
@@ -200,7 +200,7 @@ Test(dispatch_install, builtin_sources_are_generated_and_what_autotune_gen_makes
 		      "the built-in sources are generated into build/builtin/, not committed");
 	static const char *const dtypes[] = { "f32", "f16", "bf16" };
 	for (int dt = 0; dt < 3; dt++) {
-		const builtin_kernel *b = builtin_kernel_for((at_dtype)dt);
+		const builtin_kernel *b = builtin_kernel_for(ATDI_SOFTMAX, (at_dtype)dt);
 		cr_assert_not_null(b);
 		char built[256];
 		snprintf(built, sizeof built, "build/builtin/softmax_online_%s.cu", dtypes[dt]);

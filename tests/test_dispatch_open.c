@@ -319,14 +319,14 @@ Test(dispatch_open, a_winner_without_its_kernel_is_named_to_the_first_log_callba
 	sqlite3_close(s);
 	cr_assert_eq(t.nentries, 1);
 	cr_assert_eq(t.nmissing, 1);
-	const atdi_missing *m = atdi_select_missing(&t, &h100, AT_F16, 8, 1100);
+	const atdi_missing *m = atdi_select_missing(&t, &h100, ATDI_SOFTMAX, AT_F16, 8, 1100);
 	cr_assert_not_null(m);
 	cr_assert_eq(m->result_id, lost);
-	cr_assert_null(atdi_select_missing(&t, &h100, AT_F16, 8, 1000), "another shape");
-	cr_assert_null(atdi_select_missing(&t, &h100, AT_F32, 8, 1100), "another dtype");
+	cr_assert_null(atdi_select_missing(&t, &h100, ATDI_SOFTMAX, AT_F16, 8, 1000), "another shape");
+	cr_assert_null(atdi_select_missing(&t, &h100, ATDI_SOFTMAX, AT_F32, 8, 1100), "another dtype");
 	atd_gpu other = h100;
 	other.sm_count = 114;
-	cr_assert_null(atdi_select_missing(&t, &other, AT_F16, 8, 1100), "another GPU model");
+	cr_assert_null(atdi_select_missing(&t, &other, ATDI_SOFTMAX, AT_F16, 8, 1100), "another GPU model");
 	atdi_table_free(&t);
 }
 

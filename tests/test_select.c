@@ -35,7 +35,7 @@ static int rank(const atdi_entry *es, size_t n, long long M, long long N, const 
 		atdi_ranked *top, int k)
 {
 	atdi_table t = { .gpus = gpus, .ngpus = 4, .entries = (atdi_entry *)es, .nentries = n };
-	return atdi_rank(&t, &sxm, AT_F32, M, N, w, top, k);
+	return atdi_rank(&t, &sxm, ATDI_SOFTMAX, AT_F32, M, N, w, top, k);
 }
 
 static const atdi_weights plain = { 0, 0, 0 };
@@ -112,15 +112,15 @@ Test(select_policy, stored_and_derived_differ_by_their_weights_alone)
 	/* atdi_select is the first of the stored ranking, at its level */
 	atdi_table t = { .gpus = gpus, .ngpus = 4, .entries = es, .nentries = 4 };
 	atd_level level;
-	cr_assert_eq(atdi_select(&t, &sxm, AT_F32, 4096, 3000, &level), &es[1]);
+	cr_assert_eq(atdi_select(&t, &sxm, ATDI_SOFTMAX, AT_F32, 4096, 3000, &level), &es[1]);
 	cr_assert_eq(level, ATD_LEVEL_NEAREST);
-	cr_assert_eq(atdi_select(&t, &sxm, AT_F32, 4096, 4096, &level), &es[3]);
+	cr_assert_eq(atdi_select(&t, &sxm, ATDI_SOFTMAX, AT_F32, 4096, 4096, &level), &es[3]);
 	cr_assert_eq(level, ATD_LEVEL_EXACT);
 	atd_gpu pcie = { "NVIDIA H100 PCIe", 9, 0, 114, 0 };
-	cr_assert_eq(atdi_select(&t, &pcie, AT_F32, 4096, 4096, &level), &es[3]);
+	cr_assert_eq(atdi_select(&t, &pcie, ATDI_SOFTMAX, AT_F32, 4096, 4096, &level), &es[3]);
 	cr_assert_eq(level, ATD_LEVEL_SAME_ARCH);
 	atd_gpu a100 = { "NVIDIA A100-SXM4-80GB", 8, 0, 108, 0 };
-	cr_assert_null(atdi_select(&t, &a100, AT_F32, 4096, 4096, &level));
+	cr_assert_null(atdi_select(&t, &a100, ATDI_SOFTMAX, AT_F32, 4096, 4096, &level));
 	cr_assert_eq(level, ATD_LEVEL_BUILTIN);
 }
 
@@ -136,4 +136,35 @@ Test(select_policy, a_model_is_its_name_compute_capability_and_sm_count_not_its_
 	other = sxm;
 	other.name = NULL;
 	cr_assert_not(atdi_same_model(&gpus[0], &other));
+}
+
+Test(select_policy, another_ops_winner_serves_only_through_its_rules)
+{
+	/* softmax's winner at the very shape, log_softmax's at twice N */
+	atdi_entry es[] = { entry(1, 0, 4096, 4096, 10.0, 0), entry(2, 0, 4096, 8192, 20.0, 0) };
+	es[1].op = ATDI_LOG_SOFTMAX;
+	atdi_table t = { .gpus = gpus, .ngpus = 4, .entries = es, .nentries = 2 };
+	atd_level level;
+	/* run as stored: only log_softmax's own, never softmax's code */
+	cr_assert_eq(atdi_select(&t, &sxm, ATDI_LOG_SOFTMAX, AT_F32, 4096, 4096, &level), &es[1]);
+	cr_assert_eq(level, ATD_LEVEL_NEAREST, "softmax's exact shape is not log_softmax's");
+	cr_assert_eq(atdi_select(&t, &sxm, ATDI_SOFTMAX, AT_F32, 4096, 8192, &level), &es[0]);
+	cr_assert_eq(level, ATD_LEVEL_NEAREST);
+	/* derived: softmax's exact shape counts as 0.48 away, just nearer
+	 * than log_softmax's winner at twice N ((ln 2)^2 = 0.4805); neither
+	 * is exact for log_softmax */
+	atdi_ranked top[2];
+	cr_assert_eq(atdi_rank(&t, &sxm, ATDI_LOG_SOFTMAX, AT_F32, 4096, 4096, &atdi_weights_derive,
+			       top, 2), 2);
+	cr_assert(!top[0].exact && !top[1].exact);
+	cr_assert_eq(top[1].e->result_id, 2);
+	cr_assert(top[0].other_op && !top[1].other_op);
+	cr_assert_float_eq(top[0].dist, 0.48, 1e-12);
+	cr_assert_float_eq(top[1].dist, pow(log(2.0), 2), 1e-12);
+	/* with only softmax's winners, log_softmax derives from them */
+	t.nentries = 1;
+	cr_assert_null(atdi_select(&t, &sxm, ATDI_LOG_SOFTMAX, AT_F32, 4096, 4096, &level));
+	cr_assert_eq(atdi_rank(&t, &sxm, ATDI_LOG_SOFTMAX, AT_F32, 4096, 4096, &atdi_weights_derive,
+			       top, 2), 1);
+	cr_assert(top[0].other_op);
 }

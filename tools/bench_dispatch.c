@@ -132,7 +132,7 @@ int main(int argc, char **argv)
 	CUcontext ctx;
 	cudrv.cuCtxGetCurrent(&ctx);
 	atdi_resolved r;
-	if (atdi_resolve(h, ctx, AT_F32, M, N, &r) != ATD_OK)
+	if (atdi_resolve(h, ctx, ATDI_SOFTMAX, AT_F32, M, N, &r) != ATD_OK)
 		return 1;
 	atdi_key key = { ctx, M, N, AT_F32 };
 	double probe[BATCHES];

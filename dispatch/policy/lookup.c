@@ -22,14 +22,16 @@ static inline uint64_t mix(uint64_t h)
 
 static inline uint64_t key_hash(const atdi_key *k)
 {
-	uint64_t h = mix((uint64_t)(uintptr_t)k->ctx ^ ((uint64_t)(unsigned)k->dtype << 56));
+	uint64_t h = mix((uint64_t)(uintptr_t)k->ctx ^ ((uint64_t)(unsigned)k->dtype << 56) ^
+			 ((uint64_t)(unsigned)k->op << 48));
 	h = mix(h ^ (uint64_t)k->M);
 	return mix(h ^ (uint64_t)k->N);
 }
 
 static inline int key_equal(const atdi_key *a, const atdi_key *b)
 {
-	return a->ctx == b->ctx && a->M == b->M && a->N == b->N && a->dtype == b->dtype;
+	return a->ctx == b->ctx && a->M == b->M && a->N == b->N && a->dtype == b->dtype &&
+	       a->op == b->op;
 }
 
 /* The slot holding key, or the empty slot where it would go. */

@@ -13,6 +13,7 @@ typedef struct atdi_key {
 	void *ctx; /* CUcontext; NULL for keys that are shapes only */
 	long long M, N;
 	int dtype;
+	int op; /* atdi_op (row_ops.h) */
 } atdi_key;
 
 /* CUfunction's own type (cuda.h), named without the driver's header: the

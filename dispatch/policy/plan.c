@@ -5,23 +5,26 @@
 
 #include <string.h>
 
+#include "dispatch/policy/row_ops.h"
 #include "dispatch/policy/select.h"
 
-static int try_derive(const tr_template *ts, int nts, const atdi_ranked *r, const atdi_env *env,
-		      at_dtype dtype, atdi_plan *out)
+static int try_derive(const tr_template *ts, int nts, const atdi_ranked *r, int op,
+		      const atdi_env *env, at_dtype dtype, atdi_plan *out)
 {
 	const atdi_entry *e = r->e;
 	const tr_template *rules = atdi_rules_find(ts, nts, e->template_name);
 	long long winner[ATDI_MAX_PARAMS];
-	if (!rules || !(rules->dtype_mask & (1u << dtype)) ||
+	if (!rules || !(rules->dtype_mask & (1u << dtype)) || !tr_serves(rules, atdi_op_name(op)) ||
 	    atdi_params_parse(rules, e->params, winner) != 0 ||
 	    !atdi_derive(rules, winner, env, 1, out->values) ||
 	    atdi_rules_geometry(rules, out->values, env, &out->geom) != 0)
 		return 0;
+	out->op = op;
 	out->entry = e;
 	out->rules = rules;
 	int unchanged = memcmp(winner, out->values, (size_t)rules->nparams * sizeof *winner) == 0;
-	if (!r->gpu->seeds && unchanged && (e->geom.max_n == 0 || e->geom.max_n >= env->N))
+	if (!r->gpu->seeds && !r->other_op && unchanged &&
+	    (e->geom.max_n == 0 || e->geom.max_n >= env->N))
 		out->level = r->other_model ? ATD_LEVEL_SAME_ARCH : ATD_LEVEL_NEAREST;
 	else
 		out->level = ATD_LEVEL_DERIVED;
@@ -36,15 +39,15 @@ static int same_variant(const atdi_plan *a, const atdi_plan *b)
 }
 
 int atdi_plan_candidates(const atdi_table *t, const tr_template *ts, int nts, const atd_gpu *gpu,
-			 const atdi_env *env, at_dtype dtype, atdi_plan *out, int max)
+			 int op, const atdi_env *env, at_dtype dtype, atdi_plan *out, int max)
 {
 	atdi_ranked top[ATDI_DERIVE_CANDIDATES];
-	int n = atdi_rank(t, gpu, dtype, env->M, env->N, &atdi_weights_derive, top,
+	int n = atdi_rank(t, gpu, op, dtype, env->M, env->N, &atdi_weights_derive, top,
 			  ATDI_DERIVE_CANDIDATES), k = 0;
 	for (int i = 0; i < n && k < max; i++) {
 		atdi_plan p;
 		memset(&p, 0, sizeof p);
-		if (!try_derive(ts, nts, &top[i], env, dtype, &p))
+		if (!try_derive(ts, nts, &top[i], op, env, dtype, &p))
 			continue;
 		int dup = 0;
 		for (int j = 0; j < k && !dup; j++)
@@ -56,14 +59,15 @@ int atdi_plan_candidates(const atdi_table *t, const tr_template *ts, int nts, co
 }
 
 void atdi_plan_shape(const atdi_table *t, const tr_template *ts, int nts, const atd_gpu *gpu,
-		     const atdi_env *env, at_dtype dtype, atdi_plan *out)
+		     int op, const atdi_env *env, at_dtype dtype, atdi_plan *out)
 {
 	memset(out, 0, sizeof *out);
+	out->op = op;
 	atd_level level;
-	const atdi_entry *e = atdi_select(t, gpu, dtype, env->M, env->N, &level);
+	const atdi_entry *e = atdi_select(t, gpu, op, dtype, env->M, env->N, &level);
 	if (ts && (!e || level != ATD_LEVEL_EXACT)) {
 		atdi_ranked top[ATDI_DERIVE_CANDIDATES];
-		int n = atdi_rank(t, gpu, dtype, env->M, env->N, &atdi_weights_derive, top,
+		int n = atdi_rank(t, gpu, op, dtype, env->M, env->N, &atdi_weights_derive, top,
 				  ATDI_DERIVE_CANDIDATES);
 		/* The nearest winner that derives, widened or not. Trying every
 		 * winner that derives unwidened first (as before 2026-11-25) took
@@ -73,7 +77,7 @@ void atdi_plan_shape(const atdi_table *t, const tr_template *ts, int nts, const 
 		 * 64 x 1048576's split winner as it was (29.7 us) over 64 x
 		 * 262144's cluster widened to 512 threads (26.3). */
 		for (int i = 0; i < n; i++)
-			if (try_derive(ts, nts, &top[i], env, dtype, out))
+			if (try_derive(ts, nts, &top[i], op, env, dtype, out))
 				return;
 	}
 	out->level = level;

@@ -9,6 +9,7 @@
 #ifndef AT_DISPATCH_PLAN_H
 #define AT_DISPATCH_PLAN_H
 
+#include "dispatch/policy/row_ops.h"
 #include "dispatch/policy/derive.h"
 #include "dispatch/policy/select.h"
 
@@ -16,6 +17,7 @@
 #define ATDI_DERIVE_CANDIDATES 8
 
 typedef struct atdi_plan {
+	int op; /* atdi_op: what the variant computes */
 	atd_level level;
 	/* The winner that runs (exact, nearest, same-arch) or that the derived
 	 * variant comes from; NULL for the built-in kernel. */
@@ -32,12 +34,12 @@ typedef struct atdi_plan {
  * rules to derive with; NULL when deriving is off (no NVRTC, or not
  * wanted), which gives atdi_select's choice. */
 void atdi_plan_shape(const atdi_table *t, const tr_template *ts, int nts, const atd_gpu *gpu,
-		     const atdi_env *env, at_dtype dtype, atdi_plan *out);
+		     int op, const atdi_env *env, at_dtype dtype, atdi_plan *out);
 
 /* Online tuning's candidates: the distinct variants that the nearest
  * winners give for env (derived or reused as stored), nearest first, at
  * most max. Returns how many. */
 int atdi_plan_candidates(const atdi_table *t, const tr_template *ts, int nts, const atd_gpu *gpu,
-			 const atdi_env *env, at_dtype dtype, atdi_plan *out, int max);
+			 int op, const atdi_env *env, at_dtype dtype, atdi_plan *out, int max);
 
 #endif

@@ -19,9 +19,14 @@
  * were: the penalty was measured between winners re-derived for the row,
  * not between kernels run as tuned. */
 const atdi_weights atdi_weights_stored = { .align_penalty = 0, .short_penalty = INFINITY,
-					   .seed_penalty = INFINITY };
+					   .seed_penalty = INFINITY, .other_op_penalty = INFINITY };
+/* Another op's winner counts as (ln 2)^2 farther: the ops of one template
+ * move the same bytes and differ only in the write (softmax's exp and
+ * product, log_softmax's difference), so its params are near the best,
+ * but a winner tuned for the op itself within a factor of two of the
+ * shape is preferred. */
 const atdi_weights atdi_weights_derive = { .align_penalty = 1.21, .short_penalty = 0,
-					   .seed_penalty = 0 };
+					   .seed_penalty = 0, .other_op_penalty = 0.48 };
 
 int atdi_same_model(const atdi_gpu_row *g, const atd_gpu *q)
 {
@@ -37,8 +42,8 @@ static int rows_aligned(long long N, long long elem_bytes)
 /* (ln M - ln M')^2 + (ln N - ln N')^2, from ratios so that symmetric
  * neighbours give bit-identical distances where the ratios are exact, plus
  * w's penalties. */
-static double distance(const atdi_entry *e, const atdi_gpu_row *g, long long M, long long N,
-		       const atdi_weights *w)
+static double distance(const atdi_entry *e, const atdi_gpu_row *g, int op, long long M,
+		       long long N, const atdi_weights *w)
 {
 	long long eb = (long long)at_dtype_size(e->dtype);
 	double dm = log((double)e->M / (double)M), dn = log((double)e->N / (double)N);
@@ -49,6 +54,8 @@ static double distance(const atdi_entry *e, const atdi_gpu_row *g, long long M, 
 		d += w->short_penalty;
 	if (g->seeds)
 		d += w->seed_penalty;
+	if (e->op != op)
+		d += w->other_op_penalty;
 	return d;
 }
 
@@ -81,8 +88,8 @@ static int insert(atdi_ranked *top, int n, int k, const atdi_ranked *r)
 	return n;
 }
 
-int atdi_rank(const atdi_table *t, const atd_gpu *gpu, at_dtype dtype, long long M, long long N,
-	      const atdi_weights *w, atdi_ranked *top, int k)
+int atdi_rank(const atdi_table *t, const atd_gpu *gpu, int op, at_dtype dtype, long long M,
+	      long long N, const atdi_weights *w, atdi_ranked *top, int k)
 {
 	int n = 0;
 	for (size_t i = 0; i < t->nentries && k > 0; i++) {
@@ -91,19 +98,20 @@ int atdi_rank(const atdi_table *t, const atd_gpu *gpu, at_dtype dtype, long long
 		if (e->dtype != dtype ||
 		    (!g->seeds && (g->cc_major != gpu->cc_major || g->cc_minor != gpu->cc_minor)))
 			continue;
-		atdi_ranked r = { e, g, !atdi_same_model(g, gpu), e->M == M && e->N == N,
-				  distance(e, g, M, N, w) };
+		atdi_ranked r = { e, g, !atdi_same_model(g, gpu),
+				  e->op == op && e->M == M && e->N == N, e->op != op,
+				  distance(e, g, op, M, N, w) };
 		if (!isinf(r.dist))
 			n = insert(top, n, k, &r);
 	}
 	return n;
 }
 
-const atdi_entry *atdi_select(const atdi_table *t, const atd_gpu *gpu, at_dtype dtype,
+const atdi_entry *atdi_select(const atdi_table *t, const atd_gpu *gpu, int op, at_dtype dtype,
 			      long long M, long long N, atd_level *level)
 {
 	atdi_ranked best;
-	if (atdi_rank(t, gpu, dtype, M, N, &atdi_weights_stored, &best, 1) == 0) {
+	if (atdi_rank(t, gpu, op, dtype, M, N, &atdi_weights_stored, &best, 1) == 0) {
 		*level = ATD_LEVEL_BUILTIN;
 		return NULL;
 	}
@@ -113,12 +121,12 @@ const atdi_entry *atdi_select(const atdi_table *t, const atd_gpu *gpu, at_dtype 
 	return best.e;
 }
 
-const atdi_missing *atdi_select_missing(const atdi_table *t, const atd_gpu *gpu, at_dtype dtype,
-					long long M, long long N)
+const atdi_missing *atdi_select_missing(const atdi_table *t, const atd_gpu *gpu, int op,
+					at_dtype dtype, long long M, long long N)
 {
 	for (size_t i = 0; i < t->nmissing; i++) {
 		const atdi_missing *m = &t->missing[i];
-		if (m->dtype == dtype && m->M == M && m->N == N &&
+		if (m->op == op && m->dtype == dtype && m->M == M && m->N == N &&
 		    atdi_same_model(&t->gpus[m->gpu], gpu))
 			return m;
 	}

@@ -6,6 +6,7 @@
 #ifndef AT_DISPATCH_SELECT_H
 #define AT_DISPATCH_SELECT_H
 
+#include "dispatch/policy/row_ops.h"
 #include "dispatch/policy/tuned_table.h"
 
 /* What a winner's distance from the query adds up from, besides the squared
@@ -20,6 +21,10 @@ typedef struct atdi_weights {
 	/* It is one of the library's seeds (seed_winners.h): it has no code, so
 	 * it serves only through its template's rules. */
 	double seed_penalty;
+	/* It is another op's winner (softmax's for a log_softmax query): its
+	 * code computes that op, so it serves only through its template's
+	 * rules, compiled for the query's op. */
+	double other_op_penalty;
 } atdi_weights;
 
 /* A winner run as it was stored: every one that holds the row and has
@@ -27,8 +32,8 @@ typedef struct atdi_weights {
 extern const atdi_weights atdi_weights_stored;
 
 /* A winner that its template's rules re-derive for the shape: any, seeds
- * too, a winner of the other alignment class counting as three times as
- * far (see select.c). */
+ * and other ops' too, a winner of the other alignment class counting as
+ * three times as far, and one of another op as twice (see select.c). */
 extern const atdi_weights atdi_weights_derive;
 
 /* A winner as ranked for one query. */
@@ -36,7 +41,8 @@ typedef struct atdi_ranked {
 	const atdi_entry *e;
 	const atdi_gpu_row *gpu; /* the row of the GPU it was tuned on */
 	int other_model;         /* 0: the query's GPU model; 1: another of its compute capability */
-	int exact;               /* tuned at the query's very shape */
+	int exact;               /* tuned at the query's very shape, for its op */
+	int other_op;            /* another op's winner: derived only */
 	double dist;             /* squared log distance plus the weights' penalties */
 } atdi_ranked;
 
@@ -47,7 +53,8 @@ typedef struct atdi_ranked {
 int atdi_same_model(const atdi_gpu_row *g, const atd_gpu *q);
 
 /*
-** The k best winners of dtype for (M, N) on gpu, best first, into top;
+** The k best winners of (op, dtype) for (M, N) on gpu, best first, into
+** top (another op's too where w lets them in: other_op_penalty);
 ** returns how many (at most k). Only winners of gpu's compute capability
 ** are ranked (seeds whatever theirs); their order: this GPU model before
 ** others, the exact shape before the rest, then the smaller distance
@@ -55,8 +62,8 @@ int atdi_same_model(const atdi_gpu_row *g, const atd_gpu *q);
 ** near whatever the rounding of their logarithms), the smaller tuned time,
 ** the smaller result id.
 */
-int atdi_rank(const atdi_table *t, const atd_gpu *gpu, at_dtype dtype, long long M, long long N,
-	      const atdi_weights *w, atdi_ranked *top, int k);
+int atdi_rank(const atdi_table *t, const atd_gpu *gpu, int op, at_dtype dtype, long long M,
+	      long long N, const atdi_weights *w, atdi_ranked *top, int k);
 
 /*
 ** The winner that serves (dtype, M, N) on gpu as stored, by the four levels
@@ -67,12 +74,12 @@ int atdi_rank(const atdi_table *t, const atd_gpu *gpu, at_dtype dtype, long long
 ** atdi_weights_stored. Returns NULL with *level = ATD_LEVEL_BUILTIN when
 ** none fits.
 */
-const atdi_entry *atdi_select(const atdi_table *t, const atd_gpu *gpu, at_dtype dtype,
+const atdi_entry *atdi_select(const atdi_table *t, const atd_gpu *gpu, int op, at_dtype dtype,
 			      long long M, long long N, atd_level *level);
 
-/* The winner without code tuned on gpu's model at exactly (dtype, M, N),
- * or NULL. */
-const atdi_missing *atdi_select_missing(const atdi_table *t, const atd_gpu *gpu, at_dtype dtype,
-					long long M, long long N);
+/* The winner of op without code tuned on gpu's model at exactly (dtype,
+ * M, N), or NULL. */
+const atdi_missing *atdi_select_missing(const atdi_table *t, const atd_gpu *gpu, int op,
+					at_dtype dtype, long long M, long long N);
 
 #endif

@@ -2,6 +2,7 @@
  * tuned_db.h. Everything is read with two queries at open; code is read
  * one kernels row at a time, on first use. */
 #include "dispatch/policy/tuned_db.h"
+#include "dispatch/policy/row_ops.h"
 
 #include <errno.h>
 #include <math.h>
@@ -205,8 +206,9 @@ static int entry_from_row(const atdi_table *t, sqlite3_stmt *st, atdi_entry *e)
 	e->arch = sqlite3_column_int(st, 13);
 	e->geom.ctas_per_row = sqlite3_column_int(st, 14);
 	e->geom.cooperative = sqlite3_column_int(st, 15) != 0;
+	e->op = atdi_op_find((const char *)sqlite3_column_text(st, 16));
 	at_error why;
-	if (e->M < 1 || e->N < 1 || launch_geometry_check(&e->geom, &why) != 0)
+	if (e->op < 0 || e->M < 1 || e->N < 1 || launch_geometry_check(&e->geom, &why) != 0)
 		return 0;
 	e->template_name = dup_text(st, 5);
 	e->params = dup_text(st, 6);
@@ -249,10 +251,9 @@ static atd_status load_entries(sqlite3 *db, const char *path, atdi_table *t, cha
 	snprintf(sql, sizeof sql,
 		 "SELECT w.gpu_id, w.dtype, w.m, w.n, r.id, r.template, r.params, "
 		 "r.time_us, r.threads, r.rows_per_cta, r.dyn_smem, r.persistent, "
-		 "r.max_n, k.arch, %s "
+		 "r.max_n, k.arch, %s, w.op "
 		 "FROM winners w JOIN results r ON r.id = w.result_id "
-		 "JOIN kernels k ON k.result_id = w.result_id "
-		 "WHERE w.op = 'softmax'",
+		 "JOIN kernels k ON k.result_id = w.result_id",
 		 has_v3_geometry(db) ? "r.ctas_per_row, r.cooperative" : "1, 0");
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
@@ -291,9 +292,9 @@ static atd_status load_missing(sqlite3 *db, const char *path, atdi_table *t, cha
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(db,
-			       "SELECT w.gpu_id, w.dtype, w.m, w.n, w.result_id, r.template, r.params "
-			       "FROM winners w LEFT JOIN results r ON r.id = w.result_id "
-			       "WHERE w.op = 'softmax' AND w.result_id IS NOT NULL AND NOT EXISTS "
+			       "SELECT w.gpu_id, w.dtype, w.m, w.n, w.result_id, r.template, r.params, "
+			       "w.op FROM winners w LEFT JOIN results r ON r.id = w.result_id "
+			       "WHERE w.result_id IS NOT NULL AND NOT EXISTS "
 			       "(SELECT 1 FROM kernels k WHERE k.result_id = w.result_id) "
 			       "ORDER BY w.gpu_id, w.dtype, w.m, w.n",
 			       -1, &st, NULL) != SQLITE_OK)
@@ -315,10 +316,17 @@ static atd_status load_missing(sqlite3 *db, const char *path, atdi_table *t, cha
 		}
 		t->missing = room;
 		atdi_missing *m = &t->missing[t->nmissing];
-		*m = (atdi_missing){ .result_id = sqlite3_column_int64(st, 4), .gpu = (size_t)gi,
+		*m = (atdi_missing){ .result_id = sqlite3_column_int64(st, 4),
+				     .op = atdi_op_find((const char *)sqlite3_column_text(st, 7)),
+				     .gpu = (size_t)gi,
 				     .dtype = dtype, .M = sqlite3_column_int64(st, 2),
 				     .N = sqlite3_column_int64(st, 3),
 				     .template_name = dup_text(st, 5), .params = dup_text(st, 6) };
+		if (m->op < 0) { /* an op this library does not serve: not its to warn about */
+			free(m->template_name);
+			free(m->params);
+			continue;
+		}
 		t->nmissing++;
 		if (!m->template_name || !m->params) {
 			s = ATD_ERR_NO_MEMORY;

@@ -24,9 +24,11 @@ typedef struct atdi_gpu_row {
 	int seeds;
 } atdi_gpu_row;
 
-/* A winners row of op softmax with a result and stored code. */
+/* A winners row of an op the library serves (row_ops.h) with a result and
+ * stored code. */
 typedef struct atdi_entry {
 	long long result_id;
+	int op;     /* atdi_op */
 	size_t gpu; /* index into atdi_table.gpus */
 	at_dtype dtype;
 	long long M, N;
@@ -36,11 +38,12 @@ typedef struct atdi_entry {
 	int arch; /* kernels.arch, e.g. 90 */
 } atdi_entry;
 
-/* A winners row of op softmax whose result has no stored code (a merge or
- * export lost it): never selected, but named in warnings, so that a shape
- * that was tuned is never served by another choice in silence. */
+/* A winners row whose result has no stored code (a merge or export lost
+ * it): never selected, but named in warnings, so that a shape that was
+ * tuned is never served by another choice in silence. */
 typedef struct atdi_missing {
 	long long result_id;
+	int op; /* atdi_op */
 	size_t gpu; /* index into atdi_table.gpus */
 	at_dtype dtype;
 	long long M, N;

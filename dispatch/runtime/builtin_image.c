@@ -4,37 +4,25 @@
  * without -fvisibility=hidden, and the linker gives a symbol the most
  * restrictive visibility among all references to it, so these hidden
  * declarations hide the arrays (and their sizes) in libautotune-dispatch.so. */
-#pragma GCC visibility push(hidden)
 #include <stddef.h>
-extern const unsigned char atd_builtin_softmax_online_f32[];
-extern const size_t atd_builtin_softmax_online_f32_size;
-extern const unsigned char atd_builtin_softmax_online_f16[];
-extern const size_t atd_builtin_softmax_online_f16_size;
-extern const unsigned char atd_builtin_softmax_online_bf16[];
-extern const size_t atd_builtin_softmax_online_bf16_size;
-#pragma GCC visibility pop
 
+#include "dispatch/policy/builtin_params.h"
+#include "dispatch/policy/row_ops.h"
 #include "dispatch/runtime/builtin_image.h"
 
-const void *atdi_builtin_image(at_dtype dtype)
+#pragma GCC visibility push(hidden)
+#define BUILTIN_DECLARE(opi, op, dt, name, params)                 \
+	extern const unsigned char atd_builtin_##op##_online_##name[]; \
+	extern const size_t atd_builtin_##op##_online_##name##_size;
+BUILTIN_KERNELS(BUILTIN_DECLARE)
+#pragma GCC visibility pop
+
+const void *atdi_builtin_image(int op, at_dtype dtype)
 {
-	const unsigned char *image;
-	size_t size;
-	switch (dtype) {
-	case AT_F32:
-		image = atd_builtin_softmax_online_f32;
-		size = atd_builtin_softmax_online_f32_size;
-		break;
-	case AT_F16:
-		image = atd_builtin_softmax_online_f16;
-		size = atd_builtin_softmax_online_f16_size;
-		break;
-	case AT_BF16:
-		image = atd_builtin_softmax_online_bf16;
-		size = atd_builtin_softmax_online_bf16_size;
-		break;
-	default:
-		return NULL;
-	}
-	return size ? image : NULL;
+#define BUILTIN_IMAGE(opi, o, dt, name, params)                                     \
+	if (op == opi && dtype == dt)                                               \
+		return atd_builtin_##o##_online_##name##_size ? atd_builtin_##o##_online_##name \
+							      : NULL;
+	BUILTIN_KERNELS(BUILTIN_IMAGE)
+	return NULL;
 }

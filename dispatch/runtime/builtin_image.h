@@ -5,7 +5,8 @@
 
 #include "common/dtype.h"
 
-/* The embedded fat binary of the built-in kernel for dtype (NULL if none). */
-const void *atdi_builtin_image(at_dtype dtype);
+/* The embedded fat binary of the built-in kernel of op (atdi_op) for
+ * dtype (NULL if none). */
+const void *atdi_builtin_image(int op, at_dtype dtype);
 
 #endif

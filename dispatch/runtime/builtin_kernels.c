@@ -4,22 +4,23 @@
 
 #include "dispatch/policy/builtin_params.h"
 
-#define BUILTIN_ROW(dt, name, params)                                                   \
-	[dt] = { atd_builtin_softmax_online_##name, BUILTIN_TEMPLATE, params,           \
-		 { BUILTIN_THREADS, 1, 0, 0, 0 } },
-static const builtin_kernel builtins[AT_DTYPE_COUNT] = { BUILTIN_KERNELS(BUILTIN_ROW) };
+#define BUILTIN_ROW(opi, op, dt, name, params)                                          \
+	[opi][dt] = { atd_builtin_##op##_online_##name, BUILTIN_TEMPLATE, params,       \
+		      { BUILTIN_THREADS, 1, 0, 0, 0 } },
+static const builtin_kernel builtins[ATDI_NOPS][AT_DTYPE_COUNT] = { BUILTIN_KERNELS(BUILTIN_ROW) };
 
-const builtin_kernel *builtin_kernel_for(at_dtype dt)
+const builtin_kernel *builtin_kernel_for(int op, at_dtype dt)
 {
-	return (unsigned)dt < AT_DTYPE_COUNT ? &builtins[dt] : (const builtin_kernel *)0;
+	return op >= 0 && op < ATDI_NOPS && (unsigned)dt < AT_DTYPE_COUNT
+		       ? &builtins[op][dt]
+		       : (const builtin_kernel *)0;
 }
 
-size_t builtin_kernel_size(at_dtype dt)
+size_t builtin_kernel_size(int op, at_dtype dt)
 {
-	switch (dt) {
-	case AT_F32: return atd_builtin_softmax_online_f32_size;
-	case AT_F16: return atd_builtin_softmax_online_f16_size;
-	case AT_BF16: return atd_builtin_softmax_online_bf16_size;
-	}
+#define BUILTIN_SIZE(opi, o, d, name, params) \
+	if (op == opi && dt == d)             \
+		return atd_builtin_##o##_online_##name##_size;
+	BUILTIN_KERNELS(BUILTIN_SIZE)
 	return 0;
 }

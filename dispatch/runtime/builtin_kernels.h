@@ -1,5 +1,5 @@
 /* The built-in kernels the library falls back to: the softmax_online
- * template specialised per dtype with the params of builtin_params.h (the
+ * template specialised per op and dtype with the params of builtin_params.h (the
  * build generates their sources into build/builtin/ and embeds them as fat
  * binaries). */
 #ifndef AT_DISPATCH_BUILTIN_KERNELS_H
@@ -8,14 +8,15 @@
 #include <stddef.h>
 
 #include "common/dtype.h"
+#include "dispatch/policy/builtin_params.h"
+#include "dispatch/policy/row_ops.h"
 #include "dispatch/runtime/launch_geometry.h"
 
-extern const unsigned char atd_builtin_softmax_online_f32[];
-extern const size_t atd_builtin_softmax_online_f32_size;
-extern const unsigned char atd_builtin_softmax_online_f16[];
-extern const size_t atd_builtin_softmax_online_f16_size;
-extern const unsigned char atd_builtin_softmax_online_bf16[];
-extern const size_t atd_builtin_softmax_online_bf16_size;
+#define BUILTIN_EXTERN(opi, op, dt, name, params)                  \
+	extern const unsigned char atd_builtin_##op##_online_##name[]; \
+	extern const size_t atd_builtin_##op##_online_##name##_size;
+BUILTIN_KERNELS(BUILTIN_EXTERN)
+#undef BUILTIN_EXTERN
 
 typedef struct builtin_kernel {
 	const unsigned char *fatbin; /* for cuModuleLoadData */
@@ -24,10 +25,10 @@ typedef struct builtin_kernel {
 	launch_geometry geom;
 } builtin_kernel;
 
-/* The built-in kernel for dt (NULL for an unknown dtype). */
-const builtin_kernel *builtin_kernel_for(at_dtype dt);
+/* The built-in kernel of op (atdi_op) for dt (NULL for an unknown one). */
+const builtin_kernel *builtin_kernel_for(int op, at_dtype dt);
 
-/* Bytes of dt's fat binary (0 for an unknown dtype). */
-size_t builtin_kernel_size(at_dtype dt);
+/* Bytes of its fat binary (0 for an unknown op or dtype). */
+size_t builtin_kernel_size(int op, at_dtype dt);
 
 #endif

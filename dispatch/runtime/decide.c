@@ -11,14 +11,15 @@
 #include "dispatch/runtime/builtin_kernels.h"
 #include "dispatch/runtime/decide.h"
 #include "dispatch/runtime/jit_tuned.h"
+#include "dispatch/policy/row_ops.h"
 #include "dispatch/policy/template_table.h"
 
 /* Whether the shape was not yet warned about (and marks it); never in a
  * dry run (notes NULL), which must leave the warnings to the launch. */
-static int first_warning(atd_handle *h, const atdi_notes *notes, at_dtype dtype, long long M,
-			 long long N)
+static int first_warning(atd_handle *h, const atdi_notes *notes, int op, at_dtype dtype,
+			 long long M, long long N)
 {
-	atdi_key key = { NULL, M, N, (int)dtype };
+	atdi_key key = { NULL, M, N, (int)dtype, op };
 	return notes && atdi_lookup_mark(&h->warned, &key);
 }
 
@@ -27,25 +28,25 @@ static int first_warning(atd_handle *h, const atdi_notes *notes, at_dtype dtype,
  * other failure is warned about and returned so that the caller falls
  * back. */
 static atd_status use_entry(atd_handle *h, const atdi_ctx_info *ci, const atdi_loader *l,
-			    const atdi_entry *e, atd_level level, at_dtype dtype, long long M,
+			    const atdi_entry *e, atd_level level, int op, at_dtype dtype, long long M,
 			    long long N, atdi_resolved *out, atdi_notes *notes)
 {
 	char why[ATDI_MSG_CAP] = "";
-	atd_status s = l->stored(l, h, ci, e, dtype, &e->geom, M, out, why, sizeof why);
+	atd_status s = l->stored(l, h, ci, e, op, dtype, &e->geom, M, out, why, sizeof why);
 	if (s == ATD_ERR_NO_MEMORY)
 		return atdi_fail(h, s, "%s", why);
 	if (s == ATD_ERR_KERNEL_ALTERED) /* an error, never a fallback */
 		return atdi_fail(h, s, "%s M=%lld N=%lld: the tuned kernel %s %s (tuned at M=%lld "
-				 "N=%lld): %s", at_dtype_name(dtype), M, N, e->template_name,
+				 "N=%lld): %s", atdi_op_dtype_name(op, dtype), M, N, e->template_name,
 				 e->params, e->M, e->N, why);
 	if (s == ATD_OK) {
 		out->level = level;
 		out->entry = e;
-	} else if (first_warning(h, notes, dtype, M, N)) {
+	} else if (first_warning(h, notes, op, dtype, M, N)) {
 		atdi_note(notes, ATD_LOG_WARNING,
 			  "cannot use the tuned kernel for %s M=%lld N=%lld (%s %s, result %lld): "
 			  "%s; using the next choice",
-			  at_dtype_name(dtype), M, N, e->template_name, e->params, e->result_id, why);
+			  atdi_op_dtype_name(op, dtype), M, N, e->template_name, e->params, e->result_id, why);
 	}
 	return s;
 }
@@ -57,7 +58,8 @@ static atd_status use_rules(atd_handle *h, const atdi_ctx_info *ci, const atdi_l
 			    long long N, atdi_resolved *out, atdi_notes *notes)
 {
 	char why[ATDI_MSG_CAP] = "", params[1024];
-	atdi_jit_job job = { plan->rules, dtype, { 0 }, ci->arch };
+	const int op = plan->op;
+	atdi_jit_job job = { plan->rules, dtype, { 0 }, ci->arch, op };
 	memcpy(job.values, plan->values, sizeof job.values);
 	atd_status s = l->rules(l, h, ci, &job, &plan->geom, M, out, why, sizeof why);
 	atdi_params_text(plan->rules, plan->values, params, sizeof params);
@@ -69,22 +71,22 @@ static atd_status use_rules(atd_handle *h, const atdi_ctx_info *ci, const atdi_l
 		out->entry = plan->entry;
 		out->template_name = plan->rules->name;
 		out->params = kept;
-	} else if (first_warning(h, notes, dtype, M, N)) {
+	} else if (first_warning(h, notes, op, dtype, M, N)) {
 		atdi_note(notes, ATD_LOG_WARNING,
 			  "cannot derive %s %s for %s M=%lld N=%lld: %s; using the next choice",
-			  plan->rules->name, params, at_dtype_name(dtype), M, N, why);
+			  plan->rules->name, params, atdi_op_dtype_name(op, dtype), M, N, why);
 	}
 	return s;
 }
 
 static atd_status use_builtin(atd_handle *h, const atdi_ctx_info *ci, const atdi_loader *l,
-			      at_dtype dtype, long long M, long long N, atdi_resolved *out)
+			      int op, at_dtype dtype, long long M, long long N, atdi_resolved *out)
 {
 	char why[ATDI_MSG_CAP] = "";
-	const builtin_kernel *b = builtin_kernel_for(dtype);
-	atd_status s = l->stored(l, h, ci, NULL, dtype, &b->geom, M, out, why, sizeof why);
+	const builtin_kernel *b = builtin_kernel_for(op, dtype);
+	atd_status s = l->stored(l, h, ci, NULL, op, dtype, &b->geom, M, out, why, sizeof why);
 	if (s != ATD_OK)
-		return atdi_fail(h, s, "%s M=%lld N=%lld: %s", at_dtype_name(dtype), M, N, why);
+		return atdi_fail(h, s, "%s M=%lld N=%lld: %s", atdi_op_dtype_name(op, dtype), M, N, why);
 	out->level = ATD_LEVEL_BUILTIN;
 	out->entry = NULL;
 	return ATD_OK;
@@ -93,13 +95,14 @@ static atd_status use_builtin(atd_handle *h, const atdi_ctx_info *ci, const atdi
 /* The variant tuned online for the shape by an earlier process (the cache
  * database), as a plan with *us its time: 1, or 0 when there is none that
  * still applies (its template gone, its params no longer valid). */
-static int tuned_earlier(atd_handle *h, const atdi_ctx_info *ci, const atdi_env *env,
+static int tuned_earlier(atd_handle *h, const atdi_ctx_info *ci, const atdi_env *env, int op,
 			 at_dtype dtype, atdi_plan *plan, double *us)
 {
 	atdi_tuned t;
-	if (!atdi_jit_tuned_get(&h->jit, &ci->gpu, dtype, env->M, env->N, &t))
+	if (!atdi_jit_tuned_get(&h->jit, &ci->gpu, op, dtype, env->M, env->N, &t))
 		return 0;
 	memset(plan, 0, sizeof *plan);
+	plan->op = op;
 	plan->rules = atdi_rules_find(tr_templates, tr_ntemplates, t.template_name);
 	*us = t.time_us;
 	return plan->rules && atdi_params_parse(plan->rules, t.params, plan->values) == 0 &&
@@ -111,22 +114,22 @@ static int tuned_earlier(atd_handle *h, const atdi_ctx_info *ci, const atdi_env 
  * handle tunes and the loader can. ATD_OK with out filled, or another
  * status to go on. */
 static atd_status use_tuned(atd_handle *h, const atdi_ctx_info *ci, const atdi_loader *l,
-			    at_dtype dtype, long long M, long long N, atdi_resolved *out,
+			    int op, at_dtype dtype, long long M, long long N, atdi_resolved *out,
 			    atdi_notes *notes)
 {
 	atdi_env env = atdi_ctx_env(ci, dtype, M, N);
 	atdi_plan plan;
 	double us = 0;
 	char why[ATDI_MSG_CAP] = "";
-	if (!tuned_earlier(h, ci, &env, dtype, &plan, &us)) {
+	if (!tuned_earlier(h, ci, &env, op, dtype, &plan, &us)) {
 		if (!h->jit.tune || !l->tune)
 			return ATD_ERR_NO_KERNEL;
-		atd_status s = l->tune(l, h, ci, dtype, M, N, &plan, &us, why, sizeof why);
+		atd_status s = l->tune(l, h, ci, op, dtype, M, N, &plan, &us, why, sizeof why);
 		if (s != ATD_OK) {
-			if (first_warning(h, notes, dtype, M, N))
+			if (first_warning(h, notes, op, dtype, M, N))
 				atdi_note(notes, ATD_LOG_WARNING,
 					  "could not tune %s M=%lld N=%lld online: %s",
-					  at_dtype_name(dtype), M, N, why);
+					  atdi_op_dtype_name(op, dtype), M, N, why);
 			return s;
 		}
 	}
@@ -145,7 +148,7 @@ static atd_status use_derived(atd_handle *h, const atdi_ctx_info *ci, const atdi
 			      atdi_resolved *out, atdi_notes *notes)
 {
 	if (h->jit.mode == ATDI_JIT_BACKGROUND) {
-		atdi_jit_job job = { plan->rules, dtype, { 0 }, ci->arch };
+		atdi_jit_job job = { plan->rules, dtype, { 0 }, ci->arch, plan->op };
 		memcpy(job.values, plan->values, sizeof job.values);
 		/* Read before polling: a job finished in between bumps it. */
 		unsigned generation = atdi_jit_generation(&h->jit);
@@ -158,18 +161,19 @@ static atd_status use_derived(atd_handle *h, const atdi_ctx_info *ci, const atdi
 	return use_rules(h, ci, l, plan, ATD_LEVEL_DERIVED, dtype, M, N, out, notes);
 }
 
-atd_status atdi_decide(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, long long M,
-		       long long N, const atdi_loader *l, atdi_resolved *out, atdi_notes *notes)
+atd_status atdi_decide(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dtype,
+		       long long M, long long N, const atdi_loader *l, atdi_resolved *out,
+		       atdi_notes *notes)
 {
 	memset(out, 0, sizeof *out);
 	atdi_env env = atdi_ctx_env(ci, dtype, M, N);
 	int jit = h->jit.mode != ATDI_JIT_OFF;
 	atdi_plan plan;
-	atdi_plan_shape(&h->table, jit ? tr_templates : NULL, tr_ntemplates, &ci->gpu, &env, dtype,
+	atdi_plan_shape(&h->table, jit ? tr_templates : NULL, tr_ntemplates, &ci->gpu, op, &env, dtype,
 			&plan);
 	atd_status s = ATD_ERR_NO_KERNEL;
 	if (jit && plan.level != ATD_LEVEL_EXACT) {
-		s = use_tuned(h, ci, l, dtype, M, N, out, notes);
+		s = use_tuned(h, ci, l, op, dtype, M, N, out, notes);
 		if (s == ATD_ERR_NO_MEMORY)
 			return s;
 	}
@@ -178,19 +182,19 @@ atd_status atdi_decide(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, l
 		if (s == ATD_ERR_NO_MEMORY)
 			return s;
 		if (s != ATD_OK) /* what needs no compiling */
-			atdi_plan_shape(&h->table, NULL, 0, &ci->gpu, &env, dtype, &plan);
+			atdi_plan_shape(&h->table, NULL, 0, &ci->gpu, op, &env, dtype, &plan);
 	}
 	if (s != ATD_OK && plan.entry && plan.level != ATD_LEVEL_DERIVED) {
-		s = use_entry(h, ci, l, plan.entry, plan.level, dtype, M, N, out, notes);
+		s = use_entry(h, ci, l, plan.entry, plan.level, op, dtype, M, N, out, notes);
 		if (s == ATD_ERR_NO_MEMORY || s == ATD_ERR_KERNEL_ALTERED)
 			return s;
 	}
 	if (s == ATD_OK)
 		return ATD_OK;
-	if (!plan.entry && first_warning(h, notes, dtype, M, N))
+	if (!plan.entry && first_warning(h, notes, op, dtype, M, N))
 		atdi_note(notes, ATD_LOG_WARNING,
 			  "no tuned kernel for %s M=%lld N=%lld on %s (sm_%d): using the built-in "
 			  "kernel",
-			  at_dtype_name(dtype), M, N, ci->name, ci->arch);
-	return use_builtin(h, ci, l, dtype, M, N, out);
+			  atdi_op_dtype_name(op, dtype), M, N, ci->name, ci->arch);
+	return use_builtin(h, ci, l, op, dtype, M, N, out);
 }

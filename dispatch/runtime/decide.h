@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+#include "dispatch/policy/row_ops.h"
 #include "common/dtype.h"
 #include "dispatch/runtime/context.h"
 #include "dispatch/runtime/handle.h"
@@ -30,10 +31,10 @@ typedef struct atdi_loader atdi_loader;
 ** decision goes on to the next.
 */
 struct atdi_loader {
-	/* The stored winner e's kernel, or the built-in kernel of dtype (e
-	 * NULL), launched with geometry g over M rows. */
+	/* The stored winner e's kernel, or the built-in kernel of (op, dtype)
+	 * (e NULL), launched with geometry g over M rows. */
 	atd_status (*stored)(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
-			     const atdi_entry *e, at_dtype dtype, const launch_geometry *g,
+			     const atdi_entry *e, int op, at_dtype dtype, const launch_geometry *g,
 			     long long M, atdi_resolved *out, char *why, size_t cap);
 	/* A variant made by its template's rules (job): compiled now, or
 	 * taken from the cache. */
@@ -46,13 +47,13 @@ struct atdi_loader {
 	/* Tunes the shape online now (the handle tunes: ATD_OPEN_TUNE), as
 	 * atdi_tune, keeping the winner for later processes. NULL: never. */
 	atd_status (*tune)(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
-			   at_dtype dtype, long long M, long long N, atdi_plan *best, double *us,
+			   int op, at_dtype dtype, long long M, long long N, atdi_plan *best, double *us,
 			   char *why, size_t cap);
 	void *user; /* the hooks' own state */
 };
 
 /*
-** What runs (dtype, M, N) on ci's GPU, into out (level, entry, template
+** What runs op (atdi_op) over (dtype, M, N) on ci's GPU, into out (level, entry, template
 ** and params of a variant made by rules, the loader's fn and grid). With
 ** slow held. notes gets a warning for a step fallen through, once a shape
 ** and handle; notes NULL (a dry run) says nothing and marks nothing.
@@ -60,7 +61,8 @@ struct atdi_loader {
 ** ATD_ERR_NO_MEMORY, ATD_ERR_KERNEL_ALTERED, or the built-in kernel's
 ** failure.
 */
-atd_status atdi_decide(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, long long M,
-		       long long N, const atdi_loader *l, atdi_resolved *out, atdi_notes *notes);
+atd_status atdi_decide(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dtype,
+		       long long M, long long N, const atdi_loader *l, atdi_resolved *out,
+		       atdi_notes *notes);
 
 #endif

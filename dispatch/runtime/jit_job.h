@@ -17,6 +17,7 @@ typedef struct atdi_jit_job {
 	at_dtype dtype;
 	long long values[ATDI_MAX_PARAMS];
 	int arch;
+	int op; /* atdi_op: what the variant computes */
 } atdi_jit_job;
 
 /* "template dtype sm_XX params": the job's key, into buf. */

@@ -4,6 +4,7 @@
 #ifndef AT_DISPATCH_JIT_TUNED_H
 #define AT_DISPATCH_JIT_TUNED_H
 
+#include "dispatch/policy/row_ops.h"
 #include "common/dtype.h"
 #include "dispatch/runtime/jit.h"
 #include "include/autotune/dispatch.h"
@@ -17,11 +18,11 @@ typedef struct atdi_tuned {
 
 /* The online-tuned variant of (gpu, dtype, M, N) from the cache database:
  * 1 with *out set, 0 when none. */
-int atdi_jit_tuned_get(const atdi_jit *j, const atd_gpu *gpu, at_dtype dtype, long long M,
+int atdi_jit_tuned_get(const atdi_jit *j, const atd_gpu *gpu, int op, at_dtype dtype, long long M,
 		       long long N, atdi_tuned *out);
 
 /* Keeps an online-tuned variant (replacing an earlier one). Best effort. */
-void atdi_jit_tuned_put(const atdi_jit *j, const atd_gpu *gpu, at_dtype dtype, long long M,
+void atdi_jit_tuned_put(const atdi_jit *j, const atd_gpu *gpu, int op, at_dtype dtype, long long M,
 			long long N, const atdi_tuned *t, int candidates);
 
 #endif

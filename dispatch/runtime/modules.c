@@ -15,9 +15,9 @@
 
 #define BUILTIN_ENTRY "softmax_kernel"
 
-static long long module_key(const atdi_entry *e, at_dtype dtype)
+static long long module_key(const atdi_entry *e, int op, at_dtype dtype)
 {
-	return e ? e->result_id : -1 - (long long)dtype;
+	return e ? e->result_id : -1 - ((long long)op * AT_DTYPE_COUNT + (long long)dtype);
 }
 
 /* Errors that mean "this code cannot run on this GPU", not a broken driver. */
@@ -90,10 +90,10 @@ static atd_status load_tuned(atd_handle *h, const atdi_ctx_info *ci, const atdi_
 	return s;
 }
 
-static atd_status load_builtin(const atdi_ctx_info *ci, at_dtype dtype, CUmodule *mod,
+static atd_status load_builtin(const atdi_ctx_info *ci, int op, at_dtype dtype, CUmodule *mod,
 			       CUfunction *fn, char *why, size_t cap)
 {
-	const void *image = atdi_builtin_image(dtype);
+	const void *image = atdi_builtin_image(op, dtype);
 	if (!image) {
 		snprintf(why, cap, "no built-in kernel for dtype %d", (int)dtype);
 		return ATD_ERR_NO_KERNEL;
@@ -135,13 +135,13 @@ static const atdi_module *find_module(const atd_handle *h, const atdi_ctx_info *
 }
 
 /* Loads the module of (key, jit_key) once per context: e's, the built-in
- * for dtype (e NULL, job NULL), or the derived job's. */
-static atd_status module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_entry *e,
+ * for (op, dtype) (e NULL, job NULL), or the derived job's. */
+static atd_status module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_entry *e, int op,
 			    at_dtype dtype, const atdi_jit_job *job, CUfunction *fn, char *why,
 			    size_t cap)
 {
 	char jit_key[1400];
-	long long key = job ? ATDI_DERIVED_KEY : module_key(e, dtype);
+	long long key = job ? ATDI_DERIVED_KEY : module_key(e, op, dtype);
 	if (job)
 		atdi_jit_key(job, jit_key, sizeof jit_key);
 	const atdi_module *found = find_module(h, ci, key, job ? jit_key : NULL);
@@ -168,7 +168,7 @@ static atd_status module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_e
 	}
 	m.status = job ? load_derived(h, job, &m.mod, &m.fn, why, cap)
 		   : e ? load_tuned(h, ci, e, &m.mod, &m.fn, why, cap)
-		       : load_builtin(ci, dtype, &m.mod, &m.fn, why, cap);
+		       : load_builtin(ci, op, dtype, &m.mod, &m.fn, why, cap);
 	/* Out of host memory is not the module's fault: try again next time. */
 	if (m.status == ATD_ERR_NO_MEMORY) {
 		free(m.jit_key);
@@ -181,16 +181,16 @@ static atd_status module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_e
 	return m.status;
 }
 
-atd_status atdi_module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_entry *e,
+atd_status atdi_module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_entry *e, int op,
 			  at_dtype dtype, CUfunction *fn, char *why, size_t cap)
 {
-	return module_fn(h, ci, e, dtype, NULL, fn, why, cap);
+	return module_fn(h, ci, e, op, dtype, NULL, fn, why, cap);
 }
 
 atd_status atdi_module_derived(atd_handle *h, const atdi_ctx_info *ci, const atdi_jit_job *job,
 			       CUfunction *fn, char *why, size_t cap)
 {
-	return module_fn(h, ci, NULL, job->dtype, job, fn, why, cap);
+	return module_fn(h, ci, NULL, job->op, job->dtype, job, fn, why, cap);
 }
 
 void atdi_modules_unload(atd_handle *h)

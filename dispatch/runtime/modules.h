@@ -18,7 +18,7 @@
 /* A module loaded in a context, or the remembered failure to load one. */
 typedef struct atdi_module {
 	CUcontext ctx;
-	long long key; /* the result id, -1 - dtype for the built-in, or ATDI_DERIVED_KEY */
+	long long key; /* the result id, -1 - (op * 3 + dtype) for the built-in, or ATDI_DERIVED_KEY */
 	char *jit_key; /* ATDI_DERIVED_KEY: atdi_jit_key of the variant */
 	CUmodule mod;  /* NULL if loading failed */
 	CUfunction fn;
@@ -26,11 +26,11 @@ typedef struct atdi_module {
 	char *reason;
 } atdi_module;
 
-/* e's function (the built-in for dtype when e is NULL) in ctx, the current
+/* e's function (the built-in for (op, dtype) when e is NULL) in ctx, the current
  * context, loading its module on first use; a failure is remembered and
  * returned again without retrying. With slow held. On failure, why gets
  * the reason and the handle's message is left alone. */
-atd_status atdi_module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_entry *e,
+atd_status atdi_module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_entry *e, int op,
 			  at_dtype dtype, CUfunction *fn, char *why, size_t cap);
 
 /* The derived variant's function in ci's context (the current one): its

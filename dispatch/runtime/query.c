@@ -12,16 +12,17 @@
 #include "dispatch/runtime/described_gpu.h"
 #include "dispatch/runtime/query.h"
 #include "dispatch/runtime/resolve.h"
+#include "dispatch/policy/row_ops.h"
 #include "dispatch/policy/tuned_db.h"
 
 /* A stored kernel's digests are what loading it would check first: one
  * that does not match is refused here too, naming the shape. Anything
  * else that loading may meet is met, and fallen back from, at the call. */
 static atd_status dry_stored(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
-			     const atdi_entry *e, at_dtype dtype, const launch_geometry *g,
+			     const atdi_entry *e, int op, at_dtype dtype, const launch_geometry *g,
 			     long long M, atdi_resolved *out, char *why, size_t cap)
 {
-	(void)l, (void)ci, (void)dtype, (void)M;
+	(void)l, (void)ci, (void)op, (void)dtype, (void)M;
 	out->fn = NULL;
 	out->geom = *g;
 	out->grid = 0;
@@ -63,7 +64,7 @@ static void choice_of(const atd_handle *h, const atdi_resolved *r, atd_dtype dty
 		return;
 	}
 	if (!e) {
-		const builtin_kernel *b = builtin_kernel_for((at_dtype)dtype);
+		const builtin_kernel *b = builtin_kernel_for(ATDI_SOFTMAX, (at_dtype)dtype);
 		*out = (atd_choice){ .level = ATD_LEVEL_BUILTIN, .template_name = b->template_name,
 				     .params = b->params, .gpu_name = "", .from_params = b->params };
 		return;
@@ -87,7 +88,7 @@ static atd_status dry_run(atd_handle *h, const atdi_ctx_info *ci, atd_dtype dtyp
 {
 	atdi_resolved r;
 	pthread_mutex_lock(&h->slow);
-	atd_status s = atdi_decide(h, ci, (at_dtype)dtype, M, N, &atdi_dry_loader, &r, NULL);
+	atd_status s = atdi_decide(h, ci, ATDI_SOFTMAX, (at_dtype)dtype, M, N, &atdi_dry_loader, &r, NULL);
 	pthread_mutex_unlock(&h->slow);
 	if (s == ATD_OK)
 		choice_of(h, &r, dtype, M, N, out);
@@ -134,7 +135,7 @@ ATD_API atd_status atd_query(atd_handle *h, atd_dtype dtype, int64_t M, int64_t 
 	CUcontext ctx;
 	atdi_resolved r;
 	int fresh;
-	if (s != ATD_OK || (s = atdi_cached(h, (int)dtype, M, N, &ctx, &r, &fresh)) != ATD_OK)
+	if (s != ATD_OK || (s = atdi_cached(h, ATDI_SOFTMAX, (int)dtype, M, N, &ctx, &r, &fresh)) != ATD_OK)
 		return s;
 	if (fresh) {
 		choice_of(h, &r, dtype, M, N, out);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/dtype.h"
+#include "dispatch/policy/row_ops.h"
 #include "dispatch/runtime/builtin_kernels.h"
 #include "dispatch/runtime/decide.h"
 #include "dispatch/runtime/jit_tuned.h"
@@ -29,12 +30,12 @@ static atd_status prepare_launch(const atdi_ctx_info *ci, CUfunction fn,
 }
 
 static atd_status load_stored(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
-			      const atdi_entry *e, at_dtype dtype, const launch_geometry *g,
+			      const atdi_entry *e, int op, at_dtype dtype, const launch_geometry *g,
 			      long long M, atdi_resolved *out, char *why, size_t cap)
 {
 	(void)l;
 	CUfunction fn;
-	atd_status s = atdi_module_fn(h, ci, e, dtype, &fn, why, cap);
+	atd_status s = atdi_module_fn(h, ci, e, op, dtype, &fn, why, cap);
 	return s == ATD_OK ? prepare_launch(ci, fn, g, M, out, why, cap) : s;
 }
 
@@ -57,18 +58,18 @@ static int poll_compile(const atdi_loader *l, atd_handle *h, const atdi_jit_job 
 /* Tunes now and keeps the winner in the cache database for later
  * processes. */
 static atd_status tune_now(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
-			   at_dtype dtype, long long M, long long N, atdi_plan *best, double *us,
-			   char *why, size_t cap)
+			   int op, at_dtype dtype, long long M, long long N, atdi_plan *best,
+			   double *us, char *why, size_t cap)
 {
 	(void)l;
 	int tried = 0;
-	atd_status s = atdi_tune(h, ci, dtype, M, N, best, us, &tried, why, cap);
+	atd_status s = atdi_tune(h, ci, op, dtype, M, N, best, us, &tried, why, cap);
 	if (s != ATD_OK)
 		return s;
 	atdi_tuned t = { "", "", *us };
 	snprintf(t.template_name, sizeof t.template_name, "%s", best->rules->name);
 	atdi_params_text(best->rules, best->values, t.params, sizeof t.params);
-	atdi_jit_tuned_put(&h->jit, &ci->gpu, dtype, M, N, &t, tried);
+	atdi_jit_tuned_put(&h->jit, &ci->gpu, op, dtype, M, N, &t, tried);
 	return ATD_OK;
 }
 
@@ -77,24 +78,24 @@ const atdi_loader atdi_launch_loader = { load_stored, load_rules, poll_compile, 
 /* A winner tuned on this GPU at this very shape whose code is not in the
  * database (a merge or export lost it) is never served; what serves the
  * shape instead (out) is said, once a shape, rather than left silent. */
-static void note_missing(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, long long M,
-			 long long N, const atdi_resolved *out, atdi_notes *notes)
+static void note_missing(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dtype,
+			 long long M, long long N, const atdi_resolved *out, atdi_notes *notes)
 {
-	const atdi_missing *m = atdi_select_missing(&h->table, &ci->gpu, dtype, M, N);
-	atdi_key key = { NULL, M, N, (int)dtype };
+	const atdi_missing *m = atdi_select_missing(&h->table, &ci->gpu, op, dtype, M, N);
+	atdi_key key = { NULL, M, N, (int)dtype, op };
 	if (!m || !atdi_lookup_mark(&h->warned_missing, &key))
 		return;
 	atdi_note(notes, ATD_LOG_WARNING,
 		  "the winner tuned for %s M=%lld N=%lld on %s (%s %s, result %lld) has no stored "
 		  "kernel in the database: serving the shape at the %s level instead",
-		  at_dtype_name(dtype), M, N, h->table.gpus[m->gpu].name, m->template_name,
+		  atdi_op_dtype_name(op, dtype), M, N, h->table.gpus[m->gpu].name, m->template_name,
 		  m->params, m->result_id, atd_level_name(out->level));
 }
 
-static void note_choice(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, long long M,
-			long long N, const atdi_resolved *r, atdi_notes *notes)
+static void note_choice(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dtype,
+			long long M, long long N, const atdi_resolved *r, atdi_notes *notes)
 {
-	const char *dt = at_dtype_name(dtype);
+	const char *dt = atdi_op_dtype_name(op, dtype);
 	const atdi_entry *e = r->entry;
 	if (r->level == ATD_LEVEL_TUNED) {
 		atdi_note(notes, ATD_LOG_INFO, "%s M=%lld N=%lld on %s: %s %s (tuned online, %.3f us)",
@@ -112,53 +113,53 @@ static void note_choice(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, 
 			  h->table.gpus[e->gpu].name, e->M, e->N, e->time_us,
 			  r->provisional ? "; a derived kernel is compiling" : "");
 	} else {
-		const builtin_kernel *b = builtin_kernel_for(dtype);
+		const builtin_kernel *b = builtin_kernel_for(op, dtype);
 		atdi_note(notes, ATD_LOG_INFO, "%s M=%lld N=%lld on %s: %s %s (built-in)%s", dt, M, N,
 			  ci->name, b->template_name, b->params,
 			  r->provisional ? "; a derived kernel is compiling" : "");
 	}
 }
 
-static atd_status resolve_locked(atd_handle *h, CUcontext ctx, at_dtype dtype, long long M,
-				 long long N, atdi_resolved *out, atdi_notes *notes)
+static atd_status resolve_locked(atd_handle *h, CUcontext ctx, int op, at_dtype dtype,
+				 long long M, long long N, atdi_resolved *out, atdi_notes *notes)
 {
 	const atdi_ctx_info *ci;
 	atd_status s = atdi_ctx_info_get(h, ctx, &ci);
 	if (s != ATD_OK ||
-	    (s = atdi_decide(h, ci, dtype, M, N, &atdi_launch_loader, out, notes)) != ATD_OK)
+	    (s = atdi_decide(h, ci, op, dtype, M, N, &atdi_launch_loader, out, notes)) != ATD_OK)
 		return s;
-	note_missing(h, ci, dtype, M, N, out, notes);
-	note_choice(h, ci, dtype, M, N, out, notes);
+	note_missing(h, ci, op, dtype, M, N, out, notes);
+	note_choice(h, ci, op, dtype, M, N, out, notes);
 	pthread_mutex_lock(&h->lock);
-	atdi_key key = { ctx, M, N, (int)dtype };
+	atdi_key key = { ctx, M, N, (int)dtype, op };
 	atdi_lookup_put(&h->lookup, &key, out); /* no memory: resolve again next time */
 	pthread_mutex_unlock(&h->lock);
 	return ATD_OK;
 }
 
-atd_status atdi_resolve(atd_handle *h, CUcontext ctx, at_dtype dtype, long long M, long long N,
-			atdi_resolved *out)
+atd_status atdi_resolve(atd_handle *h, CUcontext ctx, int op, at_dtype dtype, long long M,
+			long long N, atdi_resolved *out)
 {
 	atdi_notes notes = { 0 };
-	atdi_key key = { ctx, M, N, (int)dtype };
+	atdi_key key = { ctx, M, N, (int)dtype, op };
 	pthread_mutex_lock(&h->slow);
 	/* Another thread may have resolved the shape while this one waited. */
 	pthread_mutex_lock(&h->lock);
 	int found = atdi_lookup_find(&h->lookup, &key, out) && !atdi_stale(h, out);
 	pthread_mutex_unlock(&h->lock);
-	atd_status s = found ? ATD_OK : resolve_locked(h, ctx, dtype, M, N, out, &notes);
+	atd_status s = found ? ATD_OK : resolve_locked(h, ctx, op, dtype, M, N, out, &notes);
 	pthread_mutex_unlock(&h->slow);
 	atdi_notes_emit(h, &notes);
 	return s;
 }
 
-atd_status atdi_cached(atd_handle *h, int dtype, long long M, long long N, CUcontext *ctx,
-		       atdi_resolved *out, int *fresh)
+atd_status atdi_cached(atd_handle *h, int op, int dtype, long long M, long long N,
+		       CUcontext *ctx, atdi_resolved *out, int *fresh)
 {
 	atd_status s = atdi_driver(h);
 	if (s != ATD_OK || (s = atdi_current(h, ctx)) != ATD_OK)
 		return s;
-	atdi_key key = { *ctx, M, N, dtype };
+	atdi_key key = { *ctx, M, N, dtype, op };
 	pthread_mutex_lock(&h->lock);
 	int hit = atdi_lookup_find(&h->lookup, &key, out);
 	pthread_mutex_unlock(&h->lock);

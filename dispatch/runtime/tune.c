@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/dtype.h"
+#include "dispatch/policy/row_ops.h"
 #include "dispatch/runtime/handle.h"
 #include "dispatch/runtime/launch_geometry.h"
 #include "dispatch/runtime/modules.h"
@@ -103,10 +104,11 @@ static float half_to_float(unsigned short h, at_dtype dt)
 	return (h & 0x8000) ? -v : v;
 }
 
-/* The first output element after one launch is 1/N (a check that the
- * variant runs and writes, not a full one: the templates' variants are
- * checked by the sweep and the selftest). */
-static int output_ok(const scratch *s, at_dtype dt, long long N)
+/* The first output element after one launch of a row of zeros is 1/N, or
+ * log_softmax's -ln N (a check that the variant runs and writes, not a
+ * full one: the templates' variants are checked by the sweep and the
+ * selftest). */
+static int output_ok(const scratch *s, int op, at_dtype dt, long long N)
 {
 	unsigned char raw[4] = { 0 };
 	if (cudrv.cuStreamSynchronize(s->stream) != CUDA_SUCCESS ||
@@ -120,7 +122,8 @@ static int output_ok(const scratch *s, at_dtype dt, long long N)
 		memcpy(&h, raw, 2);
 		v = half_to_float(h, dt);
 	}
-	return fabsf(v * (float)N - 1.0f) < (dt == AT_F32 ? 1e-3f : 2e-2f);
+	float want = op == ATDI_LOG_SOFTMAX ? -logf((float)N) : 1.0f / (float)N;
+	return fabsf(v - want) <= (dt == AT_F32 ? 1e-3f : 2e-2f) * fabsf(want);
 }
 
 static int cmp_float(const void *a, const void *b)
@@ -131,13 +134,13 @@ static int cmp_float(const void *a, const void *b)
 
 /* Median microseconds of the variant, or -1 (its launch or check failed). */
 static double time_variant(scratch *s, CUfunction fn, const launch_geometry *g, unsigned grid,
-			   at_dtype dt, long long M, long long N)
+			   int op, at_dtype dt, long long M, long long N)
 {
 	at_error err;
 	for (int i = 0; i < TUNE_WARMUP; i++)
 		if (launch_softmax(fn, g, grid, s->y, s->x, M, N, N, N, 0, s->stream, &err) != 0)
 			return -1;
-	if (!output_ok(s, dt, N))
+	if (!output_ok(s, op, dt, N))
 		return -1;
 	for (int i = 0; i < TUNE_REPS; i++) {
 		if (cudrv.cuMemsetD32Async(s->flush, (unsigned)i, s->flush_words, s->stream) !=
@@ -158,13 +161,13 @@ static double time_variant(scratch *s, CUfunction fn, const launch_geometry *g, 
 	return 0.5 * (ms[TUNE_REPS / 2 - 1] + ms[TUNE_REPS / 2]) * 1e3;
 }
 
-atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, long long M,
+atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dtype, long long M,
 		     long long N, atdi_plan *best, double *best_us, int *tried, char *why,
 		     size_t cap)
 {
 	atdi_env env = atdi_ctx_env(ci, dtype, M, N);
 	atdi_plan cand[TUNE_CANDIDATES];
-	int n = atdi_plan_candidates(&h->table, tr_templates, tr_ntemplates, &ci->gpu, &env, dtype,
+	int n = atdi_plan_candidates(&h->table, tr_templates, tr_ntemplates, &ci->gpu, op, &env, dtype,
 				     cand, TUNE_CANDIDATES);
 	*tried = 0;
 	if (n == 0) {
@@ -181,7 +184,7 @@ atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, lon
 	double flush_us = (double)s.flush_words * 4 / 2e6;
 	*best_us = INFINITY;
 	for (int i = 0; i < n && spent_ms < h->jit.tune_budget_ms; i++) {
-		atdi_jit_job job = { cand[i].rules, dtype, { 0 }, ci->arch };
+		atdi_jit_job job = { cand[i].rules, dtype, { 0 }, ci->arch, op };
 		memcpy(job.values, cand[i].values, sizeof job.values);
 		CUfunction fn;
 		unsigned grid;
@@ -190,7 +193,7 @@ atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, lon
 		if (atdi_module_derived(h, ci, &job, &fn, inner, sizeof inner) != ATD_OK ||
 		    launch_grid(&cand[i].geom, fn, M, ci->gpu.sm_count, &grid, &err) != 0)
 			continue;
-		double us = time_variant(&s, fn, &cand[i].geom, grid, dtype, M, N);
+		double us = time_variant(&s, fn, &cand[i].geom, grid, op, dtype, M, N);
 		(*tried)++;
 		if (us > 0) {
 			spent_ms += (us * (TUNE_WARMUP + TUNE_REPS) + TUNE_REPS * flush_us) / 1e3;

@@ -15,7 +15,7 @@
  * N), timed on scratch buffers, into *best and *best_us; *tried says how
  * many ran. ATD_OK, or ATD_ERR_NO_KERNEL with why (no candidate, no memory
  * for scratch). With slow held, ci's context current. */
-atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, at_dtype dtype, long long M,
+atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dtype, long long M,
 		     long long N, atdi_plan *best, double *best_us, int *tried, char *why,
 		     size_t cap);
 

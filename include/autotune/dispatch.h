@@ -240,6 +240,23 @@ ATD_API atd_status atd_softmax_ex(atd_handle *h, atd_dtype dtype, void *y, const
 				  int64_t M, int64_t N, int64_t ldy, int64_t ldx, unsigned flags,
 				  void *stream);
 
+/*
+** y[i*ldy + j] = log_softmax over j < N of x[i*ldx + j], for i < M: as
+** atd_softmax_ex in every other respect (stream, in place, strides, flags,
+** status codes). NUMERICS, equal to torch.log_softmax's: each element is
+** (x - max) - ln(sum e^(x - max)), the difference taken first, so a finite
+** row at any magnitude keeps its values near the max exact; -inf elements
+** give -inf; a row with a +inf or a NaN gives NaN; a row of all -inf gives
+** NaN, or -inf (ln 0) with ATD_MASKED_ZERO. A value below the dtype's
+** range (e.g. -max - max in f32) is -inf, as PyTorch's result in the
+** dtype is. Served by the same templates as softmax: shapes tuned for
+** log_softmax by their own winners, others derived from the nearest
+** log_softmax or softmax winner.
+*/
+ATD_API atd_status atd_log_softmax(atd_handle *h, atd_dtype dtype, void *y, const void *x,
+				   int64_t M, int64_t N, int64_t ldy, int64_t ldx, unsigned flags,
+				   void *stream);
+
 /* What would serve a shape: a dry run of atd_softmax's own decision, by
  * the same code, compiling, loading and launching nothing. It takes a
  * derived kernel to compile (and, in background mode, to be built: where

@@ -34,7 +34,7 @@ from .torch_ops import default_handle, set_default_handle
 
 __version__ = _library.VERSION  # the library's, as the CLI's (tests/test_library.py)
 
-__all__ = ["softmax", "query", "version", "library_path", "Handle", "Choice", "default_handle",
+__all__ = ["softmax", "log_softmax", "query", "version", "library_path", "Handle", "Choice", "default_handle",
            "set_default_handle", "Error", "InvalidArgument", "NoDriver", "NoContext", "CudaError",
            "DatabaseMissing", "DatabaseCorrupt", "DatabaseNewer", "OutOfHostMemory", "NoKernel", "KernelAltered",
            "LibraryNotFound", "Unavailable", "DatabaseWarning"]
@@ -56,6 +56,18 @@ def softmax(x, dim=-1, out=None, masked_zero=False):
     carrying the library's message (e.g. NoDriver, CudaError).
     """
     return _torch_ops.softmax(x, dim, out, masked_zero)
+
+
+def log_softmax(x, dim=-1, masked_zero=False):
+    """log_softmax of the CUDA tensor x along dim, as torch.log_softmax(x, dim).
+
+    As softmax in dtypes, layouts, streams and errors, with autograd
+    (dx = dy - exp(y) * sum(dy)) and under torch.compile. Numerics as
+    torch.log_softmax at every value: (x - max) - log(sum exp(x - max)),
+    the difference first; -inf elements give -inf; +inf or NaN in a row,
+    NaN; a row of all -inf gives NaN, or -inf with masked_zero=True.
+    """
+    return _torch_ops.log_softmax(x, dim, masked_zero)
 
 
 def query(dtype, M, N, gpu=None):

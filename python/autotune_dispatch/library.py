@@ -173,6 +173,8 @@ def _declare(so):
     so.atd_softmax_ex.restype = c.c_int
     so.atd_softmax_ex.argtypes = [c.c_void_p, c.c_int, c.c_void_p, c.c_void_p, c.c_int64, c.c_int64,
                                   c.c_int64, c.c_int64, c.c_uint, c.c_void_p]
+    so.atd_log_softmax.restype = c.c_int
+    so.atd_log_softmax.argtypes = so.atd_softmax_ex.argtypes
     so.atd_query.restype = c.c_int
     so.atd_query.argtypes = [c.c_void_p, c.c_int, c.c_int64, c.c_int64, c.POINTER(Choice)]
     so.atd_query_gpu.restype = c.c_int

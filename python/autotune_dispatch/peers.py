@@ -59,6 +59,7 @@ except ImportError:  # the CSV says "unavailable"
     triton = None
 
 from . import handle as handle_mod
+from . import torch_ops as _torch_ops
 
 TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
 TOLERANCE = {"f32": 1e-5, "f16": 1e-2, "bf16": 1e-2}
@@ -283,9 +284,12 @@ def measure(args):
     if unknown:
         sys.exit(f"peers: unknown method {', '.join(unknown)} (known: {', '.join(METHODS)})")
     handles = open_handles(args)
-    tutorial = TutorialSoftmax() if triton is not None and "triton" in wanted else None
+    log = args.op == "log_softmax"
+    op_fn = torch.log_softmax if log else torch.softmax
+    # the tutorial computes softmax only: log_softmax's CSV says "unavailable"
+    tutorial = TutorialSoftmax() if triton is not None and "triton" in wanted and not log else None
     torch._dynamo.config.cache_size_limit = 1024
-    compiled = torch.compile(lambda t: torch.softmax(t, dim=-1), dynamic=False)
+    compiled = torch.compile(lambda t: op_fn(t, dim=-1), dynamic=False)
     flush = Flusher()
     hold = GpuHold()
     gpu = torch.cuda.get_device_name()
@@ -305,10 +309,13 @@ def measure(args):
         tdt = getattr(torch, TORCH_DTYPES[dt])
         torch.manual_seed(M * 131 + N)
         x = (torch.rand(M, N, device="cuda", dtype=torch.float32) * 16 - 8).to(tdt)
-        ref = torch.softmax(x.double(), dim=-1)
+        ref = op_fn(x.double(), dim=-1)
         y = torch.empty_like(x)
 
         def run_lib(name):
+            if log:
+                _torch_ops._launch(handles[name], x, y, 0, log=True)
+                return y
             return handles[name].softmax(x, out=y)
 
         def run_triton():
@@ -322,7 +329,7 @@ def measure(args):
             "lib_nodb": lambda: run_lib("lib_nodb"),
             "lib_exact": (lambda: run_lib("lib_exact")) if handles["lib_exact"] else None,
             "lib_tuned": lambda: run_lib("lib_tuned"),
-            "torch": lambda: torch.softmax(x, dim=-1),
+            "torch": lambda: op_fn(x, dim=-1),
             "triton": run_triton if tutorial else None,
             "compile": lambda: compiled(x),
             "copy": lambda: y.copy_(x),
@@ -460,6 +467,9 @@ def main(argv=None):
     ap.add_argument("--db", default="autotune.db", help="the database of the lib method")
     ap.add_argument("--exact-db", help="a sweep of the config's own shapes (lib_exact)")
     ap.add_argument("-c", "--config", default="configs/generalization.yaml")
+    ap.add_argument("--op", default="softmax", choices=("softmax", "log_softmax"),
+                    help="the op measured (log_softmax: torch.log_softmax the reference and "
+                         "peer; the Triton tutorial unavailable)")
     ap.add_argument("--csv", default="peers.csv")
     ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--warmup", type=int, default=5)

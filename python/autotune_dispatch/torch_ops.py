@@ -153,10 +153,10 @@ def _current_stream(index):
 MASKED_ZERO = 1  # ATD_MASKED_ZERO: a row of all -inf gives zeros, not NaN
 
 
-def _launch(handle, x, y, flags=0):
-    """y = softmax(x) over the last dimension (same shape, dtype and
-    device; y may be x), on the current stream of x's device; flags:
-    MASKED_ZERO or 0."""
+def _launch(handle, x, y, flags=0, log=False):
+    """y = softmax(x) (log: log_softmax(x)) over the last dimension (same
+    shape, dtype and device; y may be x), on the current stream of x's
+    device; flags: MASKED_ZERO or 0."""
     if x.numel() == 0:
         return
     p, offsets = _plan_of(x, y)
@@ -171,6 +171,7 @@ def _launch(handle, x, y, flags=0):
         code = _remember(_codes, x.dtype, lib.DTYPES[layout.DTYPES[str(x.dtype).replace("torch.", "")]])
     size = x.element_size()
     so, h = handle._so, handle.pointer
+    call = so.atd_log_softmax if log else so.atd_softmax_ex
     index = x.device.index if x.device.index is not None else torch.cuda.current_device()
     stream = _current_stream(index)
     xp, yp = xs.data_ptr(), ys.data_ptr()
@@ -179,13 +180,13 @@ def _launch(handle, x, y, flags=0):
         args = (h, code, yp + oy * size, xp + ox * size, p.M, p.N, p.ldy, p.ldx, flags, stream)
         if index != current:
             with torch.cuda.device(index):
-                status = so.atd_softmax_ex(*args)
+                status = call(*args)
         else:
-            status = so.atd_softmax_ex(*args)
+            status = call(*args)
         if status == errors.NoContext.status:  # this thread had not touched CUDA yet
             make_context_current(x.device)
             with torch.cuda.device(index):
-                status = so.atd_softmax_ex(*args)
+                status = call(*args)
         if status != 0:
             raise handle.fail(status)
     if ys is not y:
@@ -277,9 +278,50 @@ if torch is not None and hasattr(getattr(torch, "library", None), "custom_op"):
         def _(x, masked_zero=False):
             _check(x)
 
+        @torch.library.custom_op("autotune_dispatch::log_softmax", mutates_args=())
+        def _log_softmax_op(x: torch.Tensor, masked_zero: bool = False) -> torch.Tensor:
+            _check(x, what="autotune_dispatch.log_softmax")
+            y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+            _launch(default_handle(), x, y, MASKED_ZERO if masked_zero else 0, log=True)
+            return y
+
+        @_log_softmax_op.register_fake
+        def _(x, masked_zero=False):
+            _check(x, what="autotune_dispatch.log_softmax")
+            return torch.empty(x.shape, dtype=x.dtype, device=x.device)
+
+        def _log_backward(ctx, grad):
+            # dx = dy - exp(y) * sum(dy), in float32 (the library's backward
+            # kernels are not written yet: docs/NOTES.md)
+            (y,) = ctx.saved_tensors
+            gf = grad.float()
+            return (gf - y.float().exp() * gf.sum(-1, keepdim=True)).to(grad.dtype), None
+
+        _log_softmax_op.register_autograd(_log_backward, setup_context=_setup_context)
+
         _registered = True
 
 _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
+
+
+def log_softmax(x, dim=-1, masked_zero=False):
+    """log_softmax of x along dim (see autotune_dispatch.log_softmax)."""
+    require_torch("autotune_dispatch.log_softmax")
+    masked_zero = bool(masked_zero)
+    what = "autotune_dispatch.log_softmax"
+    if not _registered:  # a PyTorch without torch.library.custom_op (before 2.4)
+        d = _check(x, what=what, dim=dim)
+        x_last = x.movedim(d, -1)
+        y = torch.empty(x_last.shape, dtype=x.dtype, device=x.device)
+        _launch(default_handle(), x_last, y, MASKED_ZERO if masked_zero else 0, log=True)
+        return y.movedim(-1, d)
+    if not _is_compiling():
+        _check(x, what=what)
+    d = layout.normalize_dim(dim, x.dim())
+    ops = torch.ops.autotune_dispatch
+    if d != max(x.dim(), 1) - 1:
+        return ops.log_softmax(x.movedim(d, -1), masked_zero).movedim(-1, d)
+    return ops.log_softmax(x, masked_zero)
 
 
 def softmax(x, dim=-1, out=None, masked_zero=False):
