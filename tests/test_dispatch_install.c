@@ -131,7 +131,7 @@ Test(dispatch_install, the_shared_library_exports_exactly_the_api)
 	assert_repo_root();
 	static const char *const api[] = {
 		"atd_close", "atd_errmsg", "atd_level_name", "atd_log_softmax", "atd_open", "atd_query",
-		"atd_query_gpu", "atd_set_log", "atd_softmax", "atd_softmax_ex", "atd_status_string",
+		"atd_query_gpu", "atd_query_op", "atd_query_op_gpu", "atd_set_log", "atd_softmax", "atd_softmax_ex", "atd_status_string",
 		"atd_version", "atd_version_number",
 	};
 	enum { NAPI = sizeof api / sizeof api[0] };

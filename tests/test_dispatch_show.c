@@ -213,8 +213,35 @@ Test(dispatch_show, an_unknown_op_is_a_usage_error_naming_it)
 	cr_assert_eq(show("--op", "layernorm", "-M", "1", "-N", "1", "--db", db_path, "--gpu", H100,
 			  "--cc", "9.0", NULL),
 		     2);
-	cr_assert_str_eq(err, "autotune show: no op \"layernorm\": the dispatch library serves only "
-			      "softmax\nsee 'autotune help show'\n");
+	cr_assert_str_eq(err, "autotune show: no op \"layernorm\": the dispatch library serves "
+			      "softmax and log_softmax\nsee 'autotune help show'\n");
+}
+
+Test(dispatch_show, log_softmax_is_derived_from_softmax_winners_when_it_has_none)
+{
+	/* a softmax winner whose params its template's rules re-derive */
+	tdb *db = td_db_new("show.db");
+	long long gpu = td_gpu(db, H100, 9, 0, 132, 85520809984LL);
+	td_shape(db, td_sweep(db, gpu), gpu, "softmax", AT_F32, 4096, 1024, "softmax_block",
+		 "threads=256 vec=4 elems_per_thread=4 stages=1 persistent=0 cache_hint=0 packed=0 "
+		 "peel=0",
+		 12.5, 0);
+	tdb_close(db);
+	snprintf(db_path, sizeof db_path, "%s", tmp_path("show.db"));
+	cr_assert_eq(show("--op", "log_softmax", "-M", "4096", "-N", "1000", "--db", db_path, "--gpu",
+			  H100, "--cc", "9.0", NULL),
+		     0, "%s", err);
+	cr_assert(strstr(out, "shape       log_softmax f32 M=4096 N=1000\n") != NULL, "%s", out);
+	cr_assert(strstr(out, "level       derived\n") != NULL,
+		  "another op's winner is never run as stored: %s", out);
+	cr_assert(strstr(out, "template    softmax_block\n") != NULL, "%s", out);
+	cr_assert(strstr(out, "params      threads=256 vec=4 elems_per_thread=4 stages=1 "
+			      "persistent=0 cache_hint=0 packed=0 peel=0\n") != NULL,
+		  "at softmax's very shape, its winner's params as they won: %s", out);
+	cr_assert_eq(show("-M", "4096", "-N", "1000", "--db", db_path, "--gpu", H100, "--cc", "9.0",
+			  NULL),
+		     0, "%s", err);
+	cr_assert(strstr(out, "level       derived\n") == NULL, "softmax's own is not derived");
 }
 
 Test(dispatch_show, a_missing_database_fails)

@@ -15,8 +15,15 @@ static int try_derive(const tr_template *ts, int nts, const atdi_ranked *r, int 
 	const tr_template *rules = atdi_rules_find(ts, nts, e->template_name);
 	long long winner[ATDI_MAX_PARAMS];
 	if (!rules || !(rules->dtype_mask & (1u << dtype)) || !tr_serves(rules, atdi_op_name(op)) ||
-	    atdi_params_parse(rules, e->params, winner) != 0 ||
-	    !atdi_derive(rules, winner, env, 1, out->values) ||
+	    atdi_params_parse(rules, e->params, winner) != 0)
+		return 0;
+	/* another op's winner at this very shape: its params as they won
+	 * (the ops move the same bytes), not re-derived */
+	int as_won = r->other_op && e->M == env->M && e->N == env->N &&
+		     atdi_rules_valid(rules, winner, env);
+	if (as_won)
+		memcpy(out->values, winner, (size_t)rules->nparams * sizeof *winner);
+	if ((!as_won && !atdi_derive(rules, winner, env, 1, out->values)) ||
 	    atdi_rules_geometry(rules, out->values, env, &out->geom) != 0)
 		return 0;
 	out->op = op;

@@ -3,6 +3,12 @@
 
 #include <string.h>
 
+#include "include/autotune/dispatch.h"
+
+/* the public enum (atd_query_op) and the library's indices agree */
+_Static_assert(ATDI_SOFTMAX == (int)ATD_OP_SOFTMAX, "atd_op");
+_Static_assert(ATDI_LOG_SOFTMAX == (int)ATD_OP_LOG_SOFTMAX, "atd_op");
+
 static const char *const names[ATDI_NOPS] = { "softmax", "log_softmax" };
 
 const char *atdi_op_name(int op)

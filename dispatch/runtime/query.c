@@ -52,8 +52,8 @@ static int dry_poll(const atdi_loader *l, atd_handle *h, const atdi_jit_job *job
 const atdi_loader atdi_dry_loader = { dry_stored, dry_rules, dry_poll, NULL, NULL };
 
 /* The public choice of a decision r for (dtype, M, N). */
-static void choice_of(const atd_handle *h, const atdi_resolved *r, atd_dtype dtype, int64_t M,
-		      int64_t N, atd_choice *out)
+static void choice_of(const atd_handle *h, const atdi_resolved *r, int op, atd_dtype dtype,
+		      int64_t M, int64_t N, atd_choice *out)
 {
 	const atdi_entry *e = r->entry;
 	if (r->level == ATD_LEVEL_TUNED) {
@@ -64,7 +64,7 @@ static void choice_of(const atd_handle *h, const atdi_resolved *r, atd_dtype dty
 		return;
 	}
 	if (!e) {
-		const builtin_kernel *b = builtin_kernel_for(ATDI_SOFTMAX, (at_dtype)dtype);
+		const builtin_kernel *b = builtin_kernel_for(op, (at_dtype)dtype);
 		*out = (atd_choice){ .level = ATD_LEVEL_BUILTIN, .template_name = b->template_name,
 				     .params = b->params, .gpu_name = "", .from_params = b->params };
 		return;
@@ -83,21 +83,23 @@ static void choice_of(const atd_handle *h, const atdi_resolved *r, atd_dtype dty
 }
 
 /* The dry run for ci, into out. Takes slow. */
-static atd_status dry_run(atd_handle *h, const atdi_ctx_info *ci, atd_dtype dtype, int64_t M,
-			  int64_t N, atd_choice *out)
+static atd_status dry_run(atd_handle *h, const atdi_ctx_info *ci, int op, atd_dtype dtype,
+			  int64_t M, int64_t N, atd_choice *out)
 {
 	atdi_resolved r;
 	pthread_mutex_lock(&h->slow);
-	atd_status s = atdi_decide(h, ci, ATDI_SOFTMAX, (at_dtype)dtype, M, N, &atdi_dry_loader, &r, NULL);
+	atd_status s = atdi_decide(h, ci, op, (at_dtype)dtype, M, N, &atdi_dry_loader, &r, NULL);
 	pthread_mutex_unlock(&h->slow);
 	if (s == ATD_OK)
-		choice_of(h, &r, dtype, M, N, out);
+		choice_of(h, &r, op, dtype, M, N, out);
 	return s;
 }
 
-static atd_status check_shape(atd_handle *h, const char *fn, atd_dtype dtype, int64_t M,
+static atd_status check_shape(atd_handle *h, const char *fn, int op, atd_dtype dtype, int64_t M,
 			      int64_t N, const atd_choice *out)
 {
+	if (op < 0 || op >= ATDI_NOPS)
+		return atdi_fail(h, ATD_ERR_INVALID_ARGUMENT, "%s: unknown op %d", fn, op);
 	if (!out)
 		return atdi_fail(h, ATD_ERR_INVALID_ARGUMENT, "%s: out is NULL", fn);
 	if ((unsigned)dtype >= AT_DTYPE_COUNT)
@@ -109,41 +111,67 @@ static atd_status check_shape(atd_handle *h, const char *fn, atd_dtype dtype, in
 	return ATD_OK;
 }
 
-ATD_API atd_status atd_query_gpu(atd_handle *h, const atd_gpu *gpu, atd_dtype dtype,
-				 int64_t M, int64_t N, atd_choice *out)
+/* atd_query_op_gpu under the name fn. */
+static atd_status query_gpu(atd_handle *h, const char *fn, int op, const atd_gpu *gpu,
+			    atd_dtype dtype, int64_t M, int64_t N, atd_choice *out)
 {
 	if (!h)
 		return ATD_ERR_INVALID_ARGUMENT;
-	atd_status s = check_shape(h, "atd_query_gpu", dtype, M, N, out);
+	atd_status s = check_shape(h, fn, op, dtype, M, N, out);
 	if (s != ATD_OK)
 		return s;
 	if (!gpu || !gpu->name)
-		return atdi_fail(h, ATD_ERR_INVALID_ARGUMENT, "atd_query_gpu: %s is NULL",
+		return atdi_fail(h, ATD_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
 				 gpu ? "gpu->name" : "gpu");
 	/* an SM count left out is the database's, as `autotune show` takes it */
 	atdi_ctx_info ci;
 	atdi_described_ctx(h, gpu, &ci);
-	return dry_run(h, &ci, dtype, M, N, out);
+	return dry_run(h, &ci, op, dtype, M, N, out);
 }
 
-ATD_API atd_status atd_query(atd_handle *h, atd_dtype dtype, int64_t M, int64_t N,
-			     atd_choice *out)
+/* atd_query_op under the name fn. */
+static atd_status query_current(atd_handle *h, const char *fn, int op, atd_dtype dtype, int64_t M,
+				int64_t N, atd_choice *out)
 {
 	if (!h)
 		return ATD_ERR_INVALID_ARGUMENT;
-	atd_status s = check_shape(h, "atd_query", dtype, M, N, out);
+	atd_status s = check_shape(h, fn, op, dtype, M, N, out);
 	CUcontext ctx;
 	atdi_resolved r;
 	int fresh;
-	if (s != ATD_OK || (s = atdi_cached(h, ATDI_SOFTMAX, (int)dtype, M, N, &ctx, &r, &fresh)) != ATD_OK)
+	if (s != ATD_OK || (s = atdi_cached(h, op, (int)dtype, M, N, &ctx, &r, &fresh)) != ATD_OK)
 		return s;
 	if (fresh) {
-		choice_of(h, &r, dtype, M, N, out);
+		choice_of(h, &r, op, dtype, M, N, out);
 		return ATD_OK;
 	}
 	const atdi_ctx_info *ci;
 	pthread_mutex_lock(&h->slow);
 	s = atdi_ctx_info_get(h, ctx, &ci); /* ci lives until atd_close */
 	pthread_mutex_unlock(&h->slow);
-	return s == ATD_OK ? dry_run(h, ci, dtype, M, N, out) : s;
+	return s == ATD_OK ? dry_run(h, ci, op, dtype, M, N, out) : s;
+}
+
+ATD_API atd_status atd_query_gpu(atd_handle *h, const atd_gpu *gpu, atd_dtype dtype,
+				 int64_t M, int64_t N, atd_choice *out)
+{
+	return query_gpu(h, "atd_query_gpu", ATDI_SOFTMAX, gpu, dtype, M, N, out);
+}
+
+ATD_API atd_status atd_query_op_gpu(atd_handle *h, atd_op op, const atd_gpu *gpu,
+				    atd_dtype dtype, int64_t M, int64_t N, atd_choice *out)
+{
+	return query_gpu(h, "atd_query_op_gpu", (int)op, gpu, dtype, M, N, out);
+}
+
+ATD_API atd_status atd_query(atd_handle *h, atd_dtype dtype, int64_t M, int64_t N,
+			     atd_choice *out)
+{
+	return query_current(h, "atd_query", ATDI_SOFTMAX, dtype, M, N, out);
+}
+
+ATD_API atd_status atd_query_op(atd_handle *h, atd_op op, atd_dtype dtype, int64_t M, int64_t N,
+				atd_choice *out)
+{
+	return query_current(h, "atd_query_op", (int)op, dtype, M, N, out);
 }

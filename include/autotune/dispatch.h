@@ -298,6 +298,17 @@ typedef struct atd_gpu {
 ATD_API atd_status atd_query_gpu(atd_handle *h, const atd_gpu *gpu, atd_dtype dtype,
 				 int64_t M, int64_t N, atd_choice *out);
 
+/* The row ops, for the queries of any op (atd_query and atd_query_gpu
+ * answer for softmax). */
+typedef enum atd_op { ATD_OP_SOFTMAX = 0, ATD_OP_LOG_SOFTMAX = 1 } atd_op;
+
+/* atd_query and atd_query_gpu for op (an unknown op is
+ * ATD_ERR_INVALID_ARGUMENT). */
+ATD_API atd_status atd_query_op(atd_handle *h, atd_op op, atd_dtype dtype, int64_t M, int64_t N,
+				atd_choice *out);
+ATD_API atd_status atd_query_op_gpu(atd_handle *h, atd_op op, const atd_gpu *gpu,
+				    atd_dtype dtype, int64_t M, int64_t N, atd_choice *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -70,14 +70,14 @@ def log_softmax(x, dim=-1, masked_zero=False):
     return _torch_ops.log_softmax(x, dim, masked_zero)
 
 
-def query(dtype, M, N, gpu=None):
-    """What serves softmax of M rows of N elements of dtype ("f32", "f16",
+def query(dtype, M, N, gpu=None, op="softmax"):
+    """What serves op ("softmax", or "log_softmax") of M rows of N elements of dtype ("f32", "f16",
     "bf16" or a torch dtype) through the default handle: a Choice (level,
     template, params, gpu, tuned_shape, tuned_us, from_params). gpu: None
     for the current CUDA device (needs a GPU), or a dict describing one,
     e.g. {"name": "NVIDIA H100 80GB HBM3", "cc": (9, 0)} (sm_count and
     mem_bytes, left out, are the database's GPU's of that name and cc)."""
-    return default_handle().query(dtype, M, N, gpu)
+    return default_handle().query(dtype, M, N, gpu, op)
 
 
 def version():

@@ -126,9 +126,9 @@ class Handle:
                       None if builtin else (c.tuned_M, c.tuned_N),
                       None if builtin else c.tuned_us, _text(c.from_params))
 
-    def query(self, dtype, M, N, gpu=None):
-        """What would serve softmax of M rows of N elements of dtype
-        ("f32", "f16", "bf16" or a torch dtype).
+    def query(self, dtype, M, N, gpu=None, op="softmax"):
+        """What would serve op ("softmax" or "log_softmax") of M rows of N
+        elements of dtype ("f32", "f16", "bf16" or a torch dtype).
 
         gpu None: the GPU of the current CUDA context (with PyTorch, the
         current device's; needs a GPU). gpu a dict describing one, e.g.
@@ -137,16 +137,19 @@ class Handle:
         sm_count or mem_bytes left out is the database's GPU's of that name
         and cc (as `autotune show --gpu --cc`). Returns a Choice."""
         code = lib.DTYPES[dtype_name(dtype)]
+        if op not in lib.OPS:
+            raise ValueError(f"query: op must be one of {', '.join(lib.OPS)}, got {op!r}")
         M, N = _shape_arg("M", M), _shape_arg("N", N)
         out = lib.Choice()
         if gpu is not None:
             g = gpu_description(gpu)
-            status = self._so.atd_query_gpu(self.pointer, ctypes.byref(g), code, M, N, ctypes.byref(out))
+            status = self._so.atd_query_op_gpu(self.pointer, lib.OPS[op], ctypes.byref(g), code, M, N,
+                                               ctypes.byref(out))
         else:
             from . import torch_ops
             if torch_ops.torch is not None:  # without it, the library says what is missing
                 torch_ops.make_context_current()
-            status = self._so.atd_query(self.pointer, code, M, N, ctypes.byref(out))
+            status = self._so.atd_query_op(self.pointer, lib.OPS[op], code, M, N, ctypes.byref(out))
         if status != 0:
             raise self.fail(status)
         return self._choice(out)

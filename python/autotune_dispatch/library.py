@@ -66,6 +66,7 @@ ATD_OPEN_TUNE = 8
 
 # atd_dtype by name
 DTYPES = {"f32": 0, "f16": 1, "bf16": 2}
+OPS = {"softmax": 0, "log_softmax": 1}  # atd_op
 
 
 class Choice(ctypes.Structure):
@@ -177,6 +178,11 @@ def _declare(so):
     so.atd_log_softmax.argtypes = so.atd_softmax_ex.argtypes
     so.atd_query.restype = c.c_int
     so.atd_query.argtypes = [c.c_void_p, c.c_int, c.c_int64, c.c_int64, c.POINTER(Choice)]
+    so.atd_query_op.restype = c.c_int
+    so.atd_query_op.argtypes = [c.c_void_p, c.c_int, c.c_int, c.c_int64, c.c_int64, c.POINTER(Choice)]
+    so.atd_query_op_gpu.restype = c.c_int
+    so.atd_query_op_gpu.argtypes = [c.c_void_p, c.c_int, c.POINTER(Gpu), c.c_int, c.c_int64, c.c_int64,
+                                    c.POINTER(Choice)]
     so.atd_query_gpu.restype = c.c_int
     so.atd_query_gpu.argtypes = [c.c_void_p, c.POINTER(Gpu), c.c_int, c.c_int64, c.c_int64,
                                  c.POINTER(Choice)]

@@ -146,6 +146,16 @@ class Query(unittest.TestCase):
         self.assertEqual(c, atd.Choice("exact", template, params, H100["name"], (4096, 1024), us,
                                        params))
 
+    def test_log_softmax_derives_from_the_softmax_winner(self):
+        # the example database has softmax's winners only: log_softmax is
+        # never served by their code, but derived from them
+        template, _, _ = self.stored_winner("f32", 4096, 1024)
+        c = self.h.query("f32", 4096, 1024, gpu=H100, op="log_softmax")
+        self.assertIn(c.level, ("derived", "built-in"))
+        self.assertNotEqual(c.level, "exact")
+        with self.assertRaises(ValueError):
+            self.h.query("f32", 4096, 1024, gpu=H100, op="layernorm")
+
     def test_dtype_names(self):
         for name in ("bf16", "bfloat16", "torch.bfloat16"):
             self.assertEqual(self.h.query(name, 4096, 1024, gpu=H100).template,

@@ -49,7 +49,7 @@ static int parse_cc(const char *cmd, const cli_option *opt, const char *text, vo
 const cli_option cli_show_options[] = {
 	CLI_LLONG('M', NULL, "M", O(M), 1, AT_SHAPE_MAX_DIM, "the number of rows (required)"),
 	CLI_LLONG('N', NULL, "N", O(N), 1, AT_SHAPE_MAX_DIM, "the row length (required)"),
-	CLI_STRING(0, "op", "OP", O(op), "the op (default softmax, the only one served)"),
+	CLI_STRING(0, "op", "OP", O(op), "the op: softmax (default) or log_softmax"),
 	CLI_CALLBACK(0, "dtype", "DTYPE", parse_dtype, "f32 (default), f16 or bf16"),
 	CLI_STRING(0, "db", "FILE", O(db_path),
 		   "the tuning database (default autotune.db, or $AUTOTUNE_DB)"),
@@ -85,6 +85,11 @@ static int parse_show(int argc, char **argv, show_options *o)
 	return 0;
 }
 
+static atd_op op_of(const show_options *o)
+{
+	return strcmp(o->op, "log_softmax") == 0 ? ATD_OP_LOG_SOFTMAX : ATD_OP_SOFTMAX;
+}
+
 static void print_choice(const show_options *o, const char *gpu_line, const atd_choice *c)
 {
 	printf("shape       %s %s M=%lld N=%lld\n", o->op, at_dtype_name(o->dtype), o->M, o->N);
@@ -118,7 +123,7 @@ static int show_described(atd_handle *h, const show_options *o, atd_choice *c)
 		h, &(atd_gpu){ .name = o->gpu_name, .cc_major = o->arch / 10, .cc_minor = o->arch % 10,
 			       .sm_count = o->sm_count < 0 ? 0 : (int)o->sm_count,
 			       .mem_bytes = o->mem_bytes < 0 ? 0 : o->mem_bytes });
-	if (atd_query_gpu(h, &gpu, (atd_dtype)o->dtype, o->M, o->N, c) != ATD_OK)
+	if (atd_query_op_gpu(h, op_of(o), &gpu, (atd_dtype)o->dtype, o->M, o->N, c) != ATD_OK)
 		return cli_fail(atd_errmsg(h));
 	char line[512];
 	snprintf(line, sizeof line, "%s (sm_%d, %d SMs, %lld bytes; described)", gpu.name, o->arch,
@@ -137,7 +142,7 @@ static int show_present(atd_handle *h, show_options *o, atd_choice *c)
 			 "--gpu NAME --cc X.Y [--sm-count N --mem-bytes B])", err.msg);
 		return cli_fail(msg);
 	}
-	atd_status s = atd_query(h, (atd_dtype)o->dtype, o->M, o->N, c);
+	atd_status s = atd_query_op(h, op_of(o), (atd_dtype)o->dtype, o->M, o->N, c);
 	char line[512];
 	snprintf(line, sizeof line, "%s (sm_%d, %d SMs, %lld bytes; GPU 0 of this machine)",
 		 dev.info.name, dev.cc, dev.info.sm_count, dev.info.mem_bytes);
@@ -156,9 +161,9 @@ int cmd_show(int argc, char **argv)
 	int rc = parse_show(argc, argv, &o);
 	if (rc)
 		return rc;
-	if (strcmp(o.op, "softmax") != 0)
-		return cli_usage_error("show", "no op \"%.100s\": the dispatch library serves only "
-					       "softmax", o.op);
+	if (strcmp(o.op, "softmax") != 0 && strcmp(o.op, "log_softmax") != 0)
+		return cli_usage_error("show", "no op \"%.100s\": the dispatch library serves "
+					       "softmax and log_softmax", o.op);
 	const char *path;
 	if (cli_db_path("show", o.db_path, 1, &path))
 		return 2;
