@@ -243,10 +243,10 @@ def rel_err(y, ref):
     return (d.norm() / ref.norm()).item()
 
 
-def served_by(h, dt, M, N):
-    """What serves the shape through handle h, in one line."""
+def served_by(h, dt, M, N, op="softmax"):
+    """What serves op at the shape through handle h, in one line."""
     try:
-        c = h.query(dt, M, N)
+        c = h.query(dt, M, N, op=op)
     except Exception:  # noqa: BLE001 (the CSV only says it is unknown)
         return "?"
     return f"{c.level}: {c.template} {c.params}"
@@ -335,7 +335,7 @@ def measure(args):
             "copy": lambda: y.copy_(x),
         }
         methods = {k: v for k, v in methods.items() if k in wanted}
-        served = {k: served_by(h, dt, M, N) for k, h in handles.items() if h and k in wanted}
+        served = {k: served_by(h, dt, M, N, args.op) for k, h in handles.items() if h and k in wanted}
         fresh = []
         host = {}
         for name, fn in methods.items():
@@ -349,7 +349,7 @@ def measure(args):
                     result = fn()
                     torch.cuda.synchronize()
                     if name == "lib_tuned":  # what the tuning chose
-                        served[name] = served_by(handles[name], dt, M, N)
+                        served[name] = served_by(handles[name], dt, M, N, args.op)
                     if name != "copy":
                         e = rel_err(result, ref)
                         err = f"{e:.2e}"
