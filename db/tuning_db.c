@@ -501,14 +501,14 @@ static int insert_kernel(tdb *db, long long result_id, const result_row *r, at_e
 	sqlite3_stmt *st;
 	if (prepare(db,
 		    "INSERT INTO kernels (result_id, arch, entry, cubin, ptx, cubin_sha256, "
-		    "ptx_sha256) VALUES (?1, ?2, 'softmax_kernel', ?3, ?4, sha256_hex(?3), "
-		    "sha256_hex(?4))",
+		    "ptx_sha256) VALUES (?1, ?2, ?5, ?3, ?4, sha256_hex(?3), sha256_hex(?4))",
 		    &st, err))
 		return -1;
 	sqlite3_bind_int64(st, 1, result_id);
 	sqlite3_bind_int(st, 2, r->arch);
 	sqlite3_bind_blob(st, 3, r->cubin, (int)r->cubin_size, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 4, r->ptx ? r->ptx : "", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 5, r->entry ? r->entry : "softmax_kernel", -1, SQLITE_TRANSIENT);
 	return step_done(db, st, err, "storing the winner's code");
 }
 

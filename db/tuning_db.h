@@ -96,6 +96,7 @@ typedef struct result_row {
 	size_t cubin_size;
 	const char *ptx;
 	int arch;
+	const char *entry;     /* the kernel's name in the code (NULL: "softmax_kernel") */
 } result_row;
 
 typedef struct shape_key {

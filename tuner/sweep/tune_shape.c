@@ -216,6 +216,7 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	row->rel_err = -1;
 	row->registers = row->smem_bytes = row->spill_bytes = -1;
 	row->arch = ctx->cache->cc;
+	row->entry = shape_op(s)->kernel_name;
 	variant_launch l = { .ctx = ctx, .index = index, .row = row, .entry = entry, .y = d->y,
 			     .x = d->x, .M = s->M, .N = s->N };
 	at_error verr = { { 0 } };
