@@ -58,16 +58,17 @@ def softmax(x, dim=-1, out=None, masked_zero=False):
     return _torch_ops.softmax(x, dim, out, masked_zero)
 
 
-def log_softmax(x, dim=-1, masked_zero=False):
+def log_softmax(x, dim=-1, out=None, masked_zero=False):
     """log_softmax of the CUDA tensor x along dim, as torch.log_softmax(x, dim).
 
-    As softmax in dtypes, layouts, streams and errors, with autograd
+    As softmax in dtypes, layouts, out= (x itself: in place), streams and
+    errors, with autograd
     (dx = dy - exp(y) * sum(dy)) and under torch.compile. Numerics as
     torch.log_softmax at every value: (x - max) - log(sum exp(x - max)),
     the difference first; -inf elements give -inf; +inf or NaN in a row,
     NaN; a row of all -inf gives NaN, or -inf with masked_zero=True.
     """
-    return _torch_ops.log_softmax(x, dim, masked_zero)
+    return _torch_ops.log_softmax(x, dim, out, masked_zero)
 
 
 def query(dtype, M, N, gpu=None, op="softmax"):

@@ -299,29 +299,63 @@ if torch is not None and hasattr(getattr(torch, "library", None), "custom_op"):
 
         _log_softmax_op.register_autograd(_log_backward, setup_context=_setup_context)
 
+        @torch.library.custom_op("autotune_dispatch::log_softmax_out", mutates_args=("out",))
+        def _log_softmax_out_op(x: torch.Tensor, out: torch.Tensor, masked_zero: bool = False) -> None:
+            _check(x, out, what="autotune_dispatch.log_softmax")
+            _check_out(x, out, "autotune_dispatch.log_softmax")
+            _launch(default_handle(), x, out, MASKED_ZERO if masked_zero else 0, log=True)
+
+        @_log_softmax_out_op.register_fake
+        def _(x, out, masked_zero=False):
+            _check(x, out, what="autotune_dispatch.log_softmax")
+
+        @torch.library.custom_op("autotune_dispatch::log_softmax_", mutates_args=("x",))
+        def _log_softmax_inplace_op(x: torch.Tensor, masked_zero: bool = False) -> None:
+            _check(x, what="autotune_dispatch.log_softmax")
+            _launch(default_handle(), x, x, MASKED_ZERO if masked_zero else 0, log=True)
+
+        @_log_softmax_inplace_op.register_fake
+        def _(x, masked_zero=False):
+            _check(x, what="autotune_dispatch.log_softmax")
+
         _registered = True
 
 _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
 
 
-def log_softmax(x, dim=-1, masked_zero=False):
+def log_softmax(x, dim=-1, out=None, masked_zero=False):
     """log_softmax of x along dim (see autotune_dispatch.log_softmax)."""
     require_torch("autotune_dispatch.log_softmax")
     masked_zero = bool(masked_zero)
     what = "autotune_dispatch.log_softmax"
     if not _registered:  # a PyTorch without torch.library.custom_op (before 2.4)
+        _check(x, out, what=what)
         d = _check(x, what=what, dim=dim)
         x_last = x.movedim(d, -1)
         y = torch.empty(x_last.shape, dtype=x.dtype, device=x.device)
         _launch(default_handle(), x_last, y, MASKED_ZERO if masked_zero else 0, log=True)
-        return y.movedim(-1, d)
+        y = y.movedim(-1, d)
+        if out is None:
+            return y
+        out.copy_(y)
+        return out
     if not _is_compiling():
-        _check(x, what=what)
+        _check(x, out, what=what)
     d = layout.normalize_dim(dim, x.dim())
     ops = torch.ops.autotune_dispatch
     if d != max(x.dim(), 1) - 1:
-        return ops.log_softmax(x.movedim(d, -1), masked_zero).movedim(-1, d)
-    return ops.log_softmax(x, masked_zero)
+        y = ops.log_softmax(x.movedim(d, -1), masked_zero).movedim(-1, d)
+        if out is None:
+            return y
+        out.copy_(y)
+        return out
+    if out is None:
+        return ops.log_softmax(x, masked_zero)
+    if out is x or (not _is_compiling() and _same_elements(x, out)):
+        ops.log_softmax_(out, masked_zero)
+    else:
+        ops.log_softmax_out(x, out, masked_zero)
+    return out
 
 
 def softmax(x, dim=-1, out=None, masked_zero=False):

@@ -82,6 +82,21 @@ class LogSoftmaxOnTheGpu(unittest.TestCase):
                 self.assertEqual(y[0].item(), 0.0)
                 self.expect_as_torch(atd.log_softmax(x, masked_zero=True), x, masked_zero=True)
 
+    def test_out_and_in_place(self):
+        for dt in DTYPES:
+            with self.subTest(dtype=dt):
+                x = self.data(300, 1000, dtype=dt)
+                out = torch.empty_like(x)
+                self.assertIs(atd.log_softmax(x, out=out), out)
+                self.expect_as_torch(out, x)
+                y = x.clone()
+                atd.log_softmax(y, out=y)
+                self.expect_as_torch(y, x)
+                wide = self.data(300, 1500, dtype=dt)
+                wide[:, :1000] = x
+                atd.log_softmax(wide[:, :1000], out=wide[:, :1000])  # strided, in place
+                self.expect_as_torch(wide[:, :1000], x)
+
     def test_another_dim(self):
         x = self.data(3, 500, 7)
         self.expect_as_torch(atd.log_softmax(x, dim=1), x, dim=1)
@@ -97,8 +112,11 @@ class LogSoftmaxOnTheGpu(unittest.TestCase):
 
     def test_opcheck_and_torch_compile(self):
         if hasattr(torch.library, "opcheck"):
-            torch.library.opcheck(torch.ops.autotune_dispatch.log_softmax.default,
-                                  (self.data(32, 700),))
+            x = self.data(32, 700)
+            torch.library.opcheck(torch.ops.autotune_dispatch.log_softmax.default, (x,))
+            torch.library.opcheck(torch.ops.autotune_dispatch.log_softmax_out.default,
+                                  (x, torch.empty_like(x)))
+            torch.library.opcheck(torch.ops.autotune_dispatch.log_softmax_.default, (x.clone(),))
         f = torch.compile(lambda t: atd.log_softmax(t * 2.0) * 4.0, fullgraph=True)
         for dt in DTYPES:
             with self.subTest(dtype=dt):
