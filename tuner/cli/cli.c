@@ -145,6 +145,7 @@ const cli_command cli_commands[] = {
 	  "usage: autotune model fit [--db FILE] [--gpu NAME] [-o FILE] [--templates DIR]\n"
 	  "       autotune model eval [--db FILE] [--gpu NAME] [--threads N] [--worst K]\n"
 	  "                           [--templates DIR]\n"
+	  "       autotune model choose -M M -N N [--dtype DTYPE] [--db FILE] [--gpu NAME]\n"
 	  "\n"
 	  "A performance model learned from every passing variant result of one GPU in\n"
 	  "the database (common/perf_model.h): boosted regression trees over features\n"
@@ -159,7 +160,9 @@ const cli_command cli_commands[] = {
 	  "results (a variant never timed there is counted apart). The choice among\n"
 	  "only the variants timed there is reported too (ranking alone). Prints a line\n"
 	  "per shape, the geometric mean of winner / chosen time, the shapes within 10%\n"
-	  "and the worst shapes.\n",
+	  "and the worst shapes. choose fits on every shape and prints the model's\n"
+	  "choice for one shape, its predicted time and what the prediction was made\n"
+	  "from (the features, and the largest of what each added).\n",
 	  cli_model_options },
 	{ "help", cmd_help, "show help for a command", "usage: autotune help [COMMAND]\n", NULL },
 	{ "version", cmd_version, "print the version", "usage: autotune version\n", NULL },

@@ -1,12 +1,14 @@
-/* `autotune model fit` and `autotune model eval`: the performance model
- * (common/perf_model.h) fitted to a sweep database, written as text or
- * measured by leave-one-out (tuner/model/loo.h). No GPU. */
+/* `autotune model fit`, `eval` and `choose`: the performance model
+ * (common/perf_model.h) fitted to a sweep database, written as text,
+ * measured by leave-one-out (tuner/model/loo.h), or asked for its choice
+ * at one shape with what the prediction was made from. No GPU. */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/shape_bound.h"
 #include "common/strbuf.h"
 #include "gen/manifest.h"
 #include "tuner/cli/cli.h"
@@ -14,8 +16,9 @@
 #include "tuner/sweep/plan.h"
 
 typedef struct model_options {
-	const char *db_path, *gpu, *templates, *out;
+	const char *db_path, *gpu, *templates, *out, *dtype;
 	int threads, worst, trees, depth;
+	long long M, N; /* choose: 0 not given */
 } model_options;
 
 #define O(field) offsetof(model_options, field)
@@ -25,6 +28,9 @@ const cli_option cli_model_options[] = {
 	CLI_STRING(0, "templates", "DIR", O(templates),
 		   "templates folder (default: beside the program, or\n$AUTOTUNE_TEMPLATES)"),
 	CLI_FILE('o', "out", "FILE", O(out), "fit: where to write the model's text (default: stdout)"),
+	CLI_LLONG('M', NULL, "M", O(M), 1, AT_SHAPE_MAX_DIM, "choose: the number of rows"),
+	CLI_LLONG('N', NULL, "N", O(N), 1, AT_SHAPE_MAX_DIM, "choose: the row length"),
+	CLI_STRING(0, "dtype", "DTYPE", O(dtype), "choose: f32 (default), f16 or bf16"),
 	CLI_INT(0, "threads", "N", O(threads), 1, 16, "eval: fits run at once (default 2)"),
 	CLI_INT(0, "worst", "K", O(worst), 0, 1000, "eval: list the K worst shapes (default 10)"),
 	CLI_INT(0, "trees", "N", O(trees), 1, 10000, "the variant ensemble's trees (default 300)"),
@@ -194,14 +200,63 @@ static int model_eval_cmd(const model_options *o, model_inputs *in)
 	return 0;
 }
 
+/* The model fitted on every shape chooses for -M x -N and says why. */
+static int model_choose_cmd(const model_options *o, model_inputs *in)
+{
+	at_dtype dt = AT_F32;
+	if (o->dtype && at_dtype_parse(o->dtype, &dt))
+		return cli_usage_error("model", "unknown dtype \"%s\" (expected f32, f16 or bf16)",
+				       o->dtype);
+	if (!o->M || !o->N)
+		return cli_usage_error("model", "choose needs -M and -N");
+	if (in->s.nshapes == 0)
+		return cli_fail("no shapes to learn from");
+	perf_model m;
+	if (model_fit(&in->s, &in->mx, -1, &in->fit, &m))
+		return cli_fail("nothing to fit on");
+	/* the GPU's limits and copy rate as at its tuned shapes */
+	const model_shape *any = &in->s.shapes[0];
+	tr_env env = any->env;
+	env.M = o->M;
+	env.N = o->N;
+	env.elem_bytes = (long long)at_dtype_size(dt);
+	perf_choice c;
+	perf_prediction p;
+	at_error err = { { 0 } };
+	int rc = perf_model_choose(&m, in->ts, (int)in->nms, dt, &env, &c, &err);
+	if (rc == 0 && !c.t)
+		rc = at_error_set(&err, "no template holds a variant valid at %s %lld x %lld",
+				  at_dtype_name(dt), o->M, o->N);
+	if (rc == 0)
+		rc = perf_model_predict(&m, c.t, c.values, &env, any->copy_gbps, &p, &err);
+	if (rc) {
+		perf_model_free(&m);
+		return cli_fail(err.msg);
+	}
+	char params[512];
+	tr_params_text(c.t, c.values, params, sizeof params);
+	printf("shape       softmax %s M=%lld N=%lld on %s\n", at_dtype_name(dt), o->M, o->N,
+	       in->s.gpu);
+	printf("template    %s\nparams      %s\n", c.t->name, params);
+	printf("predicted   %.3f us (best at the shape %.3f us, copy of its bytes %.3f us); "
+	       "%lld valid variants predicted\n", p.time_us, p.best_us, p.copy_us, c.nvalid);
+	strbuf why = { 0 };
+	perf_model_explain(&m, c.t, c.values, &env, 8, &why);
+	fputs(why.data, stdout);
+	strbuf_free(&why);
+	perf_model_free(&m);
+	return 0;
+}
+
 int cmd_model(int argc, char **argv)
 {
 	model_options o = { .threads = 2, .worst = 10 };
 	int nargs;
 	if (cli_parse_options("model", argc, argv, &o, &nargs))
 		return 2;
-	if (nargs != 1 || (strcmp(argv[1], "fit") != 0 && strcmp(argv[1], "eval") != 0))
-		return cli_usage_error("model", "expected one subcommand: fit or eval");
+	if (nargs != 1 || (strcmp(argv[1], "fit") != 0 && strcmp(argv[1], "eval") != 0 &&
+			   strcmp(argv[1], "choose") != 0))
+		return cli_usage_error("model", "expected one subcommand: fit, eval or choose");
 	const char *db;
 	if (cli_db_path("model", o.db_path, 1, &db))
 		return 2;
@@ -209,7 +264,9 @@ int cmd_model(int argc, char **argv)
 	int rc = inputs_load(&o, db, &in);
 	if (rc)
 		return rc;
-	rc = strcmp(argv[1], "fit") == 0 ? model_fit_cmd(&o, &in) : model_eval_cmd(&o, &in);
+	rc = strcmp(argv[1], "fit") == 0    ? model_fit_cmd(&o, &in)
+	     : strcmp(argv[1], "eval") == 0 ? model_eval_cmd(&o, &in)
+					    : model_choose_cmd(&o, &in);
 	inputs_free(&in);
 	return rc;
 }

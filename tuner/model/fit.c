@@ -17,6 +17,8 @@ void model_fit_defaults(model_fit_options *o)
 				     .min_leaf_weight = 0.05, .lambda = 0.01, .subsample = 0.5,
 				     .seed = 11 };
 	o->clip = log(3.0);
+	o->near = 1.25;
+	o->near_weight = 4;
 }
 
 void model_matrix_build(const model_samples *s, const tr_template *ts, int nts,
@@ -78,6 +80,13 @@ static int fit_shapes(const model_samples *s, const model_matrix *mx, long held_
 	return rc;
 }
 
+/* A sample's weight before normalising: those near their shape's best are
+ * the ones a choice is made among. */
+static double near_weight(const model_fit_options *o, double behind)
+{
+	return behind <= o->near ? o->near_weight : 1.0;
+}
+
 /* The variant ensemble: log(time / the shape's best) of every sample but
  * held_out's, each shape's samples weighing 1 together. */
 static int fit_variants(const model_samples *s, const model_matrix *mx, long held_out,
@@ -90,16 +99,16 @@ static int fit_variants(const model_samples *s, const model_matrix *mx, long hel
 		const model_shape *sh = &s->shapes[k];
 		if ((long)k == held_out)
 			continue;
-		size_t usable = 0;
+		double total = 0; /* of the shape's weights before they are made to sum to 1 */
 		for (size_t i = sh->first; i < sh->first + sh->n; i++)
-			usable += mx->ok[i];
+			total += mx->ok[i] ? near_weight(o, s->samples[i].time_us / sh->best_us) : 0;
 		for (size_t i = sh->first; i < sh->first + sh->n; i++) {
 			if (!mx->ok[i])
 				continue;
 			memcpy(x + n * nf, mx->x + i * nf, nf * sizeof *x);
 			double behind = log(s->samples[i].time_us / sh->best_us);
 			y[n] = behind < o->clip ? behind : o->clip;
-			w[n++] = 1.0 / (double)usable;
+			w[n++] = near_weight(o, s->samples[i].time_us / sh->best_us) / total;
 		}
 	}
 	boost_data d = { .x = x, .y = y, .w = w, .n = n, .nfeatures = (int)nf };

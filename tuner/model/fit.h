@@ -14,6 +14,9 @@ typedef struct model_fit_options {
 	/* log(time / best) above this is taken as this: how much slower than
 	 * the best a variant runs matters only near the best */
 	double clip;
+	/* a sample within near times its shape's best weighs near_weight times
+	 * one further behind (each shape's weights summing to 1) */
+	double near, near_weight;
 } model_fit_options;
 
 void model_fit_defaults(model_fit_options *o);
