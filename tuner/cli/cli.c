@@ -141,6 +141,29 @@ const cli_command cli_commands[] = {
 	  "--cubin FILE compiles it and writes the cubin to FILE (its entry is\n"
 	  "softmax_kernel(y, x, M, N, ldy, ldx)), for loading it by hand.\n",
 	  cli_gen_options },
+	{ "model", cmd_model, "fit a performance model to a sweep and measure it",
+	  "usage: autotune model fit [--db FILE] [--gpu NAME] [-o FILE] [--templates DIR]\n"
+	  "       autotune model eval [--db FILE] [--gpu NAME] [--threads N] [--worst K]\n"
+	  "                           [--templates DIR]\n"
+	  "       autotune model choose -M M -N N [--dtype DTYPE] [--db FILE] [--gpu NAME]\n"
+	  "\n"
+	  "A performance model learned from every passing variant result of one GPU in\n"
+	  "the database (common/perf_model.h): boosted regression trees over features\n"
+	  "the template rules give (launch geometry, waves, how full the held row is,\n"
+	  "vector bytes, params), predicting a variant's time from the shape's copy\n"
+	  "time. No GPU is needed.\n"
+	  "\n"
+	  "fit writes the model fitted on every shape as text. eval measures it by\n"
+	  "leave-one-out: for each tuned shape, the model is fitted on the other shapes\n"
+	  "and chooses, among every variant the rules hold valid at that shape, the one\n"
+	  "of the smallest predicted time; its time is looked up among the shape's\n"
+	  "results (a variant never timed there is counted apart). The choice among\n"
+	  "only the variants timed there is reported too (ranking alone). Prints a line\n"
+	  "per shape, the geometric mean of winner / chosen time, the shapes within 10%\n"
+	  "and the worst shapes. choose fits on every shape and prints the model's\n"
+	  "choice for one shape, its predicted time and what the prediction was made\n"
+	  "from (the features, and the largest of what each added).\n",
+	  cli_model_options },
 	{ "help", cmd_help, "show help for a command", "usage: autotune help [COMMAND]\n", NULL },
 	{ "version", cmd_version, "print the version", "usage: autotune version\n", NULL },
 	{ NULL, NULL, NULL, NULL, NULL },

@@ -49,7 +49,7 @@ int cli_parse_cc(const char *cmd, const char *opt, const char *text, int *out);
 /* Each command's option table (options.h), defined beside the command. */
 extern const cli_option cli_sweep_options[], cli_list_options[], cli_show_options[],
 	cli_report_options[], cli_bench_options[], cli_selftest_options[],
-	cli_templates_options[], cli_gen_options[];
+	cli_templates_options[], cli_gen_options[], cli_model_options[];
 
 int cmd_sweep(int argc, char **argv);
 int cmd_list(int argc, char **argv);
@@ -60,6 +60,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_selftest(int argc, char **argv);
 int cmd_templates(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
+int cmd_model(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 

@@ -1,0 +1,188 @@
+/* Predicting, choosing and storing with the performance model: see
+ * perf_model.h. */
+#include "common/perf_model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+double perf_copy_us(const tr_env *env, double copy_gbps)
+{
+	double bytes = 2.0 * (double)env->M * (double)env->N * (double)env->elem_bytes;
+	return bytes / (copy_gbps * 1e3);
+}
+
+int perf_model_predict(const perf_model *m, const tr_template *t, const long long *values,
+		       const tr_env *env, double copy_gbps, perf_prediction *out, at_error *err)
+{
+	int nf = pf_nfeatures(&m->space);
+	double *x = xmalloc((size_t)nf * sizeof *x);
+	if (pf_variant_features(&m->space, t, values, env, x, err)) {
+		free(x);
+		return -1;
+	}
+	out->copy_us = perf_copy_us(env, copy_gbps);
+	out->best_us = out->copy_us * exp(te_predict(&m->shape, x));
+	out->log_behind = te_predict(&m->variant, x);
+	out->time_us = out->best_us * exp(out->log_behind);
+	free(x);
+	return 0;
+}
+
+/* Indices of the n largest |contrib|, largest first. */
+static int top_contributions(const double *contrib, int nf, int *idx, int n)
+{
+	int k = 0;
+	for (int i = 0; i < nf; i++) {
+		if (contrib[i] == 0 || (k == n && fabs(contrib[i]) <= fabs(contrib[idx[n - 1]])))
+			continue;
+		int j = k < n ? k++ : n - 1;
+		while (j > 0 && fabs(contrib[idx[j - 1]]) < fabs(contrib[i])) {
+			idx[j] = idx[j - 1];
+			j--;
+		}
+		idx[j] = i;
+	}
+	return k;
+}
+
+void perf_model_explain(const perf_model *m, const tr_template *t, const long long *values,
+			const tr_env *env, int top, strbuf *out)
+{
+	int nf = pf_nfeatures(&m->space);
+	double *x = xmalloc((size_t)nf * sizeof *x), *contrib = xmalloc((size_t)nf * sizeof *x);
+	int *idx = xmalloc((size_t)nf * sizeof *idx);
+	at_error err;
+	char name[128];
+	if (pf_variant_features(&m->space, t, values, env, x, &err)) {
+		strbuf_printf(out, "no prediction: %s\n", err.msg);
+		goto done;
+	}
+	strbuf_puts(out, "features:");
+	for (int i = 0; i < PF_FIXED_FEATURES; i++)
+		strbuf_printf(out, " %s=%.4g", pf_feature_name(&m->space, i, name, sizeof name), x[i]);
+	double bias = te_explain(&m->variant, x, contrib, nf);
+	strbuf_printf(out, "\nlog(time / best) %.4f = %.4f (mean)", te_predict(&m->variant, x), bias);
+	int n = top_contributions(contrib, nf, idx, top > 0 && top < nf ? top : nf);
+	for (int k = 0; k < n; k++)
+		strbuf_printf(out, " %+.4f %s", contrib[idx[k]],
+			      pf_feature_name(&m->space, idx[k], name, sizeof name));
+	strbuf_puts(out, "\n");
+done:
+	free(x);
+	free(contrib);
+	free(idx);
+}
+
+/* The walk's state: the best variant so far of all templates walked. */
+typedef struct choose_state {
+	const perf_model *m;
+	const tr_template *t;
+	const tr_env *env;
+	double *x;
+	perf_choice *out;
+} choose_state;
+
+static void consider(void *ctx, const long long *values)
+{
+	choose_state *s = ctx;
+	at_error err;
+	if (pf_variant_features(&s->m->space, s->t, values, s->env, s->x, &err))
+		return; /* no launch at this shape: not a variant to serve */
+	double p = te_predict(&s->m->variant, s->x);
+	s->out->nvalid++;
+	if (!s->out->t || p < s->out->log_behind) {
+		s->out->t = s->t;
+		s->out->log_behind = p;
+		memcpy(s->out->values, values, (size_t)s->t->nparams * sizeof *values);
+	}
+}
+
+int perf_model_choose(const perf_model *m, const tr_template *ts, int n, at_dtype dtype,
+		      const tr_env *env, perf_choice *out, at_error *err)
+{
+	memset(out, 0, sizeof *out);
+	choose_state s = { .m = m, .env = env, .out = out };
+	s.x = xmalloc((size_t)pf_nfeatures(&m->space) * sizeof *s.x);
+	int rc = 0;
+	for (int i = 0; i < n && rc == 0; i++) {
+		const tr_template *t = &ts[i];
+		if (!(t->dtype_mask & (1u << dtype)) || t->nparams > TR_MAX_PARAMS)
+			continue;
+		tr_rules *r;
+		if (tr_rules_new(t, env, &r, err)) {
+			rc = -1;
+			break;
+		}
+		long long start[TR_MAX_PARAMS];
+		int idx[TR_MAX_PARAMS];
+		for (int k = 0; k < t->nparams; k++) {
+			start[k] = t->params[k].def;
+			idx[k] = t->nparams - 1 - k;
+		}
+		s.t = t;
+		at_error walk_err;
+		/* a constraint that cannot be evaluated holds no variant: not an error */
+		tr_walk(r, start, idx, t->nparams, consider, &s, &walk_err);
+		tr_rules_free(r);
+	}
+	free(s.x);
+	return rc;
+}
+
+void perf_model_to_text(const perf_model *m, strbuf *out)
+{
+	strbuf_puts(out, "perf_model 1\n");
+	for (int i = 0; i < m->space.ntemplates; i++)
+		strbuf_printf(out, "template %s\n", m->space.templates[i]);
+	for (int i = 0; i < m->space.nparams; i++)
+		strbuf_printf(out, "param %s\n", m->space.params[i]);
+	te_to_text(&m->shape, out);
+	te_to_text(&m->variant, out);
+}
+
+/* The "template NAME" and "param NAME" lines at *p. */
+static void read_space(const char **p, pf_space *s)
+{
+	for (;;) {
+		int is_param = strncmp(*p, "param ", 6) == 0;
+		if (!is_param && strncmp(*p, "template ", 9) != 0)
+			return;
+		const char *name = *p + (is_param ? 6 : 9);
+		size_t len = strcspn(name, "\n");
+		char *copy = xmalloc(len + 1);
+		memcpy(copy, name, len);
+		copy[len] = 0;
+		pf_space_add_name(s, is_param, copy);
+		free(copy);
+		*p = name + len + (name[len] == '\n');
+	}
+}
+
+int perf_model_from_text(const char *text, perf_model *m, at_error *err)
+{
+	memset(m, 0, sizeof *m);
+	const char *p = text;
+	if (strncmp(p, "perf_model 1\n", 13) != 0)
+		return at_error_set(err, "not a performance model (expected \"perf_model 1\")");
+	p += 13;
+	read_space(&p, &m->space);
+	if (te_from_text(&p, PF_SHAPE_FEATURES, &m->shape, err) ||
+	    te_from_text(&p, pf_nfeatures(&m->space), &m->variant, err)) {
+		at_error_prefix(err, "performance model");
+		perf_model_free(m);
+		return -1;
+	}
+	if (*p) {
+		perf_model_free(m);
+		return at_error_set(err, "performance model: text after the variant ensemble");
+	}
+	return 0;
+}
+
+void perf_model_free(perf_model *m)
+{
+	pf_space_free(&m->space);
+	te_free(&m->shape);
+	te_free(&m->variant);
+}

@@ -1,0 +1,84 @@
+/* A performance model learned from a sweep's measurements: it predicts a
+ * variant's time at a shape nobody timed it at, from the features of
+ * common/perf_features.h, and chooses the variant of the fastest
+ * prediction among those the template rules hold valid at a shape.
+ *
+ * Two tree ensembles (common/tree_ensemble.h), fitted by the tuner
+ * (tuner/model/fit.h):
+ *   shape    log(the best time at a shape / the copy time of its bytes),
+ *            from the shape's features: how far from the copy rate the
+ *            shape's best variant runs;
+ *   variant  log(a variant's time / the best time at its shape), from all
+ *            the features: how far behind the shape's best it runs.
+ * A prediction is their sum, times the copy time; the choice at a shape
+ * needs only the second (the first is the same for every variant), which
+ * is fitted on times relative to each shape's best so that what it learns
+ * is the ranking, not the shape's scale.
+ *
+ * A model is written and read back as text (perf_model_to_text), to be
+ * stored beside the sweep's results. Only common/ is used: the dispatch
+ * library can link it. */
+#ifndef AT_COMMON_PERF_MODEL_H
+#define AT_COMMON_PERF_MODEL_H
+
+#include "common/dtype.h"
+#include "common/error.h"
+#include "common/perf_features.h"
+#include "common/strbuf.h"
+#include "common/template_rules.h"
+#include "common/tree_ensemble.h"
+
+typedef struct perf_model {
+	pf_space space;
+	te_ensemble shape;   /* over the first PF_SHAPE_FEATURES features */
+	te_ensemble variant; /* over all of them */
+} perf_model;
+
+/* A prediction and its parts. */
+typedef struct perf_prediction {
+	double time_us;     /* the variant's predicted time */
+	double best_us;     /* the shape's best variant's, predicted */
+	double copy_us;     /* a copy of the shape's bytes at the GPU's copy rate */
+	double log_behind;  /* log(time_us / best_us): what the choice ranks by */
+} perf_prediction;
+
+/* The copy time of env's shape's bytes (read + written) at copy_gbps. */
+double perf_copy_us(const tr_env *env, double copy_gbps);
+
+/* Predicts variant values of t at env on a GPU copying at copy_gbps (GB/s,
+ * bytes read + written). Returns 0, or -1 when its launch expressions fail. */
+int perf_model_predict(const perf_model *m, const tr_template *t, const long long *values,
+		       const tr_env *env, double copy_gbps, perf_prediction *out, at_error *err);
+
+/* Appends what the prediction was made from: the features, and the
+ * largest of what each added to log(time / best) (te_explain), top of
+ * them at most (all when top <= 0). */
+void perf_model_explain(const perf_model *m, const tr_template *t, const long long *values,
+			const tr_env *env, int top, strbuf *out);
+
+/* The model's choice at a shape. */
+typedef struct perf_choice {
+	const tr_template *t; /* NULL: no template holds a variant valid there */
+	long long values[TR_MAX_PARAMS];
+	double log_behind;  /* the chosen variant's prediction */
+	long long nvalid;   /* the variants predicted */
+} perf_choice;
+
+/* Walks every variant of each of the n templates ts serving dtype that the
+ * rules hold valid at env (tr_walk over all the params) and keeps the one
+ * of the smallest predicted time. Returns 0, or -1 when a template's rules
+ * cannot be lexed. */
+int perf_model_choose(const perf_model *m, const tr_template *ts, int n, at_dtype dtype,
+		      const tr_env *env, perf_choice *out, at_error *err);
+
+/* Appends m as text: "perf_model 1", its feature space ("template NAME",
+ * "param NAME" lines), the shape ensemble and the variant ensemble. */
+void perf_model_to_text(const perf_model *m, strbuf *out);
+
+/* Reads what perf_model_to_text wrote. Returns 0, or -1 with a message
+ * (m is then empty). */
+int perf_model_from_text(const char *text, perf_model *m, at_error *err);
+
+void perf_model_free(perf_model *m);
+
+#endif

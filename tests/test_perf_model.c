@@ -1,0 +1,219 @@
+/* Tests for the performance model (common/perf_model.h, tuner/model/):
+ * boosting recovers a step, a model fitted on a toy template's synthetic
+ * times (a known formula of its params and the shape) chooses the fastest
+ * variant at a shape it was not fitted on, and a model written as text
+ * reads back to the same predictions; a damaged text is refused. No GPU,
+ * no database. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/perf_model.h"
+#include "tuner/model/fit.h"
+
+static const long long threads_v[] = { 32, 64, 128 };
+static const long long vec_v[] = { 1, 2, 4 };
+static const long long elems_v[] = { 4, 8 };
+static const tr_param toy_params[] = {
+	{ "threads", threads_v, 3, 64 },
+	{ "vec", vec_v, 3, 4 },
+	{ "elems", elems_v, 2, 8 },
+};
+static const char *const toy_constraints[] = {
+	"elems % vec == 0",
+	"threads * elems >= N",
+};
+static const tr_template toy = {
+	"toy", "toy.cu", NULL, 7u, toy_params, 3, toy_constraints, 2,
+	{ "threads", "1", "0", "0", "threads * elems", "1", "0" },
+	NULL, 0, NULL, 0, NULL, 0,
+};
+
+#define COPY_GBPS 3000.0
+
+static tr_env toy_env(long long M, long long N)
+{
+	return (tr_env){ .M = M, .N = N, .elem_bytes = 4, .sm_count = 132, .cc = 90,
+			 .max_threads = 1024, .max_smem = 232448, .regs_per_sm = 65536 };
+}
+
+/* The toy's "measured" time: the copy time, slower for narrow vectors, for
+ * a hold larger than the row, and off 64 threads. */
+static double toy_time(const long long *v, const tr_env *env)
+{
+	double waste = 1 - (double)env->N / (double)(v[0] * v[2]);
+	return perf_copy_us(env, COPY_GBPS) * (1 + 0.5 * (v[1] == 1) + 0.25 * (v[1] == 2)) *
+	       (1 + 0.6 * waste) * (1 + 0.05 * (v[0] != 64));
+}
+
+typedef struct collect {
+	model_samples *s;
+	const tr_env *env;
+	size_t cap;
+} collect;
+
+static void add_sample(void *ctx, const long long *values)
+{
+	collect *c = ctx;
+	model_samples *s = c->s;
+	if (s->nsamples == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 256;
+		s->samples = realloc(s->samples, c->cap * sizeof *s->samples);
+	}
+	model_sample *x = &s->samples[s->nsamples++];
+	memset(x, 0, sizeof *x);
+	memcpy(x->values, values, 3 * sizeof *values);
+	x->time_us = toy_time(values, c->env);
+	model_shape *sh = &s->shapes[s->nshapes - 1];
+	if (sh->n++ == 0 || x->time_us < sh->best_us)
+		sh->best_us = sh->winner_us = x->time_us;
+}
+
+/* Every valid toy variant at 3 x 4 shapes, timed by the formula. */
+static void toy_samples(model_samples *s, collect *c)
+{
+	static const long long Ms[] = { 1024, 4096, 16384 }, Ns[] = { 64, 128, 256, 512 };
+	static tr_env envs[12];
+	memset(s, 0, sizeof *s);
+	s->shapes = calloc(12, sizeof *s->shapes);
+	*c = (collect){ .s = s };
+	for (int i = 0; i < 3; i++) {
+		for (int j = 0; j < 4; j++) {
+			tr_env *env = &envs[s->nshapes];
+			*env = toy_env(Ms[i], Ns[j]);
+			model_shape *sh = &s->shapes[s->nshapes++];
+			*sh = (model_shape){ .dtype = AT_F32, .M = Ms[i], .N = Ns[j], .env = *env,
+					     .copy_gbps = COPY_GBPS, .first = s->nsamples };
+			c->env = env;
+			tr_rules *r;
+			at_error err;
+			cr_assert_eq(tr_rules_new(&toy, env, &r, &err), 0, "%s", err.msg);
+			const long long start[] = { 64, 4, 8 };
+			const int idx[] = { 2, 1, 0 };
+			cr_assert_eq(tr_walk(r, start, idx, 3, add_sample, c, &err), 0);
+			tr_rules_free(r);
+		}
+	}
+}
+
+static model_fit_options small_fit(void)
+{
+	model_fit_options o;
+	model_fit_defaults(&o);
+	o.variant.ntrees = 150;
+	o.variant.depth = 4;
+	o.variant.subsample = 1;
+	o.shape.min_leaf_weight = 1;
+	return o;
+}
+
+Test(perf_model, boosting_recovers_a_step)
+{
+	double x[8], y[8];
+	for (int i = 0; i < 8; i++) {
+		x[i] = i;
+		y[i] = i < 5 ? 1 : 3;
+	}
+	boost_data d = { .x = x, .y = y, .n = 8, .nfeatures = 1 };
+	boost_params p = { .ntrees = 1, .depth = 1, .learning_rate = 1, .min_leaf_weight = 1,
+			   .lambda = 0, .subsample = 1, .seed = 1 };
+	te_ensemble e;
+	cr_assert_eq(boost_fit(&d, &p, &e), 0);
+	cr_assert_eq(e.trees[0].nnodes, 3);
+	cr_assert_eq(e.trees[0].nodes[0].threshold, 4.5);
+	cr_assert_float_eq(te_predict(&e, (double[]){ 2 }), 1, 1e-12);
+	cr_assert_float_eq(te_predict(&e, (double[]){ 6 }), 3, 1e-12);
+	double contrib, bias = te_explain(&e, (double[]){ 6 }, &contrib, 1);
+	cr_assert_float_eq(bias + contrib, 3, 1e-12, "the explanation sums to the prediction");
+	te_free(&e);
+}
+
+Test(perf_model, a_held_out_shape_gets_its_fastest_variant, .timeout = 60)
+{
+	model_samples s;
+	collect c;
+	toy_samples(&s, &c);
+	model_matrix mx;
+	model_matrix_build(&s, &toy, 1, &mx);
+	model_fit_options o = small_fit();
+	for (size_t k = 0; k < s.nshapes; k++) {
+		const model_shape *sh = &s.shapes[k];
+		perf_model m;
+		cr_assert_eq(model_fit(&s, &mx, (long)k, &o, &m), 0);
+		perf_choice ch;
+		at_error err;
+		cr_assert_eq(perf_model_choose(&m, &toy, 1, AT_F32, &sh->env, &ch, &err), 0);
+		cr_assert_eq(ch.t, &toy);
+		cr_assert_eq(ch.nvalid, (long long)sh->n, "every valid variant was predicted");
+		double chosen = toy_time(ch.values, &sh->env);
+		cr_assert_leq(chosen, sh->best_us * 1.001,
+			      "M=%lld N=%lld: chose threads=%lld vec=%lld elems=%lld, %.3f us "
+			      "against the best %.3f",
+			      sh->M, sh->N, ch.values[0], ch.values[1], ch.values[2], chosen, sh->best_us);
+		perf_prediction p;
+		cr_assert_eq(perf_model_predict(&m, ch.t, ch.values, &sh->env, COPY_GBPS, &p, &err), 0);
+		cr_assert(p.time_us > 0.8 * chosen && p.time_us < 1.25 * chosen,
+			  "predicted %.3f us for %.3f", p.time_us, chosen);
+		perf_model_free(&m);
+	}
+	model_matrix_free(&mx);
+	free(s.samples);
+	free(s.shapes);
+}
+
+Test(perf_model, its_text_reads_back_to_the_same_predictions)
+{
+	model_samples s;
+	collect c;
+	toy_samples(&s, &c);
+	model_matrix mx;
+	model_matrix_build(&s, &toy, 1, &mx);
+	model_fit_options o = small_fit();
+	perf_model m, back;
+	cr_assert_eq(model_fit(&s, &mx, -1, &o, &m), 0);
+	strbuf text = { 0 }, again = { 0 };
+	perf_model_to_text(&m, &text);
+	at_error err;
+	cr_assert_eq(perf_model_from_text(text.data, &back, &err), 0, "%s", err.msg);
+	perf_model_to_text(&back, &again);
+	cr_assert_str_eq(again.data, text.data);
+	for (size_t i = 0; i < s.nsamples; i += 7) {
+		const model_shape *sh = &s.shapes[0];
+		for (size_t k = 0; k < s.nshapes; k++)
+			if (i >= s.shapes[k].first)
+				sh = &s.shapes[k];
+		perf_prediction a, b;
+		cr_assert_eq(perf_model_predict(&m, &toy, s.samples[i].values, &sh->env, COPY_GBPS, &a,
+						&err), 0);
+		cr_assert_eq(perf_model_predict(&back, &toy, s.samples[i].values, &sh->env, COPY_GBPS,
+						&b, &err), 0);
+		cr_assert_eq(a.time_us, b.time_us, "the same double, bit for bit");
+	}
+	strbuf why = { 0 };
+	perf_model_explain(&back, &toy, s.samples[0].values, &s.shapes[0].env, 3, &why);
+	cr_assert(strstr(why.data, "log(time / best)"), "%s", why.data);
+
+	/* damaged: a child before its parent, a node cut off, another version */
+	const char *good = "perf_model 1\ntemplate toy\nensemble 0 1\ntree 3\n0 1 1 2 0\n"
+			   "-1 0 0 0 -1\n-1 0 0 0 1\nensemble 0 0\n";
+	cr_assert_eq(perf_model_from_text(good, &back, &err), 0, "%s", err.msg);
+	perf_model_free(&back);
+	char *bad = strdup(good);
+	bad[strlen("perf_model 1\ntemplate toy\nensemble 0 1\ntree 3\n0 1 ")] = '0';
+	cr_assert_eq(perf_model_from_text(bad, &back, &err), -1);
+	cr_assert(strstr(err.msg, "out of order"), "%s", err.msg);
+	cr_assert_eq(perf_model_from_text("perf_model 2\n", &back, &err), -1);
+	text.data[text.len - 1] = 0;
+	*strrchr(text.data, '\n') = 0; /* the last node cut off */
+	cr_assert_eq(perf_model_from_text(text.data, &back, &err), -1);
+	free(bad);
+	strbuf_free(&text);
+	strbuf_free(&again);
+	strbuf_free(&why);
+	perf_model_free(&m);
+	model_matrix_free(&mx);
+	free(s.samples);
+	free(s.shapes);
+}

@@ -1,0 +1,272 @@
+/* `autotune model fit`, `eval` and `choose`: the performance model
+ * (common/perf_model.h) fitted to a sweep database, written as text,
+ * measured by leave-one-out (tuner/model/loo.h), or asked for its choice
+ * at one shape with what the prediction was made from. No GPU. */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/shape_bound.h"
+#include "common/strbuf.h"
+#include "gen/manifest.h"
+#include "tuner/cli/cli.h"
+#include "tuner/model/loo.h"
+#include "tuner/sweep/plan.h"
+
+typedef struct model_options {
+	const char *db_path, *gpu, *templates, *out, *dtype;
+	int threads, worst, trees, depth;
+	long long M, N; /* choose: 0 not given */
+} model_options;
+
+#define O(field) offsetof(model_options, field)
+const cli_option cli_model_options[] = {
+	CLI_FILE(0, "db", "FILE", O(db_path), "the sweep database (default autotune.db, or $AUTOTUNE_DB)"),
+	CLI_STRING(0, "gpu", "NAME", O(gpu), "the GPU whose results to learn (needed when there are several)"),
+	CLI_STRING(0, "templates", "DIR", O(templates),
+		   "templates folder (default: beside the program, or\n$AUTOTUNE_TEMPLATES)"),
+	CLI_FILE('o', "out", "FILE", O(out), "fit: where to write the model's text (default: stdout)"),
+	CLI_LLONG('M', NULL, "M", O(M), 1, AT_SHAPE_MAX_DIM, "choose: the number of rows"),
+	CLI_LLONG('N', NULL, "N", O(N), 1, AT_SHAPE_MAX_DIM, "choose: the row length"),
+	CLI_STRING(0, "dtype", "DTYPE", O(dtype), "choose: f32 (default), f16 or bf16"),
+	CLI_INT(0, "threads", "N", O(threads), 1, 16, "eval: fits run at once (default 2)"),
+	CLI_INT(0, "worst", "K", O(worst), 0, 1000, "eval: list the K worst shapes (default 10)"),
+	CLI_INT(0, "trees", "N", O(trees), 1, 10000, "the variant ensemble's trees (default 300)"),
+	CLI_INT(0, "depth", "D", O(depth), 1, 16, "the variant ensemble's tree depth (default 8)"),
+	CLI_END,
+};
+#undef O
+
+/* The templates' rules and the database's samples, loaded together. */
+typedef struct model_inputs {
+	tmpl_manifest *ms;
+	size_t nms;
+	manifest_rules *rules;
+	tr_template *ts;
+	model_samples s;
+	model_matrix mx;
+	model_fit_options fit;
+} model_inputs;
+
+static void inputs_free(model_inputs *in)
+{
+	model_matrix_free(&in->mx);
+	model_samples_free(&in->s);
+	for (size_t i = 0; in->rules && i < in->nms; i++)
+		manifest_rules_free(&in->rules[i]);
+	free(in->rules);
+	free(in->ts);
+	if (in->ms)
+		manifest_free_all(in->ms, in->nms);
+}
+
+static int inputs_load(const model_options *o, const char *db, model_inputs *in)
+{
+	memset(in, 0, sizeof *in);
+	at_error err = { { 0 } };
+	if (manifest_load_dir(plan_templates_dir(o->templates), &in->ms, &in->nms, &err))
+		return cli_fail(err.msg);
+	in->rules = xcalloc(in->nms ? in->nms : 1, sizeof *in->rules);
+	in->ts = xcalloc(in->nms ? in->nms : 1, sizeof *in->ts);
+	for (size_t i = 0; i < in->nms; i++) {
+		manifest_rules_view(&in->ms[i], &in->rules[i]);
+		in->ts[i] = in->rules[i].t;
+	}
+	if (model_samples_load(db, o->gpu, in->ts, (int)in->nms, &in->s, &err)) {
+		inputs_free(in);
+		return cli_fail(err.msg);
+	}
+	model_matrix_build(&in->s, in->ts, (int)in->nms, &in->mx);
+	model_fit_defaults(&in->fit);
+	if (o->trees)
+		in->fit.variant.ntrees = o->trees;
+	if (o->depth)
+		in->fit.variant.depth = o->depth;
+	return 0;
+}
+
+static int model_fit_cmd(const model_options *o, model_inputs *in)
+{
+	perf_model m;
+	if (model_fit(&in->s, &in->mx, -1, &in->fit, &m))
+		return cli_fail("nothing to fit on");
+	strbuf text = { 0 };
+	perf_model_to_text(&m, &text);
+	perf_model_free(&m);
+	FILE *f = o->out ? fopen(o->out, "w") : stdout;
+	if (!f) {
+		strbuf_free(&text);
+		perror(o->out);
+		return 1;
+	}
+	int bad = fwrite(text.data, 1, text.len, f) != text.len;
+	if (o->out)
+		bad |= fclose(f) != 0;
+	if (o->out && !bad)
+		fprintf(stderr, "model of %s: %zu shapes, %zu results (%zu skipped): %s, %zu bytes\n",
+			in->s.gpu, in->s.nshapes, in->s.nsamples, in->s.skipped, o->out, text.len);
+	strbuf_free(&text);
+	return bad ? cli_fail("could not write the model") : 0;
+}
+
+/* winner / chosen, the rules choice's (0: never timed there). */
+static double rules_ratio(const model_inputs *in, const loo_outcome *r)
+{
+	return r->rules_us > 0 ? in->s.shapes[r->shape].winner_us / r->rules_us : 0;
+}
+
+static double timed_ratio(const model_inputs *in, const loo_outcome *r)
+{
+	return in->s.shapes[r->shape].winner_us / r->timed_us;
+}
+
+static void print_outcome(const model_inputs *in, const loo_outcome *r)
+{
+	const model_shape *sh = &in->s.shapes[r->shape];
+	const model_sample *tp = &in->s.samples[r->timed_pick];
+	char rp[256] = "-", tps[256];
+	if (r->rules_t)
+		tr_params_text(r->rules_t, r->rules_values, rp, sizeof rp);
+	tr_params_text(&in->ts[tp->tmpl], tp->values, tps, sizeof tps);
+	printf("%-4s %7lld %7lld  winner %9.2f us  rules %-20s %-60s ", at_dtype_name(sh->dtype),
+	       sh->M, sh->N, sh->winner_us, r->rules_t ? r->rules_t->name : "-", rp);
+	if (r->rules_us > 0)
+		printf("%9.2f us %.3f", r->rules_us, rules_ratio(in, r));
+	else
+		printf("not timed (predicted %.2f us)", r->predicted_us);
+	printf("  timed %-20s %.2f us %.3f\n", in->ts[tp->tmpl].name, r->timed_us,
+	       timed_ratio(in, r));
+}
+
+/* "geomean G, within 10% W of N (P%), within 5% F" of ratios. */
+static void print_summary(const char *what, const double *ratio, size_t n, size_t untimed)
+{
+	double log_sum = 0;
+	size_t w10 = 0, w5 = 0;
+	for (size_t i = 0; i < n; i++) {
+		log_sum += log(ratio[i]);
+		w10 += ratio[i] >= 1 / 1.1;
+		w5 += ratio[i] >= 1 / 1.05;
+	}
+	printf("%s: geomean winner/chosen %.3f, within 10%% %zu of %zu (%.1f%%), within 5%% %zu", what,
+	       n ? exp(log_sum / (double)n) : 0, w10, n, n ? 100.0 * (double)w10 / (double)n : 0, w5);
+	if (untimed)
+		printf("; chosen variant never timed at its shape: %zu more", untimed);
+	printf("\n");
+}
+
+static int by_rules_ratio_ctx_cmp(const void *a, const void *b, void *ctx)
+{
+	double x = rules_ratio(ctx, a), y = rules_ratio(ctx, b);
+	/* untimed last */
+	if (x == 0 || y == 0)
+		return (x == 0) - (y == 0);
+	return (x > y) - (x < y);
+}
+
+static int model_eval_cmd(const model_options *o, model_inputs *in)
+{
+	loo_outcome *out = xcalloc(in->s.nshapes ? in->s.nshapes : 1, sizeof *out);
+	size_t n;
+	at_error err = { { 0 } };
+	if (model_loo(&in->s, &in->mx, in->ts, (int)in->nms, &in->fit, o->threads, out, &n, &err)) {
+		free(out);
+		return cli_fail(err.msg);
+	}
+	double *rr = xmalloc((n ? n : 1) * sizeof *rr), *tr = xmalloc((n ? n : 1) * sizeof *tr);
+	size_t nr = 0, untimed = 0;
+	for (size_t i = 0; i < n; i++) {
+		print_outcome(in, &out[i]);
+		if (out[i].rules_us > 0)
+			rr[nr++] = rules_ratio(in, &out[i]);
+		else
+			untimed++;
+		tr[i] = timed_ratio(in, &out[i]);
+	}
+	printf("\nleave-one-out on %s: %zu tuned shapes, %zu results (%zu skipped), %d trees of depth "
+	       "%d\n", in->s.gpu, n, in->s.nsamples, in->s.skipped, in->fit.variant.ntrees,
+	       in->fit.variant.depth);
+	print_summary("rules choice (every valid variant)", rr, nr, untimed);
+	print_summary("timed choice (the variants timed there)", tr, n, 0);
+	qsort_r(out, n, sizeof *out, by_rules_ratio_ctx_cmp, in);
+	printf("worst %d of the rules choice:\n", o->worst);
+	for (size_t i = 0; i < n && (int)i < o->worst; i++)
+		print_outcome(in, &out[i]);
+	free(rr);
+	free(tr);
+	free(out);
+	return 0;
+}
+
+/* The model fitted on every shape chooses for -M x -N and says why. */
+static int model_choose_cmd(const model_options *o, model_inputs *in)
+{
+	at_dtype dt = AT_F32;
+	if (o->dtype && at_dtype_parse(o->dtype, &dt))
+		return cli_usage_error("model", "unknown dtype \"%s\" (expected f32, f16 or bf16)",
+				       o->dtype);
+	if (!o->M || !o->N)
+		return cli_usage_error("model", "choose needs -M and -N");
+	if (in->s.nshapes == 0)
+		return cli_fail("no shapes to learn from");
+	perf_model m;
+	if (model_fit(&in->s, &in->mx, -1, &in->fit, &m))
+		return cli_fail("nothing to fit on");
+	/* the GPU's limits and copy rate as at its tuned shapes */
+	const model_shape *any = &in->s.shapes[0];
+	tr_env env = any->env;
+	env.M = o->M;
+	env.N = o->N;
+	env.elem_bytes = (long long)at_dtype_size(dt);
+	perf_choice c;
+	perf_prediction p;
+	at_error err = { { 0 } };
+	int rc = perf_model_choose(&m, in->ts, (int)in->nms, dt, &env, &c, &err);
+	if (rc == 0 && !c.t)
+		rc = at_error_set(&err, "no template holds a variant valid at %s %lld x %lld",
+				  at_dtype_name(dt), o->M, o->N);
+	if (rc == 0)
+		rc = perf_model_predict(&m, c.t, c.values, &env, any->copy_gbps, &p, &err);
+	if (rc) {
+		perf_model_free(&m);
+		return cli_fail(err.msg);
+	}
+	char params[512];
+	tr_params_text(c.t, c.values, params, sizeof params);
+	printf("shape       softmax %s M=%lld N=%lld on %s\n", at_dtype_name(dt), o->M, o->N,
+	       in->s.gpu);
+	printf("template    %s\nparams      %s\n", c.t->name, params);
+	printf("predicted   %.3f us (best at the shape %.3f us, copy of its bytes %.3f us); "
+	       "%lld valid variants predicted\n", p.time_us, p.best_us, p.copy_us, c.nvalid);
+	strbuf why = { 0 };
+	perf_model_explain(&m, c.t, c.values, &env, 8, &why);
+	fputs(why.data, stdout);
+	strbuf_free(&why);
+	perf_model_free(&m);
+	return 0;
+}
+
+int cmd_model(int argc, char **argv)
+{
+	model_options o = { .threads = 2, .worst = 10 };
+	int nargs;
+	if (cli_parse_options("model", argc, argv, &o, &nargs))
+		return 2;
+	if (nargs != 1 || (strcmp(argv[1], "fit") != 0 && strcmp(argv[1], "eval") != 0 &&
+			   strcmp(argv[1], "choose") != 0))
+		return cli_usage_error("model", "expected one subcommand: fit, eval or choose");
+	const char *db;
+	if (cli_db_path("model", o.db_path, 1, &db))
+		return 2;
+	model_inputs in;
+	int rc = inputs_load(&o, db, &in);
+	if (rc)
+		return rc;
+	rc = strcmp(argv[1], "fit") == 0    ? model_fit_cmd(&o, &in)
+	     : strcmp(argv[1], "eval") == 0 ? model_eval_cmd(&o, &in)
+					    : model_choose_cmd(&o, &in);
+	inputs_free(&in);
+	return rc;
+}

@@ -1,0 +1,123 @@
+/* Leave-one-out evaluation of the performance model: see loo.h. Each
+ * held-out shape is one fit, independent of the others: threads take
+ * shapes in turn. */
+#include "tuner/model/loo.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct loo_job {
+	const model_samples *s;
+	const model_matrix *mx;
+	const tr_template *ts;
+	int nts;
+	const model_fit_options *o;
+	loo_outcome *out;
+	size_t nout;
+	atomic_size_t next;
+	atomic_int failed;
+	at_error err;
+} loo_job;
+
+/* The stored time of variant values of template t at shape sh; 0: none. */
+static double stored_us(const loo_job *j, const model_shape *sh, const tr_template *t,
+			const long long *values)
+{
+	int ti = (int)(t - j->ts);
+	double best = 0;
+	for (size_t i = sh->first; i < sh->first + sh->n; i++) {
+		const model_sample *x = &j->s->samples[i];
+		if (x->tmpl == ti && memcmp(x->values, values, (size_t)t->nparams * sizeof *values) == 0 &&
+		    (best == 0 || x->time_us < best))
+			best = x->time_us;
+	}
+	return best;
+}
+
+/* The timed variant of the smallest prediction at shape sh. */
+static size_t timed_choice(const loo_job *j, const perf_model *m, const model_shape *sh)
+{
+	size_t pick = sh->first;
+	double best = 0;
+	int any = 0;
+	for (size_t i = sh->first; i < sh->first + sh->n; i++) {
+		if (!j->mx->ok[i])
+			continue;
+		double p = te_predict(&m->variant, j->mx->x + i * (size_t)j->mx->nfeatures);
+		if (!any || p < best) {
+			any = 1;
+			best = p;
+			pick = i;
+		}
+	}
+	return pick;
+}
+
+static int evaluate(loo_job *j, loo_outcome *r, at_error *err)
+{
+	const model_shape *sh = &j->s->shapes[r->shape];
+	perf_model m;
+	if (model_fit(j->s, j->mx, (long)r->shape, j->o, &m))
+		return at_error_set(err, "nothing to fit on without shape %zu", r->shape);
+	perf_choice c;
+	int rc = perf_model_choose(&m, j->ts, j->nts, sh->dtype, &sh->env, &c, err);
+	if (rc == 0) {
+		r->rules_t = c.t;
+		r->nvalid = c.nvalid;
+		if (c.t) {
+			memcpy(r->rules_values, c.values, sizeof c.values);
+			r->rules_us = stored_us(j, sh, c.t, c.values);
+			perf_prediction p;
+			if (perf_model_predict(&m, c.t, c.values, &sh->env, sh->copy_gbps, &p, err) == 0)
+				r->predicted_us = p.time_us;
+		}
+		r->timed_pick = timed_choice(j, &m, sh);
+		r->timed_us = j->s->samples[r->timed_pick].time_us;
+	}
+	perf_model_free(&m);
+	return rc;
+}
+
+static void *worker(void *arg)
+{
+	loo_job *j = arg;
+	for (;;) {
+		size_t k = atomic_fetch_add(&j->next, 1);
+		if (k >= j->nout || atomic_load(&j->failed))
+			return NULL;
+		at_error err;
+		if (evaluate(j, &j->out[k], &err) && !atomic_exchange(&j->failed, 1))
+			j->err = err;
+	}
+}
+
+int model_loo(const model_samples *s, const model_matrix *mx, const tr_template *ts, int nts,
+	      const model_fit_options *o, int threads, loo_outcome *out, size_t *n,
+	      at_error *err)
+{
+	loo_job j = { .s = s, .mx = mx, .ts = ts, .nts = nts, .o = o, .out = out };
+	for (size_t k = 0; k < s->nshapes; k++) {
+		if (s->shapes[k].winner_us <= 0)
+			continue;
+		memset(&out[j.nout], 0, sizeof *out);
+		out[j.nout++].shape = k;
+	}
+	atomic_init(&j.next, 0);
+	atomic_init(&j.failed, 0);
+	pthread_t tid[16];
+	int nt = threads < 1 ? 1 : threads > 16 ? 16 : threads, started = 0;
+	for (; started < nt - 1; started++)
+		if (pthread_create(&tid[started], NULL, worker, &j))
+			break;
+	worker(&j);
+	for (int i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	*n = j.nout;
+	if (atomic_load(&j.failed)) {
+		*err = j.err;
+		return -1;
+	}
+	return 0;
+}
