@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "db/merge.h"
+#include "db/models.h"
 #include "db/tuning_db.h"
 #include "db/winners.h"
 
@@ -44,8 +45,11 @@ int db_export(const char *in, const char *out, export_stats *stats, at_error *er
 	int rc = db_attach_source(s, in, err);
 	if (rc == 0 && sqlite3_exec(s, "BEGIN", NULL, NULL, &msg) == SQLITE_OK &&
 	    sqlite3_exec(s, export_sql, NULL, NULL, &msg) == SQLITE_OK) {
-		/* what ships is what the library runs: every winner with its kernel */
+		/* what ships is what the library runs: every winner with its
+		 * kernel, and the models it chooses with for untuned shapes */
 		rc = winners_check_kernels(s, in, 0, err);
+		if (rc == 0)
+			rc = db_copy_models(s, err);
 		if (rc == 0 && sqlite3_exec(s, "COMMIT", NULL, NULL, &msg) != SQLITE_OK)
 			rc = at_error_set(err, "exporting %s: %s", in, msg ? msg : sqlite3_errmsg(s));
 	} else if (rc == 0) {

@@ -124,3 +124,19 @@ CREATE TABLE IF NOT EXISTS compile_cache (
 	compile_ms   REAL    NOT NULL,
 	created_at   TEXT    NOT NULL
 );
+
+-- A performance model fitted on a GPU's results (`autotune model fit
+-- --store`, common/perf_model.h), as its text: what the dispatch library
+-- chooses with for a shape nobody tuned. Optional, and added within version
+-- 4 (additive: a reader that does not know it ignores it): a database
+-- without the table, or without a row for a GPU, has no model, and the
+-- library derives from the winners by the templates' rules.
+CREATE TABLE IF NOT EXISTS models (
+	gpu_id     INTEGER NOT NULL REFERENCES gpus(id),
+	op         TEXT    NOT NULL,  -- the op whose results it was fitted on
+	fitted_at  TEXT    NOT NULL,  -- UTC, ISO 8601
+	shapes     INTEGER NOT NULL,  -- the tuned shapes it learned from
+	samples    INTEGER NOT NULL,  -- the variant results
+	text       TEXT    NOT NULL,  -- perf_model_to_text's
+	PRIMARY KEY (gpu_id, op)
+);

@@ -140,7 +140,12 @@ static int prepare_schema(tdb *db, int writable, at_error *err)
 				    "%s: schema version %d is newer than this program's (%d); "
 				    "use a newer autotune",
 				    db->path, version, TDB_SCHEMA_VERSION);
-	if (version == TDB_SCHEMA_VERSION || (!writable && version >= TDB_SCHEMA_MIN_READ))
+	/* tables added within this version (schema.sql: models) appear when a
+	 * writer opens it: the schema's statements are idempotent, and a no-op
+	 * where the tables exist */
+	if (version == TDB_SCHEMA_VERSION)
+		return writable ? exec(db, db_schema_sql, err) : 0;
+	if (!writable && version >= TDB_SCHEMA_MIN_READ)
 		return 0;
 	if (!writable)
 		return at_error_set(err, "%s: not a tuning database (no schema)", db->path);

@@ -419,7 +419,8 @@ Test(dispatch_open, every_status_has_its_string)
 	cr_assert_str_eq(atd_level_name((atd_level)0), "?");
 	cr_assert_str_eq(atd_level_name(ATD_LEVEL_DERIVED), "derived");
 	cr_assert_str_eq(atd_level_name(ATD_LEVEL_TUNED), "tuned online");
-	cr_assert_str_eq(atd_level_name((atd_level)7), "?");
+	cr_assert_str_eq(atd_level_name(ATD_LEVEL_PREDICTED), "predicted");
+	cr_assert_str_eq(atd_level_name((atd_level)8), "?");
 }
 
 Test(dispatch_open, the_library_version_is_the_header_version)

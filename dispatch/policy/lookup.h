@@ -27,8 +27,9 @@ typedef struct atdi_resolved {
 	atd_level level;            /* the level that actually runs */
 	const atdi_entry *entry;    /* NULL for the built-in kernel; the winner
 				       derived from for ATD_LEVEL_DERIVED */
-	const char *template_name;  /* ATD_LEVEL_DERIVED, _TUNED: the variant's */
-	const char *params;         /* ATD_LEVEL_DERIVED, _TUNED: kept in the handle */
+	const char *template_name;  /* ATD_LEVEL_DERIVED, _TUNED, _PREDICTED: the variant's */
+	const char *params;         /* ATD_LEVEL_DERIVED, _TUNED, _PREDICTED: kept in the handle */
+	const char *model_gpu;      /* ATD_LEVEL_PREDICTED: whose results the model learned */
 	double tuned_us;            /* ATD_LEVEL_TUNED: its median when tuned online */
 	/* Served while a derived variant compiles in the background: resolve
 	 * again once the compiler's generation is no longer `generation`. */

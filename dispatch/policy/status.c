@@ -33,6 +33,7 @@ ATD_API const char *atd_level_name(atd_level level)
 	case ATD_LEVEL_BUILTIN: return "built-in";
 	case ATD_LEVEL_DERIVED: return "derived";
 	case ATD_LEVEL_TUNED: return "tuned online";
+	case ATD_LEVEL_PREDICTED: return "predicted";
 	}
 	return "?";
 }

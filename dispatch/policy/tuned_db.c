@@ -342,6 +342,37 @@ static atd_status load_missing(sqlite3 *db, const char *path, atdi_table *t, cha
 	return s;
 }
 
+/* The models rows (schema.sql: a table a database may lack), texts kept
+ * to be parsed on first use. */
+static atd_status load_models(sqlite3 *db, const char *path, atdi_table *t, char *msg,
+			      size_t cap)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, "SELECT gpu_id, op, text FROM models ORDER BY gpu_id, op", -1,
+			       &st, NULL) != SQLITE_OK)
+		return ATD_OK; /* no models table: no model */
+	size_t alloc = 0;
+	atd_status s = ATD_OK;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		long gi = gpu_index(t, sqlite3_column_int64(st, 0));
+		int op = atdi_op_find((const char *)sqlite3_column_text(st, 1));
+		if (gi < 0 || op < 0)
+			continue;
+		void *room = with_room(t->models, t->nmodels, &alloc, sizeof *t->models, 4);
+		if (room)
+			t->models = room;
+		char *text = room ? dup_text(st, 2) : NULL;
+		if (!text) {
+			s = fail(ATD_ERR_NO_MEMORY, msg, cap, "%s: out of memory reading the models",
+				 path);
+			break;
+		}
+		t->models[t->nmodels++] = (atdi_model_row){ (size_t)gi, op, text };
+	}
+	sqlite3_finalize(st);
+	return s;
+}
+
 atd_status atdi_db_load(sqlite3 *db, const char *path, atdi_table *t, char *msg, size_t cap)
 {
 	memset(t, 0, sizeof *t);
@@ -350,6 +381,8 @@ atd_status atdi_db_load(sqlite3 *db, const char *path, atdi_table *t, char *msg,
 		s = load_entries(db, path, t, msg, cap);
 	if (s == ATD_OK)
 		s = load_missing(db, path, t, msg, cap);
+	if (s == ATD_OK)
+		s = load_models(db, path, t, msg, cap);
 	if (s != ATD_OK)
 		atdi_table_free(t);
 	return s;
@@ -505,6 +538,9 @@ void atdi_table_free(atdi_table *t)
 		free(t->missing[i].template_name);
 		free(t->missing[i].params);
 	}
+	for (size_t i = 0; i < t->nmodels; i++)
+		free(t->models[i].text);
+	free(t->models);
 	free(t->gpus);
 	free(t->entries);
 	free(t->missing);

@@ -50,6 +50,14 @@ typedef struct atdi_missing {
 	char *template_name, *params; /* "" when the result row is gone too */
 } atdi_missing;
 
+/* A models row: a performance model's text (common/perf_model.h), parsed
+ * on first use by the handle (dispatch/runtime/models.h). */
+typedef struct atdi_model_row {
+	size_t gpu; /* index into atdi_table.gpus */
+	int op;     /* atdi_op whose results it learned */
+	char *text;
+} atdi_model_row;
+
 typedef struct atdi_table {
 	atdi_gpu_row *gpus;
 	size_t ngpus;
@@ -57,6 +65,8 @@ typedef struct atdi_table {
 	size_t nentries;
 	atdi_missing *missing;
 	size_t nmissing;
+	atdi_model_row *models;
+	size_t nmodels;
 } atdi_table;
 
 /* Frees what the table owns and empties it. */

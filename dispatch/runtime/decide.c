@@ -11,6 +11,8 @@
 #include "dispatch/runtime/builtin_kernels.h"
 #include "dispatch/runtime/decide.h"
 #include "dispatch/runtime/jit_tuned.h"
+#include "dispatch/runtime/models.h"
+#include "dispatch/policy/model_plan.h"
 #include "dispatch/policy/row_ops.h"
 #include "dispatch/policy/template_table.h"
 
@@ -140,9 +142,9 @@ static atd_status use_tuned(atd_handle *h, const atdi_ctx_info *ci, const atdi_l
 	return s;
 }
 
-/* The derived variant of plan: compiled now or, in background mode, once
- * the worker has built it (meanwhile out is marked provisional and the
- * step falls through). */
+/* The variant of plan made by rules (derived, or predicted by the model):
+ * compiled now or, in background mode, once the worker has built it
+ * (meanwhile out is marked provisional and the step falls through). */
 static atd_status use_derived(atd_handle *h, const atdi_ctx_info *ci, const atdi_loader *l,
 			      const atdi_plan *plan, at_dtype dtype, long long M, long long N,
 			      atdi_resolved *out, atdi_notes *notes)
@@ -158,7 +160,20 @@ static atd_status use_derived(atd_handle *h, const atdi_ctx_info *ci, const atdi
 		if (state == 0)
 			return ATD_ERR_NO_KERNEL;
 	}
-	return use_rules(h, ci, l, plan, ATD_LEVEL_DERIVED, dtype, M, N, out, notes);
+	return use_rules(h, ci, l, plan, plan->level, dtype, M, N, out, notes);
+}
+
+/* The performance model's plan for the shape, over *plan: 1, or 0 when the
+ * database holds no model for this GPU model (or it chooses nothing). */
+static int use_model(atd_handle *h, const atdi_ctx_info *ci, int op, const atdi_env *env,
+		     at_dtype dtype, atdi_plan *plan, const char **model_gpu, atdi_notes *notes)
+{
+	const perf_model *m = atdi_model_for(h, &ci->gpu, op, model_gpu, notes);
+	atdi_plan p;
+	if (!m || !atdi_model_plan(m, tr_templates, tr_ntemplates, op, env, dtype, &p))
+		return 0;
+	*plan = p;
+	return 1;
 }
 
 atd_status atdi_decide(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dtype,
@@ -172,19 +187,25 @@ atd_status atdi_decide(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype 
 	atdi_plan_shape(&h->table, jit ? tr_templates : NULL, tr_ntemplates, &ci->gpu, op, &env, dtype,
 			&plan);
 	atd_status s = ATD_ERR_NO_KERNEL;
+	const char *model_gpu = NULL;
+	if (jit && plan.level != ATD_LEVEL_EXACT)
+		use_model(h, ci, op, &env, dtype, &plan, &model_gpu, notes);
 	if (jit && plan.level != ATD_LEVEL_EXACT) {
 		s = use_tuned(h, ci, l, op, dtype, M, N, out, notes);
 		if (s == ATD_ERR_NO_MEMORY)
 			return s;
 	}
-	if (s != ATD_OK && plan.level == ATD_LEVEL_DERIVED) {
+	if (s != ATD_OK && (plan.level == ATD_LEVEL_DERIVED || plan.level == ATD_LEVEL_PREDICTED)) {
 		s = use_derived(h, ci, l, &plan, dtype, M, N, out, notes);
+		if (s == ATD_OK)
+			out->model_gpu = plan.level == ATD_LEVEL_PREDICTED ? model_gpu : NULL;
 		if (s == ATD_ERR_NO_MEMORY)
 			return s;
 		if (s != ATD_OK) /* what needs no compiling */
 			atdi_plan_shape(&h->table, NULL, 0, &ci->gpu, op, &env, dtype, &plan);
 	}
-	if (s != ATD_OK && plan.entry && plan.level != ATD_LEVEL_DERIVED) {
+	if (s != ATD_OK && plan.entry && plan.level != ATD_LEVEL_DERIVED &&
+	    plan.level != ATD_LEVEL_PREDICTED) {
 		s = use_entry(h, ci, l, plan.entry, plan.level, op, dtype, M, N, out, notes);
 		if (s == ATD_ERR_NO_MEMORY || s == ATD_ERR_KERNEL_ALTERED)
 			return s;

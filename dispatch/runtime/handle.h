@@ -41,6 +41,8 @@ struct atd_handle {
 	atdi_lookup warned_missing; /* shapes whose winner's lost code was warned about */
 	atdi_jit jit;       /* derived variants: compiling and their cache */
 	int jit_inited;
+	struct perf_model **models; /* table.models parsed (models.h), guarded by slow */
+	signed char *model_state;   /* per row: 0 not yet, 1 parsed, -1 does not parse */
 	char **strings;     /* derived params texts, kept until atd_close */
 	size_t nstrings, string_cap;
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "db/tuning_db.h" /* TDB_PATH_ENV, TDB_DEFAULT_PATH only */
+#include "dispatch/runtime/models.h"
 #include "dispatch/runtime/handle.h"
 #include "dispatch/runtime/modules.h"
 #include "dispatch/policy/seeds.h"
@@ -29,6 +30,7 @@ static void handle_free(atd_handle *h)
 		free(h->ctxs[i]);
 	free(h->ctxs);
 	sqlite3_close(h->db);
+	atdi_models_free(h);
 	atdi_table_free(&h->table);
 	atdi_lookup_free(&h->lookup);
 	atdi_lookup_free(&h->warned);

@@ -63,6 +63,12 @@ static void choice_of(const atd_handle *h, const atdi_resolved *r, int op, atd_d
 				     .from_params = r->params };
 		return;
 	}
+	if (r->level == ATD_LEVEL_PREDICTED) {
+		*out = (atd_choice){ .level = r->level, .template_name = r->template_name,
+				     .params = r->params, .gpu_name = r->model_gpu,
+				     .from_params = r->params };
+		return;
+	}
 	if (!e) {
 		const builtin_kernel *b = builtin_kernel_for(op, (at_dtype)dtype);
 		*out = (atd_choice){ .level = ATD_LEVEL_BUILTIN, .template_name = b->template_name,

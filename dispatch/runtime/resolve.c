@@ -100,6 +100,12 @@ static void note_choice(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype
 	if (r->level == ATD_LEVEL_TUNED) {
 		atdi_note(notes, ATD_LOG_INFO, "%s M=%lld N=%lld on %s: %s %s (tuned online, %.3f us)",
 			  dt, M, N, ci->name, r->template_name, r->params, r->tuned_us);
+	} else if (r->level == ATD_LEVEL_PREDICTED) {
+		atdi_note(notes, ATD_LOG_INFO,
+			  "%s M=%lld N=%lld on %s: %s %s (predicted fastest by the performance model "
+			  "of %s)%s",
+			  dt, M, N, ci->name, r->template_name, r->params, r->model_gpu,
+			  r->provisional ? "; it is compiling" : "");
 	} else if (r->level == ATD_LEVEL_DERIVED) {
 		atdi_note(notes, ATD_LOG_INFO,
 			  "%s M=%lld N=%lld on %s: %s %s (derived from %s, tuned on %s at M=%lld "

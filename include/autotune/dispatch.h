@@ -15,6 +15,12 @@
 **                           and SM count; not its memory, which drivers and
 **                           ECC settings report differently), dtype, M and
 **                           N were tuned;
+**   ATD_LEVEL_PREDICTED     before 2: where the database holds a performance
+**                           model fitted on this GPU model's results
+**                           (`autotune model fit --store`), the variant of
+**                           the fastest predicted time among every one the
+**                           templates' rules hold valid for the shape,
+**                           compiled with NVRTC on the shape's first call;
 **   2. ATD_LEVEL_DERIVED    the nearest tuned shapes of this GPU model and
 **                           dtype in (log M, log N) (then of other models of
 **                           its compute capability), up to 8, are tried in
@@ -147,9 +153,11 @@ typedef enum atd_level {
 	ATD_LEVEL_BUILTIN = 4,
 	ATD_LEVEL_DERIVED = 5,
 	ATD_LEVEL_TUNED = 6,
+	ATD_LEVEL_PREDICTED = 7,
 } atd_level;
 
-/* "exact", "nearest", "same-arch", "built-in", "derived", "tuned online";
+/* "exact", "nearest", "same-arch", "built-in", "derived", "tuned online",
+ * "predicted";
  * "?" otherwise. */
 ATD_API const char *atd_level_name(atd_level level);
 
@@ -268,9 +276,11 @@ typedef struct atd_choice {
 	atd_level level;
 	const char *template_name; /* e.g. "softmax_block" */
 	const char *params;        /* e.g. "threads=256 vec=4 ..." */
-	const char *gpu_name;      /* GPU model it was tuned on; "" for built-in */
-	int64_t tuned_M, tuned_N;  /* shape it was tuned at; 0 for built-in */
-	double tuned_us;           /* median time at that shape; 0 for built-in */
+	const char *gpu_name;      /* GPU model it was tuned on (ATD_LEVEL_PREDICTED:
+				      whose results the model learned); "" for built-in */
+	int64_t tuned_M, tuned_N;  /* shape it was tuned at; 0 for built-in and predicted */
+	double tuned_us;           /* median time at that shape; 0 for built-in;
+				      ATD_LEVEL_PREDICTED: the predicted time here */
 	/* ATD_LEVEL_DERIVED: the params of the winner it was derived from
 	 * (tuned at tuned_M x tuned_N on gpu_name); otherwise equal to params. */
 	const char *from_params;

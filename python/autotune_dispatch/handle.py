@@ -16,7 +16,7 @@ from . import library as lib
 
 Choice = namedtuple("Choice", "level template params gpu tuned_shape tuned_us from_params")
 Choice.__doc__ = """What serves a shape: level ("exact", "nearest",
-"same-arch", "built-in", "derived", "tuned online"), template and params
+"same-arch", "built-in", "derived", "tuned online", "predicted"), template and params
 of the kernel, gpu (the GPU model it was tuned on; "" for the built-in
 kernel), tuned_shape ((M, N) it was tuned at, None for the built-in),
 tuned_us (its median time there, None for the built-in) and from_params

@@ -11,13 +11,14 @@
 #include "common/shape_bound.h"
 #include "common/strbuf.h"
 #include "gen/manifest.h"
+#include "db/models.h"
 #include "tuner/cli/cli.h"
 #include "tuner/model/loo.h"
 #include "tuner/sweep/plan.h"
 
 typedef struct model_options {
 	const char *db_path, *gpu, *templates, *out, *dtype;
-	int threads, worst, trees, depth;
+	int threads, worst, trees, depth, store;
 	long long M, N; /* choose: 0 not given */
 } model_options;
 
@@ -28,6 +29,9 @@ const cli_option cli_model_options[] = {
 	CLI_STRING(0, "templates", "DIR", O(templates),
 		   "templates folder (default: beside the program, or\n$AUTOTUNE_TEMPLATES)"),
 	CLI_FILE('o', "out", "FILE", O(out), "fit: where to write the model's text (default: stdout)"),
+	CLI_FLAG(0, "store", O(store),
+		 "fit: store the model in the database (its models table), where\n"
+		 "the dispatch library and `db export` take it from"),
 	CLI_LLONG('M', NULL, "M", O(M), 1, AT_SHAPE_MAX_DIM, "choose: the number of rows"),
 	CLI_LLONG('N', NULL, "N", O(N), 1, AT_SHAPE_MAX_DIM, "choose: the row length"),
 	CLI_STRING(0, "dtype", "DTYPE", O(dtype), "choose: f32 (default), f16 or bf16"),
@@ -41,6 +45,7 @@ const cli_option cli_model_options[] = {
 
 /* The templates' rules and the database's samples, loaded together. */
 typedef struct model_inputs {
+	const char *db_path;
 	tmpl_manifest *ms;
 	size_t nms;
 	manifest_rules *rules;
@@ -65,6 +70,7 @@ static void inputs_free(model_inputs *in)
 static int inputs_load(const model_options *o, const char *db, model_inputs *in)
 {
 	memset(in, 0, sizeof *in);
+	in->db_path = db;
 	at_error err = { { 0 } };
 	if (manifest_load_dir(plan_templates_dir(o->templates), &in->ms, &in->nms, &err))
 		return cli_fail(err.msg);
@@ -95,6 +101,22 @@ static int model_fit_cmd(const model_options *o, model_inputs *in)
 	strbuf text = { 0 };
 	perf_model_to_text(&m, &text);
 	perf_model_free(&m);
+	if (o->store) {
+		tdb *db;
+		at_error err = { { 0 } };
+		int rc = tdb_open(in->db_path, &db, &err);
+		if (rc == 0)
+			rc = tdb_model_put(db, in->s.gpu, "softmax", (long long)in->s.nshapes,
+					   (long long)in->s.nsamples, text.data, &err);
+		tdb_close(db);
+		if (rc == 0)
+			fprintf(stderr, "model of %s: %zu shapes, %zu results (%zu skipped): stored in "
+					"%s, %zu bytes\n",
+				in->s.gpu, in->s.nshapes, in->s.nsamples, in->s.skipped,
+				in->db_path, text.len);
+		strbuf_free(&text);
+		return rc ? cli_fail(err.msg) : 0;
+	}
 	FILE *f = o->out ? fopen(o->out, "w") : stdout;
 	if (!f) {
 		strbuf_free(&text);

@@ -103,6 +103,10 @@ static void print_choice(const show_options *o, const char *gpu_line, const atd_
 	} else if (c->level == ATD_LEVEL_TUNED) {
 		printf("tuned on    this GPU, online, at this shape: %.3f us (the library's cache)\n",
 		       c->tuned_us);
+	} else if (c->level == ATD_LEVEL_PREDICTED) {
+		printf("predicted   the fastest of every valid variant by the performance model "
+		       "fitted on %s's results; compiled with NVRTC on first use\n",
+		       c->gpu_name);
 	} else if (c->level == ATD_LEVEL_DERIVED) {
 		printf("derived from %s %s\n", c->template_name, c->from_params);
 		printf("tuned on    %s at M=%lld N=%lld (%.3f us); compiled with NVRTC on first use\n",

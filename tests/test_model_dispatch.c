@@ -1,0 +1,112 @@
+/* The performance model from the database to the library, as a user runs
+ * them (no GPU): `autotune model fit --store` keeps the model in the
+ * database's models table, `db export` carries it, and the library's
+ * decision (`autotune show`, atd_query_op_gpu) serves an untuned shape at
+ * the predicted level, a tuned one as tuned, and falls back to derivation
+ * when the stored text does not read. */
+#include <criterion/criterion.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/test_run_fixture.h"
+#include "tests/tmp_folder.h"
+
+TestSuite(model_dispatch, .init = tmp_setup, .fini = tmp_teardown, .timeout = 120);
+
+#define H100 "NVIDIA H100 80GB HBM3"
+
+static long long count(const char *db, const char *sql)
+{
+	sqlite3 *s;
+	cr_assert_eq(sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	sqlite3_stmt *st;
+	cr_assert_eq(sqlite3_prepare_v2(s, sql, -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(s));
+	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+	long long n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(s);
+	return n;
+}
+
+static void copy_file(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+	cr_assert(in && out);
+	char buf[1 << 16];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+		cr_assert_eq(fwrite(buf, 1, n, out), n);
+	fclose(in);
+	cr_assert_eq(fclose(out), 0);
+}
+
+/* The example H100 database with its model stored: the path. */
+static const char *stored_model_db(void)
+{
+	static char path[4096];
+	snprintf(path, sizeof path, "%s", tmp_path("h100.db"));
+	copy_file("results/example/h100-default.db", path);
+	tr_result r = RUN("model", "fit", "--db", path, "--store");
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.err, "stored in");
+	tr_free(&r);
+	return path;
+}
+
+Test(model_dispatch, a_stored_model_serves_untuned_shapes_and_is_exported)
+{
+	const char *db = stored_model_db();
+	cr_assert_eq(count(db, "SELECT count(*) FROM models WHERE op = 'softmax' AND shapes = 132"),
+		     1);
+	/* an untuned shape: the model's choice, for softmax and log_softmax */
+	tr_result r = RUN("show", "--db", db, "--gpu", H100, "--cc", "9.0", "-M", "50000", "-N",
+			  "33");
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.out, "level       predicted\n");
+	tr_expect_in(r.out, "performance model fitted on " H100 "'s results");
+	tr_free(&r);
+	r = RUN("show", "--db", db, "--gpu", H100, "--cc", "9.0", "-M", "3000", "-N", "5000",
+		"--op", "log_softmax");
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.out, "level       predicted\n");
+	tr_free(&r);
+	/* a tuned shape is its winner, model or not */
+	r = RUN("show", "--db", db, "--gpu", H100, "--cc", "9.0", "-M", "4096", "-N", "1024");
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.out, "level       exact\n");
+	tr_free(&r);
+	/* another GPU model: no model of its own, derivation as before */
+	r = RUN("show", "--db", db, "--gpu", "NVIDIA H100 PCIe", "--cc", "9.0", "-M", "50000",
+		"-N", "33");
+	tr_expect_status(&r, 0);
+	cr_assert_null(strstr(r.out, "level       predicted"), "%s", r.out);
+	tr_free(&r);
+	/* the shipped database carries it */
+	r = RUN("db", "export", db, tmp_path("shipped.db"));
+	tr_expect_status(&r, 0);
+	tr_free(&r);
+	cr_assert_eq(count(tmp_path("shipped.db"), "SELECT count(*) FROM models"), 1);
+	r = RUN("show", "--db", tmp_path("shipped.db"), "--gpu", H100, "--cc", "9.0", "-M", "50000",
+		"-N", "33");
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.out, "level       predicted\n");
+	tr_free(&r);
+}
+
+Test(model_dispatch, a_model_that_does_not_read_falls_back_to_derivation)
+{
+	const char *db = stored_model_db();
+	sqlite3 *s;
+	cr_assert_eq(sqlite3_open(db, &s), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(s, "UPDATE models SET text = 'perf_model 1\ntemplate'", NULL,
+				  NULL, NULL),
+		     SQLITE_OK);
+	sqlite3_close(s);
+	tr_result r = RUN("show", "--db", db, "--gpu", H100, "--cc", "9.0", "-M", "50000", "-N",
+			  "33");
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.out, "level       derived\n");
+	tr_free(&r);
+}
