@@ -55,6 +55,11 @@ typedef struct at_op {
 	at_op_ref_row_fn ref_row;
 	at_op_ref_row_inputs_fn ref_row_inputs;
 	at_op_input_fn make_input;
+	/* An op whose first input is another op's output (a backward op's y,
+	 * the forward's): that op's reference, through which `autotune
+	 * selftest` makes the first input from its random and special rows, so
+	 * that it is what a forward gives. NULL: the rows as they are. */
+	at_op_ref_row_fn first_input_from;
 	/* What ATD_MASKED_ZERO makes of each element of a row of all -inf
 	 * (softmax 0; log_softmax -inf, ln 0); without it such a row is NaN. */
 	double masked_value;

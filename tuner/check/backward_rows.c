@@ -30,15 +30,6 @@ void ref_log_softmax_backward_row(const void *const *in, at_dtype dt, size_t off
 			 exp(ref_load(in[0], dt, offset + (size_t)j)) * sum;
 }
 
-static void store(void *buf, at_dtype dt, size_t i, double v)
-{
-	switch (dt) {
-	case AT_F32: ((float *)buf)[i] = (float)v; break;
-	case AT_F16: ((uint16_t *)buf)[i] = at_f32_to_f16((float)v); break;
-	case AT_BF16: ((uint16_t *)buf)[i] = at_f32_to_bf16((float)v); break;
-	}
-}
-
 /* y as the forward op gives it from the softmax check input, then dy. */
 static void backward_input(void *x, at_dtype dt, long long M, long long N, uint64_t seed,
 			   int log_output)
@@ -53,7 +44,7 @@ static void backward_input(void *x, at_dtype dt, long long M, long long N, uint6
 		else
 			ref_softmax_row(x, dt, at, N, row);
 		for (long long j = 0; j < N; j++)
-			store(x, dt, at + (size_t)j, ref_saturate(row[j], dt));
+			ref_store(x, dt, at + (size_t)j, ref_saturate(row[j], dt));
 	}
 	free(row);
 	void *dy = (char *)x + count * size;
@@ -62,7 +53,7 @@ static void backward_input(void *x, at_dtype dt, long long M, long long N, uint6
 	 * cancels to about 0; log_softmax's dx is dy (1 - N e^y) */
 	long long flat = M > 2 ? M - 1 : -1;
 	for (long long j = 0; flat >= 0 && j < N; j++)
-		store(dy, dt, (size_t)flat * (size_t)N + (size_t)j, 1.5);
+		ref_store(dy, dt, (size_t)flat * (size_t)N + (size_t)j, 1.5);
 }
 
 void softmax_backward_check_input(void *x, at_dtype dt, long long M, long long N,

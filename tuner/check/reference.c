@@ -18,6 +18,15 @@ double ref_load(const void *buf, at_dtype dt, size_t i)
 	return NAN;
 }
 
+void ref_store(void *buf, at_dtype dt, size_t i, double v)
+{
+	switch (dt) {
+	case AT_F32: ((float *)buf)[i] = (float)v; break;
+	case AT_F16: ((uint16_t *)buf)[i] = at_f32_to_f16((float)v); break;
+	case AT_BF16: ((uint16_t *)buf)[i] = at_f32_to_bf16((float)v); break;
+	}
+}
+
 static uint64_t splitmix64(uint64_t *state)
 {
 	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);

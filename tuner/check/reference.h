@@ -80,4 +80,8 @@ double ref_tolerance(at_dtype dt);
 /* Element i of a host buffer of dtype dt as double. */
 double ref_load(const void *buf, at_dtype dt, size_t i);
 
+/* Stores v as element i of a host buffer of dtype dt (through f32,
+ * rounded to nearest). */
+void ref_store(void *buf, at_dtype dt, size_t i, double v);
+
 #endif

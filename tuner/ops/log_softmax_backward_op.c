@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "tuner/check/backward_rows.h"
+#include "tuner/check/reference.h"
 
 const at_op log_softmax_backward_op = {
 	.name = "log_softmax_backward",
@@ -21,6 +22,7 @@ const at_op log_softmax_backward_op = {
 	.ninputs = 2,
 	.ref_row_inputs = ref_log_softmax_backward_row,
 	.make_input = log_softmax_backward_check_input,
+	.first_input_from = ref_log_softmax_row,
 	/* the flags are taken and ignored: a masked forward row's y of -inf
 	 * gives dx = dy by itself */
 	.masked_value = NAN,

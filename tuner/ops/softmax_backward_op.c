@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "tuner/check/backward_rows.h"
+#include "tuner/check/reference.h"
 
 const at_op softmax_backward_op = {
 	.name = "softmax_backward",
@@ -23,6 +24,7 @@ const at_op softmax_backward_op = {
 	.ninputs = 2,
 	.ref_row_inputs = ref_softmax_backward_row,
 	.make_input = softmax_backward_check_input,
+	.first_input_from = ref_softmax_row,
 	/* no masked semantics: the flags are taken and ignored (a masked
 	 * forward row's y of zeros gives dx = 0 by itself) */
 	.masked_value = NAN,
