@@ -11,3 +11,8 @@ double at_op_tolerance(const at_op *op, at_dtype dt)
 {
 	return (int)dt >= 0 && (int)dt < AT_DTYPE_COUNT ? op->tolerance[dt] : 0;
 }
+
+int at_op_inputs(const at_op *op)
+{
+	return op->ninputs > 1 ? op->ninputs : 1;
+}

@@ -18,16 +18,28 @@
 typedef void (*at_op_ref_row_fn)(const void *x, at_dtype dt, size_t offset, long long N,
 				 double *out);
 
+/* The reference of one row of an op of several inputs: in[k] is input k
+ * (dtype dt, the row's N elements from element offset on), in the order
+ * of its kernel's input arguments. */
+typedef void (*at_op_ref_row_inputs_fn)(const void *const *in, at_dtype dt, size_t offset,
+					long long N, double *out);
+
+/* The most inputs an op reads. */
+#define AT_OP_MAX_INPUTS 2
+
 /* The check input of an M x N shape (rows dense), from seed (same seed,
- * same data). */
+ * same data): an op of several inputs fills them one after another, input
+ * k at element k * M * N. */
 typedef void (*at_op_input_fn)(void *x, at_dtype dt, long long M, long long N, uint64_t seed);
 
 typedef struct at_op {
 	const char *name;    /* as the manifests' `op:` and the configs' say it */
 	const char *summary; /* one line, for `autotune templates` */
 	/* The kernel every template of the op defines, and what it takes.
-	 * All ops launch row-wise as softmax does (dispatch/launch_geometry.h:
-	 * y, x, M, N, ldy, ldx, flags): the signature is said here so that a
+	 * All ops launch row-wise as softmax does (dispatch/launch_geometry.h):
+	 * an op of one input as softmax (y, x, M, N, ldy, ldx, flags), one of
+	 * two as the backward ops (dx, y, dy, M, N, lddx, ldy, lddy, flags,
+	 * launch_softmax_backward). The signature is said here so that a
 	 * template writer finds it. */
 	const char *kernel_name;
 	const char *kernel_signature;
@@ -36,8 +48,18 @@ typedef struct at_op {
 	 * templates are another op's (also_ops) share its kernel_name. */
 	int reads_per_elem, writes_per_elem;
 	double tolerance[AT_DTYPE_COUNT]; /* relative L2 error allowed, per dtype */
+	/* Inputs a row reads, each an M x N tensor of the dtype: 0 or 1 (one,
+	 * x; the reference is ref_row), up to AT_OP_MAX_INPUTS (the
+	 * reference is ref_row_inputs). */
+	int ninputs;
 	at_op_ref_row_fn ref_row;
+	at_op_ref_row_inputs_fn ref_row_inputs;
 	at_op_input_fn make_input;
+	/* An op whose first input is another op's output (a backward op's y,
+	 * the forward's): that op's reference, through which `autotune
+	 * selftest` makes the first input from its random and special rows, so
+	 * that it is what a forward gives. NULL: the rows as they are. */
+	at_op_ref_row_fn first_input_from;
 	/* What ATD_MASKED_ZERO makes of each element of a row of all -inf
 	 * (softmax 0; log_softmax -inf, ln 0); without it such a row is NaN. */
 	double masked_value;
@@ -49,6 +71,9 @@ typedef struct at_op {
 /* The bytes an M x N shape of dtype dt moves through memory under op: the
  * numerator of its GB/s. */
 double at_op_bytes_moved(const at_op *op, at_dtype dt, long long M, long long N);
+
+/* The inputs op reads: 1 for a description that leaves ninputs 0. */
+int at_op_inputs(const at_op *op);
 
 /* op's relative L2 tolerance for dt. */
 double at_op_tolerance(const at_op *op, at_dtype dt);

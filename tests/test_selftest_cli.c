@@ -113,6 +113,18 @@ Test(selftest_cli, dry_run_of_some_cases_lists_only_those)
 	tr_free(&r);
 }
 
+Test(selftest_cli, dry_run_of_a_backward_op_leaves_out_only_the_2_31_case)
+{
+	tr_result r = RUN("selftest", "--dry-run", "--dtype", "f32", "--op", "softmax_backward");
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.out, "f32   sizes     M=300007 N=1 ");
+	tr_expect_in(r.out, "f32   in-place  ");
+	tr_expect_in(r.out, "f32   extreme   ");
+	cr_assert_null(strstr(r.out, "2^31      M="), "an op of two inputs listed 2^31:\n%s", r.out);
+	tr_expect_in(r.out, " 2^31 0;");
+	tr_free(&r);
+}
+
 /* ---- --sanitize through fake sanitizers ---- */
 
 /* A fake compute-sanitizer: records its arguments (one per line) in

@@ -92,11 +92,10 @@ int launch_grid(const launch_geometry *g, CUfunction fn, long long M, int sm_cou
 	return cluster_size(g) > 1 ? check_cluster_fits(g, fn, *grid, err) : 0;
 }
 
-int launch_softmax(CUfunction fn, const launch_geometry *g, unsigned grid, CUdeviceptr y,
-		   CUdeviceptr x, long long M, long long N, long long ldy, long long ldx,
-		   unsigned flags, CUstream stream, at_error *err)
+/* Launches fn with args as g says: cooperatively or not. */
+static int launch_args(CUfunction fn, const launch_geometry *g, unsigned grid, void **args,
+		       CUstream stream, at_error *err)
 {
-	void *args[] = { &y, &x, &M, &N, &ldy, &ldx, &flags };
 	if (g->cooperative)
 		CU_TRY(err, cudrv.cuLaunchCooperativeKernel(fn, grid, 1, 1, (unsigned)g->threads, 1,
 							    1, (unsigned)g->dyn_smem, stream, args));
@@ -104,6 +103,23 @@ int launch_softmax(CUfunction fn, const launch_geometry *g, unsigned grid, CUdev
 		CU_TRY(err, cudrv.cuLaunchKernel(fn, grid, 1, 1, (unsigned)g->threads, 1, 1,
 						 (unsigned)g->dyn_smem, stream, args, NULL));
 	return 0;
+}
+
+int launch_softmax(CUfunction fn, const launch_geometry *g, unsigned grid, CUdeviceptr y,
+		   CUdeviceptr x, long long M, long long N, long long ldy, long long ldx,
+		   unsigned flags, CUstream stream, at_error *err)
+{
+	void *args[] = { &y, &x, &M, &N, &ldy, &ldx, &flags };
+	return launch_args(fn, g, grid, args, stream, err);
+}
+
+int launch_softmax_backward(CUfunction fn, const launch_geometry *g, unsigned grid,
+			    CUdeviceptr dx, CUdeviceptr y, CUdeviceptr dy, long long M,
+			    long long N, long long lddx, long long ldy, long long lddy,
+			    unsigned flags, CUstream stream, at_error *err)
+{
+	void *args[] = { &dx, &y, &dy, &M, &N, &lddx, &ldy, &lddy, &flags };
+	return launch_args(fn, g, grid, args, stream, err);
 }
 
 int launch_check_signature(CUfunction fn, at_error *err)

@@ -25,6 +25,14 @@ int launch_softmax(CUfunction fn, const launch_geometry *g, unsigned grid, CUdev
 		   CUdeviceptr x, long long M, long long N, long long ldy, long long ldx,
 		   unsigned flags, CUstream stream, at_error *err);
 
+/* Launches fn, a kernel of two inputs and one output (the backward ops':
+ * dx, y, dy, M, N, lddx, ldy, lddy, flags; dx may be dy), on stream as
+ * launch_softmax does: the same grid, cooperatively if g says so. */
+int launch_softmax_backward(CUfunction fn, const launch_geometry *g, unsigned grid,
+			    CUdeviceptr dx, CUdeviceptr y, CUdeviceptr dy, long long M,
+			    long long N, long long lddx, long long ldy, long long lddy,
+			    unsigned flags, CUstream stream, at_error *err);
+
 /* The index of the flags argument, the last of the signature: a kernel
  * without it was built before it existed (and before the numerics that
  * came with it), and is not launched. */

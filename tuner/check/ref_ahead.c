@@ -64,16 +64,18 @@ static int same_shape(const ref_slot *s, const at_op *op, at_dtype dt, long long
 	return s->state != SLOT_EMPTY && s->op == op && s->dt == dt && s->M == M && s->N == N && s->seed == seed;
 }
 
-static size_t shape_bytes(at_dtype dt, long long M, long long N)
+/* The op's inputs and the reference: an op of two inputs holds both. */
+static size_t shape_bytes(const at_op *op, at_dtype dt, long long M, long long N)
 {
-	return (size_t)M * (size_t)N * (at_dtype_size(dt) + sizeof(double));
+	return (size_t)M * (size_t)N *
+	       ((size_t)at_op_inputs(op) * at_dtype_size(dt) + sizeof(double));
 }
 
 /* Fills s (its shape set); called without the lock by whoever owns s. */
 static void fill(ref_slot *s)
 {
 	size_t count = (size_t)s->M * (size_t)s->N;
-	s->x = room(s->x, &s->x_cap, count * at_dtype_size(s->dt));
+	s->x = room(s->x, &s->x_cap, count * (size_t)at_op_inputs(s->op) * at_dtype_size(s->dt));
 	s->ref = room(s->ref, &s->ref_cap, count * sizeof *s->ref);
 	/* the op's input (softmax's plants extreme rows) and reference */
 	ref_op_check_data(s->op, s->dt, s->M, s->N, s->seed, s->x, s->ref);
@@ -156,14 +158,16 @@ static void set_shape(ref_slot *s, const at_op *op, at_dtype dt, long long M, lo
 
 void ref_ahead_prepare(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed)
 {
-	if (M < 1 || N < 1 || (double)M * (double)N * (double)(at_dtype_size(dt) + sizeof(double)) >
-				      REF_AHEAD_MAX_BYTES)
+	if (M < 1 || N < 1 ||
+	    (double)M * (double)N *
+			    (double)(at_op_inputs(op) * (int)at_dtype_size(dt) + (int)sizeof(double)) >
+		    REF_AHEAD_MAX_BYTES)
 		return;
 	pthread_mutex_lock(&ra.lock);
 	if (!ra.started)
 		ra.started = pthread_create(&ra.worker, NULL, worker, NULL) == 0;
 	int i = find(op, dt, M, N, seed);
-	if (i < 0 && ra.started && (i = free_slot(shape_bytes(dt, M, N))) >= 0) {
+	if (i < 0 && ra.started && (i = free_slot(shape_bytes(op, dt, M, N))) >= 0) {
 		set_shape(&ra.slot[i], op, dt, M, N, seed, SLOT_QUEUED);
 		pthread_cond_signal(&ra.work);
 	}
@@ -182,7 +186,7 @@ void ref_ahead_acquire(const at_op *op, at_dtype dt, long long M, long long N, u
 	}
 	if (i < 0) {
 		/* not prepared: computed now, in a slot the worker does not touch */
-		while ((i = free_slot(shape_bytes(dt, M, N))) < 0)
+		while ((i = free_slot(shape_bytes(op, dt, M, N))) < 0)
 			pthread_cond_wait(&ra.ready, &ra.lock);
 		set_shape(&ra.slot[i], op, dt, M, N, seed, SLOT_FILLING);
 		pthread_mutex_unlock(&ra.lock);

@@ -33,7 +33,8 @@ uint64_t ref_shape_seed(uint64_t base, at_dtype dt, long long M, long long N);
  * those queued or being computed). Returns at once. */
 void ref_ahead_prepare(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed);
 
-/* The input (M x N elements of dt, rows dense) and its reference (M x N
+/* The input (M x N elements of dt a tensor the op reads, rows dense, one
+ * after another) and its reference (M x N
  * doubles) of (op, dt, M, N, seed), both by the op (ref_op_check_data):
  * the prepared ones when they match
  * (after waiting for them), else computed now. Valid until the next

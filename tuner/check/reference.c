@@ -18,6 +18,15 @@ double ref_load(const void *buf, at_dtype dt, size_t i)
 	return NAN;
 }
 
+void ref_store(void *buf, at_dtype dt, size_t i, double v)
+{
+	switch (dt) {
+	case AT_F32: ((float *)buf)[i] = (float)v; break;
+	case AT_F16: ((uint16_t *)buf)[i] = at_f32_to_f16((float)v); break;
+	case AT_BF16: ((uint16_t *)buf)[i] = at_f32_to_bf16((float)v); break;
+	}
+}
+
 static uint64_t splitmix64(uint64_t *state)
 {
 	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
@@ -133,11 +142,12 @@ void ref_log_softmax_row(const void *x, at_dtype dt, size_t offset, long long N,
 }
 
 typedef struct ref_job {
-	const void *x;
+	const void *in[AT_OP_MAX_INPUTS];
 	at_dtype dt;
 	long long N, ldx, row_begin, row_end;
 	double *ref;
-	at_op_ref_row_fn row;
+	at_op_ref_row_fn row;                /* an op of one input's, or NULL */
+	at_op_ref_row_inputs_fn row_inputs; /* else this */
 } ref_job;
 
 static void *ref_worker(void *arg)
@@ -145,7 +155,11 @@ static void *ref_worker(void *arg)
 	ref_job *job = arg;
 	for (long long i = job->row_begin; i < job->row_end; i++) {
 		double *out = job->ref + (size_t)(i * job->N);
-		job->row(job->x, job->dt, (size_t)(i * job->ldx), job->N, out);
+		size_t offset = (size_t)(i * job->ldx);
+		if (job->row)
+			job->row(job->in[0], job->dt, offset, job->N, out);
+		else
+			job->row_inputs(job->in, job->dt, offset, job->N, out);
 		for (long long j = 0; j < job->N; j++)
 			out[j] = ref_saturate(out[j], job->dt);
 	}
@@ -158,10 +172,10 @@ void ref_softmax(const void *x, at_dtype dt, long long M, long long N, long long
 	ref_rows(ref_softmax_row, x, dt, M, N, ldx, ref);
 }
 
-void ref_rows(at_op_ref_row_fn row, const void *x, at_dtype dt, long long M, long long N,
-	      long long ldx, double *ref)
+/* The rows of job's inputs, in parallel over rows. */
+static void run_ref_jobs(const ref_job *job, long long M)
 {
-	if (M < 1 || N < 1)
+	if (M < 1 || job->N < 1)
 		return;
 	int nthreads = worker_count();
 	if ((long long)nthreads > M)
@@ -170,7 +184,9 @@ void ref_rows(at_op_ref_row_fn row, const void *x, at_dtype dt, long long M, lon
 	ref_job jobs[64];
 	int started[64] = { 0 };
 	for (int t = 0; t < nthreads; t++) {
-		jobs[t] = (ref_job){ x, dt, N, ldx, M * t / nthreads, M * (t + 1) / nthreads, ref, row };
+		jobs[t] = *job;
+		jobs[t].row_begin = M * t / nthreads;
+		jobs[t].row_end = M * (t + 1) / nthreads;
 		if (t > 0)
 			started[t] = pthread_create(&tids[t], NULL, ref_worker, &jobs[t]) == 0;
 	}
@@ -181,6 +197,27 @@ void ref_rows(at_op_ref_row_fn row, const void *x, at_dtype dt, long long M, lon
 		else
 			ref_worker(&jobs[t]); /* no thread to be had: do it here */
 	}
+}
+
+void ref_rows(at_op_ref_row_fn row, const void *x, at_dtype dt, long long M, long long N,
+	      long long ldx, double *ref)
+{
+	run_ref_jobs(&(ref_job){ .in = { x }, .dt = dt, .N = N, .ldx = ldx, .ref = ref,
+				 .row = row },
+		     M);
+}
+
+void ref_op_rows(const at_op *op, const void *const *in, at_dtype dt, long long M, long long N,
+		 long long ld, double *ref)
+{
+	ref_job job = { .dt = dt, .N = N, .ldx = ld, .ref = ref };
+	for (int k = 0; k < at_op_inputs(op) && k < AT_OP_MAX_INPUTS; k++)
+		job.in[k] = in[k];
+	if (at_op_inputs(op) > 1)
+		job.row_inputs = op->ref_row_inputs;
+	else
+		job.row = op->ref_row;
+	run_ref_jobs(&job, M);
 }
 
 void ref_mask_rows(const void *x, at_dtype dt, long long M, long long N, long long ldx,
@@ -242,7 +279,10 @@ void ref_op_check_data(const at_op *op, at_dtype dt, long long M, long long N, u
 		       void *x, double *ref)
 {
 	op->make_input(x, dt, M, N, seed);
-	ref_rows(op->ref_row, x, dt, M, N, N, ref);
+	const void *in[AT_OP_MAX_INPUTS];
+	for (int k = 0; k < at_op_inputs(op) && k < AT_OP_MAX_INPUTS; k++)
+		in[k] = (const char *)x + (size_t)k * (size_t)M * (size_t)N * at_dtype_size(dt);
+	ref_op_rows(op, in, dt, M, N, N, ref);
 }
 
 double ref_tolerance(at_dtype dt)

@@ -34,13 +34,19 @@ void ref_log_softmax_row(const void *x, at_dtype dt, size_t offset, long long N,
 void ref_rows(at_op_ref_row_fn row, const void *x, at_dtype dt, long long M, long long N,
 	      long long ldx, double *ref);
 
+/* ref_rows for any op: in[k] its input k (at_op_inputs(op) of them, each
+ * with row stride ld), through op->ref_row or op->ref_row_inputs. */
+void ref_op_rows(const at_op *op, const void *const *in, at_dtype dt, long long M, long long N,
+		 long long ld, double *ref);
+
 /* An at_op_input_fn: M x N elements random in [-8, 8) (ref_fill_random),
  * nothing planted. */
 void ref_input_random(void *x, at_dtype dt, long long M, long long N, uint64_t seed);
 
 /* The check input and reference of an M x N shape under op (rows dense):
- * x (M * N elements of dt) from seed by op->make_input, ref (M * N
- * doubles) by op->ref_row, in parallel over rows. What the sweep checks
+ * x (at_op_inputs(op) * M * N elements of dt, input k at element k * M *
+ * N) from seed by op->make_input, ref (M * N doubles) by the op's
+ * reference, in parallel over rows. What the sweep checks
  * every variant against (through ref_ahead). */
 void ref_op_check_data(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed,
 		       void *x, double *ref);
@@ -73,5 +79,9 @@ double ref_tolerance(at_dtype dt);
 
 /* Element i of a host buffer of dtype dt as double. */
 double ref_load(const void *buf, at_dtype dt, size_t i);
+
+/* Stores v as element i of a host buffer of dtype dt (through f32,
+ * rounded to nearest). */
+void ref_store(void *buf, at_dtype dt, size_t i, double v);
 
 #endif

@@ -9,6 +9,8 @@
 static const at_op *const builtin[] = {
 	&softmax_op,
 	&log_softmax_op,
+	&softmax_backward_op,
+	&log_softmax_backward_op,
 };
 
 #define NBUILTIN (sizeof builtin / sizeof builtin[0])

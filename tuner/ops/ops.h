@@ -12,6 +12,8 @@
 
 extern const at_op softmax_op;
 extern const at_op log_softmax_op;
+extern const at_op softmax_backward_op;
+extern const at_op log_softmax_backward_op;
 
 /* The op called name, or NULL when none is described. */
 const at_op *op_find(const char *name);

@@ -136,7 +136,10 @@ static int visit_all(const selftest_options *o, visitor *vis, at_error *err)
 		if (o->dtype_mask && !((o->dtype_mask >> dt) & 1))
 			continue;
 		for (int c = 0; c < ST_CASE_COUNT && rc == 0; c++)
-			if (!o->case_mask || ((o->case_mask >> c) & 1))
+			/* the 2^31 case holds one input (selftest_big.c): an op of
+			 * two would need 2 x 8 GiB of f32 and a reference for both */
+			if ((!o->case_mask || ((o->case_mask >> c) & 1)) &&
+			    !(c == ST_CASE_BIG && at_op_inputs(op) > 1))
 				rc = visit_case(&p, op, vis, (at_dtype)dt, (st_case)c, o->mode, err);
 	}
 	plan_free(&p);

@@ -13,7 +13,11 @@
 
 /* ---- the small shapes ---- */
 
+/* The op's inputs lie one image after another (x_bytes each), in x_host
+ * and on the GPU in x; in place, the output replaces the last one (x; a
+ * backward op's dy), whose image is then y's working copy. */
 typedef struct small_data {
+	int ninputs;
 	size_t x_bytes, y_bytes, front_bytes;
 	void *x_host, *y_init, *y_back, *x_back;
 	double *ref;
@@ -43,36 +47,73 @@ static void free_small(small_data *d)
 	memset(d, 0, sizeof *d);
 }
 
+/* The input images of op at s: the first input's rows through
+ * op->first_input_from where the op has it (a backward op's y, a forward
+ * output of the random and special rows); a further input (dy) random
+ * rows alone, so that its values, not its special rows, meet y's (a
+ * constant dy cancels softmax's backward to rounding noise, which no
+ * relative error bounds). */
+static void fill_inputs(const at_op *op, const st_shape *s, at_dtype dt, small_data *d)
+{
+	st_fill_input(s, dt, d->x_host, shape_seed(s, dt));
+	if (op->first_input_from) {
+		char *rows = (char *)d->x_host + d->front_bytes;
+		double *out = xmalloc((size_t)s->N * sizeof *out);
+		for (long long r = 0; r < s->M; r++) {
+			size_t at = (size_t)(r * s->ldx);
+			op->first_input_from(rows, dt, at, s->N, out);
+			for (long long j = 0; j < s->N; j++)
+				ref_store(rows, dt, at + (size_t)j, ref_saturate(out[j], dt));
+		}
+		free(out);
+	}
+	st_shape plain = *s;
+	plain.special_rows = 0;
+	plain.extreme = 0;
+	for (int k = 1; k < d->ninputs; k++)
+		st_fill_input(&plain, dt, (char *)d->x_host + (size_t)k * d->x_bytes,
+			      shape_seed(s, dt) ^ (0x9e3779b9ULL * (uint64_t)k));
+}
+
 static int make_small(st_gpu *g, const at_op *op, const st_shape *s, at_dtype dt, small_data *d,
 		      at_error *err)
 {
 	(void)g;
 	memset(d, 0, sizeof *d);
 	size_t elem = at_dtype_size(dt);
+	d->ninputs = at_op_inputs(op);
 	d->front_bytes = st_front_elems(s, dt) * elem;
 	d->x_bytes = st_image_elems(s, dt, s->ldx) * elem;
 	d->y_bytes = st_image_elems(s, dt, s->ldy) * elem;
-	d->x_host = xmalloc(d->x_bytes);
-	st_fill_input(s, dt, d->x_host, shape_seed(s, dt));
+	size_t all_x = d->x_bytes * (size_t)d->ninputs;
+	d->x_host = xmalloc(all_x);
+	fill_inputs(op, s, dt, d);
+	const void *in[AT_OP_MAX_INPUTS];
+	for (int k = 0; k < d->ninputs; k++)
+		in[k] = (const char *)d->x_host + (size_t)k * d->x_bytes + d->front_bytes;
 	d->ref = xmalloc((size_t)(s->M * s->N) * sizeof *d->ref);
-	ref_rows(op->ref_row, (const char *)d->x_host + d->front_bytes, dt, s->M, s->N, s->ldx,
-		 d->ref);
-	if (s->flags & ATD_MASKED_ZERO)
-		ref_mask_rows((const char *)d->x_host + d->front_bytes, dt, s->M, s->N, s->ldx,
-			      op->masked_value, d->ref);
+	ref_op_rows(op, in, dt, s->M, s->N, s->ldx, d->ref);
+	/* ops of several inputs take the flag and ignore it */
+	if ((s->flags & ATD_MASKED_ZERO) && d->ninputs == 1)
+		ref_mask_rows(in[0], dt, s->M, s->N, s->ldx, op->masked_value, d->ref);
 	d->y_back = xmalloc(d->y_bytes);
+	d->x_back = xmalloc(all_x);
+	/* in place, the inputs before the last stay inputs */
+	size_t kept = s->in_place ? all_x - d->x_bytes : all_x;
+	if (kept) {
+		CU_TRY(err, cudrv.cuMemAlloc(&d->x, kept));
+		CU_TRY(err, cudrv.cuMemcpyHtoD(d->x, d->x_host, kept));
+	}
 	if (s->in_place) {
-		/* y is x: the working copy starts as the input image */
+		/* y is the last input: the working copy starts as its image */
 		CU_TRY(err, cudrv.cuMemAlloc(&d->y_pristine, d->x_bytes));
-		CU_TRY(err, cudrv.cuMemcpyHtoD(d->y_pristine, d->x_host, d->x_bytes));
+		CU_TRY(err, cudrv.cuMemcpyHtoD(d->y_pristine, (const char *)d->x_host + kept,
+					       d->x_bytes));
 		CU_TRY(err, cudrv.cuMemAlloc(&d->y, d->y_bytes));
 		return 0;
 	}
 	d->y_init = xmalloc(d->y_bytes);
 	st_fill_output(s, dt, d->y_init);
-	d->x_back = xmalloc(d->x_bytes);
-	CU_TRY(err, cudrv.cuMemAlloc(&d->x, d->x_bytes));
-	CU_TRY(err, cudrv.cuMemcpyHtoD(d->x, d->x_host, d->x_bytes));
 	CU_TRY(err, cudrv.cuMemAlloc(&d->y_pristine, d->y_bytes));
 	CU_TRY(err, cudrv.cuMemcpyHtoD(d->y_pristine, d->y_init, d->y_bytes));
 	CU_TRY(err, cudrv.cuMemAlloc(&d->y, d->y_bytes));
@@ -98,26 +139,36 @@ static void run_one(st_gpu *g, const st_shape *s, at_dtype dt, small_data *d, co
 	if (st_gpu_prepare(g, job, e, s->M, &grid, out))
 		return;
 	CUdeviceptr y_rows = d->y + d->front_bytes;
-	CUdeviceptr x_rows = s->in_place ? y_rows : d->x + d->front_bytes;
+	CUdeviceptr in[AT_OP_MAX_INPUTS] = { 0 };
+	for (int k = 0; k < d->ninputs; k++)
+		in[k] = d->x + (size_t)k * d->x_bytes + d->front_bytes;
+	if (s->in_place)
+		in[d->ninputs - 1] = y_rows;
+	size_t kept = s->in_place ? d->x_bytes * (size_t)(d->ninputs - 1)
+				  : d->x_bytes * (size_t)d->ninputs;
 	if (st_gpu_check(g, cudrv.cuMemcpyDtoDAsync(d->y, d->y_pristine, d->y_bytes, g->stream),
 			 "resetting the output", label, out) ||
-	    st_gpu_launch(g, e, job, grid, y_rows, x_rows, s->M, s->N, s->ldy, s->ldx, s->flags,
-			  label, out) ||
+	    (d->ninputs == 1
+		     ? st_gpu_launch(g, e, job, grid, y_rows, in[0], s->M, s->N, s->ldy, s->ldx,
+				     s->flags, label, out)
+		     : st_gpu_launch2(g, e, job, grid, y_rows, in[0], in[1], s->M, s->N, s->ldy,
+				      s->ldx, s->flags, label, out)) ||
 	    st_gpu_check(g, cudrv.cuMemcpyDtoH(d->y_back, d->y, d->y_bytes), "copying the output back",
 			 label, out) ||
-	    (!s->in_place && st_gpu_check(g, cudrv.cuMemcpyDtoH(d->x_back, d->x, d->x_bytes),
-					  "copying the input back", label, out)))
+	    (kept && st_gpu_check(g, cudrv.cuMemcpyDtoH(d->x_back, d->x, kept),
+				  "copying the input back", label, out)))
 		return;
-	if (!s->in_place) {
-		long long at = first_change(d->x_back, d->x_host, d->x_bytes, at_dtype_size(dt));
-		if (at >= 0) {
-			char where[64];
-			snprintf(where, sizeof where, "%lld", at - (long long)st_front_elems(s, dt));
-			out->status = ST_FAILED;
-			snprintf(out->reason, sizeof out->reason,
-				 "modified its input x (element %s from row 0's start)", where);
-			return;
-		}
+	long long at = first_change(d->x_back, d->x_host, kept, at_dtype_size(dt));
+	if (at >= 0) {
+		long long per = (long long)(d->x_bytes / at_dtype_size(dt));
+		char which[32] = "x";
+		if (d->ninputs > 1)
+			snprintf(which, sizeof which, "%lld", at / per);
+		out->status = ST_FAILED;
+		snprintf(out->reason, sizeof out->reason,
+			 "modified its input %s (element %lld from row 0's start)", which,
+			 at % per - (long long)st_front_elems(s, dt));
+		return;
 	}
 	st_verdict v = st_check_output(s, dt, d->y_back, d->ref);
 	out->status = v.ok ? ST_PASSED : ST_FAILED;

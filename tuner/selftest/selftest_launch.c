@@ -200,15 +200,19 @@ static void arm_watchdog(const st_gpu *g, const char *label)
 	alarm((unsigned)timeout);
 }
 
-int st_gpu_launch(st_gpu *g, kernel_entry *e, const st_job *job, unsigned grid, CUdeviceptr y,
-		  CUdeviceptr x, long long M, long long N, long long ldy, long long ldx,
-		  unsigned flags, const char *label, st_outcome *out)
+/* st_gpu_launch's body: x2 is 0 for a kernel of one input. */
+static int launch_inputs(st_gpu *g, kernel_entry *e, const st_job *job, unsigned grid,
+			 CUdeviceptr y, CUdeviceptr x, CUdeviceptr x2, long long M, long long N,
+			 long long ldy, long long ldx, unsigned flags, const char *label,
+			 st_outcome *out)
 {
 	at_error lerr = { { 0 } };
 	g->launches++;
 	arm_watchdog(g, label);
-	int refused = launch_softmax(e->fn, &job->geom, grid, y, x, M, N, ldy, ldx, flags, g->stream,
-				      &lerr);
+	int refused = x2 ? launch_softmax_backward(e->fn, &job->geom, grid, y, x, x2, M, N, ldy,
+						   ldx, ldx, flags, g->stream, &lerr)
+			 : launch_softmax(e->fn, &job->geom, grid, y, x, M, N, ldy, ldx, flags,
+					  g->stream, &lerr);
 	CUresult rc = cudrv.cuStreamSynchronize(g->stream);
 	alarm(0);
 	if (refused) {
@@ -220,4 +224,18 @@ int st_gpu_launch(st_gpu *g, kernel_entry *e, const st_job *job, unsigned grid, 
 		return -1;
 	}
 	return st_gpu_check(g, rc, "running the variant", label, out);
+}
+
+int st_gpu_launch(st_gpu *g, kernel_entry *e, const st_job *job, unsigned grid, CUdeviceptr y,
+		  CUdeviceptr x, long long M, long long N, long long ldy, long long ldx,
+		  unsigned flags, const char *label, st_outcome *out)
+{
+	return launch_inputs(g, e, job, grid, y, x, 0, M, N, ldy, ldx, flags, label, out);
+}
+
+int st_gpu_launch2(st_gpu *g, kernel_entry *e, const st_job *job, unsigned grid, CUdeviceptr y,
+		   CUdeviceptr x, CUdeviceptr x2, long long M, long long N, long long ldy,
+		   long long ldx, unsigned flags, const char *label, st_outcome *out)
+{
+	return launch_inputs(g, e, job, grid, y, x, x2, M, N, ldy, ldx, flags, label, out);
 }

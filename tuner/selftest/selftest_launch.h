@@ -50,6 +50,12 @@ int st_gpu_launch(st_gpu *g, kernel_entry *e, const st_job *job, unsigned grid, 
 		  CUdeviceptr x, long long M, long long N, long long ldy, long long ldx,
 		  unsigned flags, const char *label, st_outcome *out);
 
+/* The same for a kernel of two inputs (the backward ops': dx = y, then x
+ * and x2 at one stride ldx; launch_softmax_backward). */
+int st_gpu_launch2(st_gpu *g, kernel_entry *e, const st_job *job, unsigned grid, CUdeviceptr y,
+		   CUdeviceptr x, CUdeviceptr x2, long long M, long long N, long long ldy,
+		   long long ldx, unsigned flags, const char *label, st_outcome *out);
+
 /* rc of a driver call made for the variant (what: the call): 0 when it
  * succeeded; else as st_gpu_launch's failure. */
 int st_gpu_check(st_gpu *g, CUresult rc, const char *what, const char *label, st_outcome *out);

@@ -21,11 +21,12 @@
 
 /* The buffers of one shape, on both sides. */
 typedef struct shape_data {
-	CUdeviceptr x, y;
+	CUdeviceptr x, y;    /* x: the op's inputs, one after another */
 	const void *host_x;  /* both owned by ref_ahead */
 	const double *ref;
 	CUdeviceptr ref_dev; /* the reference on the GPU, for gpu_compare */
-	size_t bytes;
+	size_t bytes;        /* of one M x N tensor: the output, each input */
+	int ninputs;
 } shape_data;
 
 /* One variant being launched (for gpu_time's callback). */
@@ -38,6 +39,8 @@ typedef struct variant_launch {
 	unsigned grid;
 	CUdeviceptr y, x;
 	long long M, N;
+	/* an op of two inputs: the second, after x (launch_softmax_backward) */
+	CUdeviceptr x2;
 	double check_us; /* its check run, timed by events (0: not timed) */
 } variant_launch;
 
@@ -105,9 +108,10 @@ static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, double 
 	uint64_t seed = ref_shape_seed(ctx->seed, s->dtype, s->M, s->N);
 	ref_ahead_acquire(shape_op(s), s->dtype, s->M, s->N, seed, &d->host_x, &d->ref);
 	phase_end(phase, PHASE_REF, mark);
-	CU_TRY(err, cudrv.cuMemAlloc(&d->x, d->bytes));
+	d->ninputs = at_op_inputs(shape_op(s));
+	CU_TRY(err, cudrv.cuMemAlloc(&d->x, d->bytes * (size_t)d->ninputs));
 	CU_TRY(err, cudrv.cuMemAlloc(&d->y, d->bytes));
-	CU_TRY(err, cudrv.cuMemcpyHtoD(d->x, d->host_x, d->bytes));
+	CU_TRY(err, cudrv.cuMemcpyHtoD(d->x, d->host_x, d->bytes * (size_t)d->ninputs));
 	CU_TRY(err, cudrv.cuMemAlloc(&d->ref_dev, count * sizeof *d->ref));
 	CU_TRY(err, cudrv.cuMemcpyHtoD(d->ref_dev, d->ref, count * sizeof *d->ref));
 	ref_ahead_done(); /* its slot may take a shape ahead */
@@ -135,6 +139,9 @@ static int launch_variant(void *arg, CUstream stream, at_error *err)
 {
 	variant_launch *l = arg;
 	on_gpu(l->ctx, l->index, l->row); /* a heartbeat while timing */
+	if (l->x2)
+		return launch_softmax_backward(l->entry->fn, &l->geom, l->grid, l->y, l->x, l->x2,
+					       l->M, l->N, l->N, l->N, l->N, 0, stream, err);
 	return launch_softmax(l->entry->fn, &l->geom, l->grid, l->y, l->x, l->M, l->N, l->N,
 			      l->N, 0, stream, err);
 }
@@ -218,7 +225,8 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	row->arch = ctx->cache->cc;
 	row->entry = shape_op(s)->kernel_name;
 	variant_launch l = { .ctx = ctx, .index = index, .row = row, .entry = entry, .y = d->y,
-			     .x = d->x, .M = s->M, .N = s->N };
+			     .x = d->x, .M = s->M, .N = s->N,
+			     .x2 = d->ninputs > 1 ? d->x + d->bytes : 0 };
 	at_error verr = { { 0 } };
 	if (variant_geometry(v, env, &l.geom, &verr))
 		return at_error_set(err, "%s", verr.msg); /* a manifest bug: stop */
@@ -287,8 +295,9 @@ static int run_baselines(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	int n = 0, ntimed = 0;
 	on_gpu(ctx, -1, NULL);
 	for (int i = 0; i < 3; i++) {
-		/* the naive and cuDNN baselines compute softmax: the copy serves every op */
-		if ((i < 2 && !shape_op(s)->softmax_baselines) ||
+		/* the naive and cuDNN baselines compute softmax; the copy serves
+		 * every op of one input (its bytes moved are not an op's of two) */
+		if ((i < 2 && !shape_op(s)->softmax_baselines) || (i == 2 && d->ninputs > 1) ||
 		    (i == 1 && !baselines_cudnn_available(ctx->baselines)) ||
 		    (i == 2 && d->bytes % 16))
 			continue;

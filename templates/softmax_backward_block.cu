@@ -1,0 +1,47 @@
+// Template softmax_backward_block: the softmax (and log_softmax) backward
+// with one CTA a row, y's and dy's row held in registers, so each is read
+// once: 2 reads and 1 write an element, the bandwidth bound.
+// Regime: medium rows (1K to about 22K elements: y and dy are held as f32,
+// whatever the dtype, 2 x 22K x 4 bytes of registers a CTA).
+//
+// Parameters (macros set by the generator):
+//   THREADS           threads per CTA (a multiple of 32)
+//   VEC               elements per vector access (VEC * element size <= 16 B)
+//   ELEMS_PER_THREAD  elements of each input's row a thread holds (multiple of VEC)
+//   PERSISTENT        0: one row per CTA; 1: occupancy-sized grid that loops
+#include "softmax_backward_common.cuh"
+
+#define ITERS (ELEMS_PER_THREAD / VEC)
+#define WARPS (THREADS / 32)
+
+#include "softmax_cta_reduce.cuh"
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long M, long long N,
+			long long lddx, long long ldy, long long lddy, unsigned flags)
+{
+	// two reductions' slots, taken in turn: a thread still reading one
+	// row's partials is never overwritten by the next row's
+	__shared__ float slot[2][32];
+	const bool vec_ok = grads_vec_aligned(dx, lddx, y, ldy, dy, lddy);
+	const long long step = PERSISTENT ? (long long)gridDim.x : M;
+	int turn = 0;
+	for (long long row = blockIdx.x; row < M; row += step, turn ^= 1) {
+		vec_t yv[ITERS], gv[ITERS];
+#pragma unroll
+		for (int i = 0; i < ITERS; i++) {
+			const long long col = (long long)(i * THREADS + threadIdx.x) * VEC;
+			load_vec0(yv[i], y + row * ldy, col, N, vec_ok);
+			load_vec0(gv[i], dy + row * lddy, col, N, vec_ok);
+		}
+		float r = 0.0f;
+#pragma unroll
+		for (int i = 0; i < ITERS; i++)
+			r += vec_terms(yv[i], gv[i]);
+		r = cta_sum(r, slot[turn]);
+#pragma unroll
+		for (int i = 0; i < ITERS; i++)
+			store_grads(dx + row * lddx, (long long)(i * THREADS + threadIdx.x) * VEC, N,
+				    vec_ok, yv[i], gv[i], r);
+	}
+}

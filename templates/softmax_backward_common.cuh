@@ -1,0 +1,82 @@
+// Shared pieces of the softmax_backward templates (softmax_backward_warp,
+// _block, _loop), on top of softmax_common.cuh's element type, conversions
+// and vector access. Every kernel is
+//
+//   softmax_backward_kernel(elem *dx, const elem *y, const elem *dy, M, N,
+//                           lddx, ldy, lddy, flags)
+//
+// and computes, per row, one sum r and then each dx from (y, dy, r):
+//   softmax_backward:     r = sum dy y,  dx = y (dy - r)
+//   log_softmax_backward: r = sum dy,    dx = dy - e^y r
+// A source the generator made for log_softmax_backward defines
+// OP_LOG_SOFTMAX_BACKWARD (common/kernel_source.h); only the two helpers
+// below differ. dx may be dy (in place): every kernel reads a row's
+// elements before it writes them, each element by the thread that writes
+// it. flags (ATD_MASKED_ZERO) is taken and ignored: a masked forward row
+// (y all 0, or all -inf) gives dx = 0, or dy, by the same arithmetic.
+#pragma once
+
+#include "softmax_common.cuh"
+
+#if defined(OP_LOG_SOFTMAX_BACKWARD)
+#define LOG_BACKWARD 1
+#else
+#define LOG_BACKWARD 0
+#endif
+
+// An element's term of the row's sum r.
+__device__ __forceinline__ float grad_term(float y, float dy)
+{
+	return LOG_BACKWARD ? dy : dy * y;
+}
+
+// dx from the element's y and dy and the row's sum r. e^y as 2^(y log2 e):
+// y = -inf (a masked element of log_softmax) gives 0, so dx = dy, as
+// PyTorch's exp gives; 0 * an infinite r is NaN there too.
+__device__ __forceinline__ float grad_out(float y, float dy, float r)
+{
+	return LOG_BACKWARD ? dy - fast_exp2(y * LOG2E_F) * r : y * (dy - r);
+}
+
+// Loads the VEC elements at row[col...]; elements at or past n read as 0,
+// whose term of r is 0 for both ops (for y and dy alike).
+__device__ __forceinline__ void load_vec0(vec_t &out, const elem_t *row, long long col,
+					  long long n, bool vec_ok)
+{
+	if (vec_ok && col + VEC <= n) {
+		out = ld_vec(row + col);
+	} else {
+#pragma unroll
+		for (int j = 0; j < VEC; j++)
+			out.v[j] = col + j < n ? row[col + j] : from_f32(0.0f);
+	}
+}
+
+// The sum of the VEC terms of one pair of vectors.
+__device__ __forceinline__ float vec_terms(const vec_t &y, const vec_t &dy)
+{
+	float r = 0.0f;
+#pragma unroll
+	for (int j = 0; j < VEC; j++)
+		r += grad_term(to_f32(y.v[j]), to_f32(dy.v[j]));
+	return r;
+}
+
+// Writes the VEC results of one pair of vectors at row[col...] (masked).
+__device__ __forceinline__ void store_grads(elem_t *row, long long col, long long n, bool vec_ok,
+					    const vec_t &y, const vec_t &dy, float r)
+{
+	float out[VEC];
+#pragma unroll
+	for (int j = 0; j < VEC; j++)
+		out[j] = grad_out(to_f32(y.v[j]), to_f32(dy.v[j]), r);
+	store_vec(row, col, n, vec_ok, out);
+}
+
+// True when the rows of all three tensors start on a VEC-element boundary.
+__device__ __forceinline__ bool grads_vec_aligned(const elem_t *dx, long long lddx,
+						  const elem_t *y, long long ldy,
+						  const elem_t *dy, long long lddy)
+{
+	return rows_vec_aligned(dx, lddx) && rows_vec_aligned(y, ldy) && rows_vec_aligned(dy, lddy);
+}

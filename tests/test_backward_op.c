@@ -1,0 +1,247 @@
+/* Tests for the softmax and log_softmax backward ops on the tuner's side:
+ * their references (values worked out by hand, PyTorch's NaN and inf
+ * rules), their check input, their descriptions (two inputs, bytes moved),
+ * the check data of an op of two inputs, and their templates: the
+ * manifests load and serve both ops, and every variant compiles for sm_90
+ * at a few shapes, clean (no spills, no stack). */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/template_fixture.h"
+#include "tuner/check/backward_rows.h"
+#include "tuner/check/reference.h"
+#include "tuner/ops/ops.h"
+
+TestSuite(backward_op);
+
+/* The reference of one f32 row of N <= 8 (y, dy) under op. */
+static void ref_of(const at_op *op, const float *y, const float *dy, long long N, double *out)
+{
+	const void *in[2] = { y, dy };
+	ref_op_rows(op, in, AT_F32, 1, N, N, out);
+}
+
+Test(backward_op, softmax_backward_is_y_times_dy_minus_the_dot)
+{
+	/* dot = 0.5 + 0.5 + 1 = 2 */
+	const float y[3] = { 0.5f, 0.25f, 0.25f }, dy[3] = { 1.0f, 2.0f, 4.0f };
+	double dx[3];
+	ref_of(&softmax_backward_op, y, dy, 3, dx);
+	cr_assert_eq(dx[0], -0.5);
+	cr_assert_eq(dx[1], 0.0);
+	cr_assert_eq(dx[2], 0.5);
+}
+
+Test(backward_op, log_softmax_backward_is_dy_minus_e_to_the_y_times_the_sum)
+{
+	/* sum dy = 7; e^y = 0.5, 0.25, 0.25 */
+	const float y[3] = { logf(0.5f), logf(0.25f), logf(0.25f) }, dy[3] = { 1.0f, 2.0f, 4.0f };
+	double dx[3];
+	ref_of(&log_softmax_backward_op, y, dy, 3, dx);
+	cr_assert_float_eq(dx[0], 1.0 - 3.5, 1e-6);
+	cr_assert_float_eq(dx[1], 2.0 - 1.75, 1e-6);
+	cr_assert_float_eq(dx[2], 4.0 - 1.75, 1e-6);
+}
+
+Test(backward_op, nan_spreads_over_the_row_as_in_pytorch)
+{
+	const float y[3] = { 0.5f, 0.25f, 0.25f };
+	const float dy_nan[3] = { 1.0f, NAN, 4.0f };
+	double dx[3];
+	ref_of(&softmax_backward_op, y, dy_nan, 3, dx);
+	for (int j = 0; j < 3; j++)
+		cr_assert(isnan(dx[j]), "softmax_backward dx[%d] = %g, want NaN", j, dx[j]);
+	const float y_nan[3] = { 0.5f, NAN, 0.25f }, dy[3] = { 1.0f, 2.0f, 4.0f };
+	ref_of(&softmax_backward_op, y_nan, dy, 3, dx);
+	for (int j = 0; j < 3; j++)
+		cr_assert(isnan(dx[j]), "a NaN in y: dx[%d] = %g, want NaN", j, dx[j]);
+	const float ly[3] = { -1.0f, -2.0f, -3.0f };
+	ref_of(&log_softmax_backward_op, ly, dy_nan, 3, dx);
+	for (int j = 0; j < 3; j++)
+		cr_assert(isnan(dx[j]), "log_softmax_backward dx[%d] = %g, want NaN", j, dx[j]);
+}
+
+Test(backward_op, minus_inf_in_log_softmax_output_gives_dy)
+{
+	/* e^-inf = 0: dx = dy there, the rest as usual */
+	const float y[3] = { 0.0f, -INFINITY, -INFINITY }, dy[3] = { 1.0f, 2.0f, -3.0f };
+	double dx[3];
+	ref_of(&log_softmax_backward_op, y, dy, 3, dx);
+	cr_assert_eq(dx[0], 1.0 - 1.0 * 0.0);
+	cr_assert_eq(dx[1], 2.0);
+	cr_assert_eq(dx[2], -3.0);
+	/* an infinite sum: 0 * inf is NaN at the -inf elements, as in float64 */
+	const float dy_inf[3] = { 1.0f, INFINITY, 0.0f };
+	ref_of(&log_softmax_backward_op, y, dy_inf, 3, dx);
+	cr_assert(isnan(dx[2]));
+	/* softmax's zeros (a masked forward row) give dx = 0 */
+	const float zeros[3] = { 0.0f, 0.0f, 0.0f };
+	ref_of(&softmax_backward_op, zeros, dy, 3, dx);
+	for (int j = 0; j < 3; j++)
+		cr_assert_eq(dx[j], 0.0);
+}
+
+Test(backward_op, descriptions_read_two_inputs)
+{
+	const char *names[] = { "softmax_backward", "log_softmax_backward" };
+	for (int i = 0; i < 2; i++) {
+		const at_op *op = op_find(names[i]);
+		cr_assert_not_null(op, "%s", names[i]);
+		cr_assert_eq(at_op_inputs(op), 2);
+		cr_assert_str_eq(op->kernel_name, "softmax_backward_kernel");
+		cr_assert_eq(op->softmax_baselines, 0);
+		cr_assert_not_null(op->ref_row_inputs);
+		/* y and dy read, dx written */
+		cr_assert_eq(at_op_bytes_moved(op, AT_F32, 4096, 1000), 3.0 * 4096 * 1000 * 4);
+		cr_assert_eq(at_op_bytes_moved(op, AT_BF16, 64, 32000), 3.0 * 64 * 32000 * 2);
+	}
+	cr_assert_eq(at_op_inputs(&softmax_op), 1, "a description that says nothing has one input");
+}
+
+/* Row i of plane k of the check data (dense M x N planes). */
+static double at_plane(const void *x, at_dtype dt, long long M, long long N, int k, long long i,
+		       long long j)
+{
+	return ref_load(x, dt, (size_t)(k * M * N + i * N + j));
+}
+
+Test(backward_op, check_input_is_a_forward_output_and_a_gradient)
+{
+	const long long M = 40, N = 100;
+	const at_dtype dts[] = { AT_F32, AT_BF16 };
+	for (int d = 0; d < 2; d++) {
+		at_dtype dt = dts[d];
+		double tol = dt == AT_F32 ? 1e-5 : 2e-2;
+		void *x = malloc((size_t)(2 * M * N) * at_dtype_size(dt));
+		softmax_backward_check_input(x, dt, M, N, 3);
+		for (long long i = 0; i < M; i++) {
+			double sum = 0;
+			for (long long j = 0; j < N; j++) {
+				double y = at_plane(x, dt, M, N, 0, i, j), dy = at_plane(x, dt, M, N, 1, i, j);
+				cr_assert(y >= 0 && y <= 1, "row %lld: y = %g", i, y);
+				cr_assert(dy >= -8 && dy <= 8, "row %lld: dy = %g", i, dy);
+				sum += y;
+			}
+			cr_assert_float_eq(sum, 1.0, tol, "%s row %lld sums to %g", at_dtype_name(dt), i,
+					   sum);
+		}
+		/* the last row's gradient is constant */
+		for (long long j = 0; j < N; j++)
+			cr_assert_eq(at_plane(x, dt, M, N, 1, M - 1, j), 1.5);
+		log_softmax_backward_check_input(x, dt, M, N, 3);
+		long long minus_inf = 0;
+		for (long long i = 0; i < M; i++) {
+			double sum = 0;
+			for (long long j = 0; j < N; j++) {
+				double y = at_plane(x, dt, M, N, 0, i, j);
+				cr_assert(y <= 0, "log_softmax output %g", y);
+				minus_inf += isinf(y) != 0;
+				sum += exp(y);
+			}
+			cr_assert_float_eq(sum, 1.0, tol, "%s row %lld: e^y sums to %g", at_dtype_name(dt),
+					   i, sum);
+		}
+		cr_assert_gt(minus_inf, 0, "the masked and huge rows give -inf");
+		free(x);
+	}
+}
+
+Test(backward_op, check_data_takes_both_inputs)
+{
+	const long long M = 9, N = 33;
+	float *x = malloc((size_t)(2 * M * N) * sizeof *x);
+	double *ref = malloc((size_t)(M * N) * sizeof *ref), row[33];
+	ref_op_check_data(&softmax_backward_op, AT_F32, M, N, 5, x, ref);
+	for (long long i = 0; i < M; i++) {
+		const void *in[2] = { x, x + M * N };
+		ref_softmax_backward_row(in, AT_F32, (size_t)(i * N), N, row);
+		for (long long j = 0; j < N; j++)
+			cr_assert_eq(ref[i * N + j], row[j], "row %lld col %lld", i, j);
+	}
+	free(x);
+	free(ref);
+}
+
+/* ---- the templates ---- */
+
+static const char *const backward_templates[] = { "softmax_backward_warp",
+						  "softmax_backward_block",
+						  "softmax_backward_loop" };
+
+TestSuite(backward_templates, .init = tf_load_templates, .fini = tf_free_templates);
+
+Test(backward_templates, serve_both_ops_and_define_the_log_one)
+{
+	for (int t = 0; t < 3; t++) {
+		const tmpl_manifest *m = tf_template(backward_templates[t]);
+		cr_assert_str_eq(m->op, "softmax_backward");
+		cr_assert_eq(manifest_serves(m, "softmax_backward"), 1);
+		cr_assert_eq(manifest_serves(m, "log_softmax_backward"), 2);
+		cr_assert_eq(manifest_serves(m, "softmax"), 0);
+		variant v;
+		variant_defaults(&v, m, AT_F32);
+		v.op = manifest_source_op(m, "log_softmax_backward");
+		char *src = tf_specialize(&v);
+		cr_assert_not_null(strstr(src, "#define OP_LOG_SOFTMAX_BACKWARD 1\n"));
+		cr_assert_not_null(strstr(src, "softmax_backward_kernel("));
+		free(src);
+	}
+	/* no forward template serves a backward op, nor the reverse */
+	size_t n;
+	const tmpl_manifest *all = tf_templates(&n);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(all[i].op, "softmax") == 0)
+			cr_assert_eq(manifest_serves(&all[i], "softmax_backward"), 0, "%s", all[i].name);
+}
+
+/* Every variant of template at (dt, M, N), compiled once a distinct
+ * source, for op (NULL: its own); returns how many it compiled. */
+static size_t compile_every_variant(tf_seen *seen, const char *name, at_dtype dt, long long M,
+				    long long N, const char *op)
+{
+	const tmpl_manifest *m = tf_template(name);
+	variant *vs;
+	size_t n = tf_enumerate(m, 90, dt, M, N, &vs), compiled = 0;
+	cr_assert_gt(n, 0, "%s %s has no variant at %lld x %lld", name, at_dtype_name(dt), M, N);
+	for (size_t i = 0; i < n; i++) {
+		vs[i].op = op ? manifest_source_op(m, op) : NULL;
+		char *src = tf_specialize(&vs[i]);
+		if (tf_seen_add(seen, src)) {
+			free(src);
+			continue;
+		}
+		compiled_kernel k;
+		tf_compile_clean(&vs[i], src, 90, &k);
+		compiled_kernel_free(&k);
+		compiled++;
+	}
+	free(vs);
+	return compiled;
+}
+
+Test(backward_templates, every_variant_compiles_at_a_few_shapes, .timeout = 300)
+{
+	static const struct {
+		const char *name;
+		at_dtype dt;
+		long long M, N;
+		const char *op;
+	} shapes[] = {
+		{ "softmax_backward_warp", AT_F16, 4096, 100, NULL },
+		{ "softmax_backward_warp", AT_F32, 1, 7, "log_softmax_backward" },
+		{ "softmax_backward_block", AT_BF16, 64, 20000, NULL },
+		{ "softmax_backward_block", AT_F32, 4096, 12000, "log_softmax_backward" },
+		{ "softmax_backward_loop", AT_F16, 64, 131072, NULL },
+		{ "softmax_backward_loop", AT_F32, 1, 1000, "log_softmax_backward" },
+	};
+	tf_seen seen = { 0 };
+	size_t total = 0;
+	for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+		total += compile_every_variant(&seen, shapes[i].name, shapes[i].dt, shapes[i].M,
+					       shapes[i].N, shapes[i].op);
+	cr_log_info("%zu kernels compiled", total);
+	tf_seen_free(&seen);
+}
