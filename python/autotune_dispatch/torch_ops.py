@@ -339,22 +339,30 @@ def log_softmax(x, dim=-1, out=None, masked_zero=False):
             return y
         out.copy_(y)
         return out
-    if not _is_compiling():
+    return _through_ops("log_softmax", x, dim, out, masked_zero, what)
+
+
+def _through_ops(name, x, dim, out, masked_zero, what):
+    """The custom ops named name (name, name_ in place, name_out) over x's
+    dim into out (None: a new tensor); x itself or a view of its very
+    elements as out is in place."""
+    if not _is_compiling():  # when tracing, the ops' fake implementations check
         _check(x, out, what=what)
     d = layout.normalize_dim(dim, x.dim())
     ops = torch.ops.autotune_dispatch
     if d != max(x.dim(), 1) - 1:
-        y = ops.log_softmax(x.movedim(d, -1), masked_zero).movedim(-1, d)
+        y = getattr(ops, name)(x.movedim(d, -1), masked_zero).movedim(-1, d)
         if out is None:
             return y
         out.copy_(y)
         return out
     if out is None:
-        return ops.log_softmax(x, masked_zero)
+        return getattr(ops, name)(x, masked_zero)
+    # out=x, or another view of x's very elements (two x.t() calls): in place
     if out is x or (not _is_compiling() and _same_elements(x, out)):
-        ops.log_softmax_(out, masked_zero)
+        getattr(ops, name + "_")(out, masked_zero)
     else:
-        ops.log_softmax_out(x, out, masked_zero)
+        getattr(ops, name + "_out")(x, out, masked_zero)
     return out
 
 
@@ -365,21 +373,4 @@ def softmax(x, dim=-1, out=None, masked_zero=False):
     if not _registered:  # a PyTorch without torch.library.custom_op (before 2.4)
         return softmax_eager(default_handle(), x, dim, out, masked_zero)
     masked_zero = bool(masked_zero)
-    if not _is_compiling():  # when tracing, the ops' fake implementations check
-        _check(x, out)
-    d = layout.normalize_dim(dim, x.dim())
-    ops = torch.ops.autotune_dispatch
-    if d != max(x.dim(), 1) - 1:
-        y = ops.softmax(x.movedim(d, -1), masked_zero).movedim(-1, d)
-        if out is None:
-            return y
-        out.copy_(y)
-        return out
-    if out is None:
-        return ops.softmax(x, masked_zero)
-    # out=x, or another view of x's very elements (two x.t() calls): in place
-    if out is x or (not _is_compiling() and _same_elements(x, out)):
-        ops.softmax_(out, masked_zero)
-    else:
-        ops.softmax_out(x, out, masked_zero)
-    return out
+    return _through_ops("softmax", x, dim, out, masked_zero, "autotune_dispatch.softmax")

@@ -100,16 +100,24 @@ void ref_fill_random(void *host, at_dtype dt, size_t count, uint64_t seed)
 	}
 }
 
-void ref_softmax_row(const void *x, at_dtype dt, size_t offset, long long N, double *out)
+/* The row's max, and whether it holds a NaN (which makes the whole row NaN). */
+static double row_max(const void *x, at_dtype dt, size_t offset, long long N, int *has_nan)
 {
 	double m = -INFINITY;
-	int has_nan = 0;
+	*has_nan = 0;
 	for (long long j = 0; j < N; j++) {
 		double v = ref_load(x, dt, offset + (size_t)j);
-		has_nan |= isnan(v);
+		*has_nan |= isnan(v);
 		if (v > m)
 			m = v;
 	}
+	return m;
+}
+
+void ref_softmax_row(const void *x, at_dtype dt, size_t offset, long long N, double *out)
+{
+	int has_nan;
+	double m = row_max(x, dt, offset, N, &has_nan);
 	double sum = 0;
 	for (long long j = 0; j < N; j++) {
 		/* exp(v - m) is NaN for inf - inf and for an all -inf row, as in PyTorch */
@@ -122,14 +130,8 @@ void ref_softmax_row(const void *x, at_dtype dt, size_t offset, long long N, dou
 
 void ref_log_softmax_row(const void *x, at_dtype dt, size_t offset, long long N, double *out)
 {
-	double m = -INFINITY;
-	int has_nan = 0;
-	for (long long j = 0; j < N; j++) {
-		double v = ref_load(x, dt, offset + (size_t)j);
-		has_nan |= isnan(v);
-		if (v > m)
-			m = v;
-	}
+	int has_nan;
+	double m = row_max(x, dt, offset, N, &has_nan);
 	double sum = 0;
 	for (long long j = 0; j < N; j++)
 		sum += exp(ref_load(x, dt, offset + (size_t)j) - m);
