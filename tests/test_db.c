@@ -136,7 +136,7 @@ Test(db, open_creates_the_schema)
 	char tables[256];
 	query_list(s, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", tables,
 		   sizeof tables);
-	cr_assert_str_eq(tables, "compile_cache,gpus,kernels,results,sweeps,winners");
+	cr_assert_str_eq(tables, "compile_cache,gpus,kernels,models,results,sweeps,winners");
 	char indexes[256];
 	query_list(s, "SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL",
 		   indexes, sizeof indexes);
@@ -145,6 +145,27 @@ Test(db, open_creates_the_schema)
 	char mode[32];
 	query_list(s, "PRAGMA journal_mode", mode, sizeof mode);
 	cr_assert_str_eq(mode, "wal");
+	sqlite3_close(s);
+}
+
+Test(db, a_writer_adds_the_tables_added_within_its_version)
+{
+	/* a version-4 file written before the models table existed */
+	tdb_close(open_ok("older.db"));
+	sqlite3 *s = raw_open("older.db");
+	cr_assert_eq(sqlite3_exec(s, "DROP TABLE models", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(s);
+	tdb *db;
+	at_error err = { { 0 } };
+	cr_assert_eq(tdb_open_readonly(tmp_path("older.db"), &db, &err), 0, "%s", err.msg);
+	tdb_close(db); /* a reader changes nothing */
+	s = raw_open("older.db");
+	cr_assert_eq(query_int(s, "SELECT count(*) FROM sqlite_master WHERE name = 'models'"), 0);
+	sqlite3_close(s);
+	tdb_close(open_ok("older.db"));
+	s = raw_open("older.db");
+	cr_assert_eq(query_int(s, "SELECT count(*) FROM sqlite_master WHERE name = 'models'"), 1);
+	cr_assert_eq(query_int(s, "PRAGMA user_version"), TDB_SCHEMA_VERSION);
 	sqlite3_close(s);
 }
 
