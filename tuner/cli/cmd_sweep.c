@@ -107,10 +107,10 @@ const cli_option cli_sweep_options[] = {
 		 "rest at random and the best of each template)"),
 	CLI_INT(0, "keep", "K", offsetof(sweep_cli, keep), 1, 100000,
 		"the model's best-ranked variants kept at each shape\n"
-		"(default 24)"),
+		"(default 32)"),
 	CLI_CALLBACK(0, "explore", "F", parse_explore,
 		     "the share of the other variants also kept, drawn at\n"
-		     "random with a fixed seed (default 0.1)"),
+		     "random with a fixed seed (default 0.05)"),
 	CLI_INT(0, "watchdog", "S", offsetof(sweep_cli, watchdog_s), 0, 86400,
 		"a variant that runs S seconds on the GPU without\n"
 		"finishing is killed as hung (default 20; 0: never)"),

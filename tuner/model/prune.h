@@ -16,8 +16,8 @@
 
 /* Tuned on the H200's and H100's default sweeps (docs/NOTES.md, "Pruned
  * sweeps"): autotune model prune-eval. */
-#define PRUNE_DEFAULT_KEEP 24
-#define PRUNE_DEFAULT_EXPLORE 0.1
+#define PRUNE_DEFAULT_KEEP 32
+#define PRUNE_DEFAULT_EXPLORE 0.05
 #define PRUNE_DEFAULT_SEED 1
 
 typedef struct prune_options {
