@@ -16,16 +16,25 @@ const cli_command cli_commands[] = {
 	  "usage: autotune sweep [-c CONFIG] [--db FILE] [--compile-only] [--arch sm_XX]\n"
 	  "                      [--device N | --devices N,N...] [--templates DIR]\n"
 	  "                      [--threads N] [--shard K/N] [--full-timing] [--audit]\n"
-	  "                      [--watchdog S]\n"
+	  "                      [--watchdog S] [--exhaustive | --keep K --explore F]\n"
 	  "\n"
 	  "For each (op, dtype, M, N) in CONFIG (default configs/softmax.yaml), compiles\n"
-	  "every variant of every template that can serve the shape with NVRTC for the\n"
-	  "GPU, checks it against a CPU reference on fresh random input, times the\n"
+	  "the variants of the templates that can serve the shape with NVRTC for the\n"
+	  "GPU, checks them against a CPU reference on fresh random input, times the\n"
 	  "variants that pass, and stores every result and the winner in the database\n"
 	  "(default autotune.db, or $AUTOTUNE_DB). Shapes already in the database are\n"
 	  "skipped, so an interrupted sweep resumes where it stopped. Ctrl-C (or\n"
 	  "SIGTERM) stops it, keeping every kernel compiled so far in the database's\n"
 	  "compile cache, and exits 130 (143); a second Ctrl-C stops it at once.\n"
+	  "\n"
+	  "Which variants: a performance model ranks a shape's variants and the sweep\n"
+	  "keeps the best K (--keep, default 32), a share F of the rest drawn at random\n"
+	  "with a fixed seed (--explore, default 0.05) and the best-ranked of each\n"
+	  "template. The model is fitted on this GPU's results in the database (20\n"
+	  "tuned shapes or more), else on another GPU's of the same compute capability,\n"
+	  "else read from the templates folder's perf-model-seed.txt; without one, or\n"
+	  "with --exhaustive, every variant is compiled and timed. --compile-only\n"
+	  "compiles every variant.\n"
 	  "\n"
 	  "Each GPU is driven by a worker process. A variant that faults (its CUDA\n"
 	  "context is lost), crashes the worker or hangs the GPU is stored as failed\n"
@@ -142,10 +151,12 @@ const cli_command cli_commands[] = {
 	  "softmax_kernel(y, x, M, N, ldy, ldx)), for loading it by hand.\n",
 	  cli_gen_options },
 	{ "model", cmd_model, "fit a performance model to a sweep and measure it",
-	  "usage: autotune model fit [--db FILE] [--gpu NAME] [-o FILE] [--templates DIR]\n"
+	  "usage: autotune model fit [--db FILE] [--gpu NAME] [-o FILE | --store] [--templates DIR]\n"
 	  "       autotune model eval [--db FILE] [--gpu NAME] [--threads N] [--worst K]\n"
 	  "                           [--templates DIR]\n"
 	  "       autotune model choose -M M -N N [--dtype DTYPE] [--db FILE] [--gpu NAME]\n"
+	  "       autotune model prune-eval [--db FILE] [--gpu NAME] [--keep K] [--explore F]\n"
+	  "                                 [--model FILE] [--threads N] [--worst K]\n"
 	  "\n"
 	  "A performance model learned from every passing variant result of one GPU in\n"
 	  "the database (common/perf_model.h): boosted regression trees over features\n"
@@ -162,7 +173,13 @@ const cli_command cli_commands[] = {
 	  "per shape, the geometric mean of winner / chosen time, the shapes within 10%\n"
 	  "and the worst shapes. choose fits on every shape and prints the model's\n"
 	  "choice for one shape, its predicted time and what the prediction was made\n"
-	  "from (the features, and the largest of what each added).\n",
+	  "from (the features, and the largest of what each added). prune-eval\n"
+	  "measures the sweep's pruning (sweep --keep, --explore) on an exhaustive\n"
+	  "sweep: at each tuned shape, a model fitted on the other shapes (or\n"
+	  "--model's) ranks every variant the rules enumerate, the pruning keeps\n"
+	  "some, and the best stored time among the kept is set against the winner;\n"
+	  "prints a table over K and F, the variants and distinct kernels kept, then\n"
+	  "the chosen K and F and their worst shapes.\n",
 	  cli_model_options },
 	{ "help", cmd_help, "show help for a command", "usage: autotune help [COMMAND]\n", NULL },
 	{ "version", cmd_version, "print the version", "usage: autotune version\n", NULL },

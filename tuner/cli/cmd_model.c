@@ -14,11 +14,12 @@
 #include "db/models.h"
 #include "tuner/cli/cli.h"
 #include "tuner/model/loo.h"
+#include "tuner/model/prune_eval.h"
 #include "tuner/sweep/plan.h"
 
 typedef struct model_options {
-	const char *db_path, *gpu, *templates, *out, *dtype;
-	int threads, worst, trees, depth, store;
+	const char *db_path, *gpu, *templates, *out, *dtype, *explore, *model;
+	int threads, worst, trees, depth, keep, store;
 	long long M, N; /* choose: 0 not given */
 } model_options;
 
@@ -37,6 +38,13 @@ const cli_option cli_model_options[] = {
 	CLI_STRING(0, "dtype", "DTYPE", O(dtype), "choose: f32 (default), f16 or bf16"),
 	CLI_INT(0, "threads", "N", O(threads), 1, 16, "eval: fits run at once (default 2)"),
 	CLI_INT(0, "worst", "K", O(worst), 0, 1000, "eval: list the K worst shapes (default 10)"),
+	CLI_INT(0, "keep", "K", O(keep), 1, 100000,
+		"prune-eval: the best-ranked variants kept (default 32)"),
+	CLI_STRING(0, "explore", "F", O(explore),
+		   "prune-eval: the share of the rest kept at random (default 0.05)"),
+	CLI_FILE(0, "model", "FILE", O(model),
+		 "prune-eval: this model's text for every shape instead of\n"
+		 "fitting on the other shapes"),
 	CLI_INT(0, "trees", "N", O(trees), 1, 10000, "the variant ensemble's trees (default 300)"),
 	CLI_INT(0, "depth", "D", O(depth), 1, 16, "the variant ensemble's tree depth (default 8)"),
 	CLI_END,
@@ -270,6 +278,97 @@ static int model_choose_cmd(const model_options *o, model_inputs *in)
 	return 0;
 }
 
+static void print_prune_line(const prune_options *po, const prune_eval_result *r)
+{
+	printf("keep %3d explore %.2f: within 2%% %3zu of %zu (%5.1f%%), within 5%% %3zu, geomean "
+	       "%.4f, worst %.3f; variants %6zu of %6zu (%5.1f%%), kernels %6zu of %6zu (%5.1f%%)\n",
+	       po->keep, po->explore, r->within2, r->shapes,
+	       r->shapes ? 100.0 * (double)r->within2 / (double)r->shapes : 0, r->within5, r->geomean,
+	       r->worst, r->kept, r->all, r->all ? 100.0 * (double)r->kept / (double)r->all : 0,
+	       r->kernels_kept, r->kernels_all,
+	       r->kernels_all ? 100.0 * (double)r->kernels_kept / (double)r->kernels_all : 0);
+}
+
+/* Offline, the sweep's pruning at every tuned shape (prune_eval.h): a table
+ * over K and the exploration share, then the chosen ones' worst shapes. */
+static int model_prune_eval_cmd(const model_options *o, model_inputs *in)
+{
+	prune_options po;
+	prune_defaults(&po);
+	if (o->keep)
+		po.keep = o->keep;
+	if (o->explore) {
+		char *end;
+		po.explore = strtod(o->explore, &end);
+		if (end == o->explore || *end || !(po.explore >= 0 && po.explore <= 1))
+			return cli_usage_error("model", "--explore expects a share from 0 to 1, got "
+					       "\"%s\"", o->explore);
+	}
+	perf_model fixed;
+	at_error err = { { 0 } };
+	if (o->model) {
+		FILE *f = fopen(o->model, "rb");
+		if (!f) {
+			perror(o->model);
+			return 1;
+		}
+		strbuf text = { 0 };
+		char chunk[65536];
+		size_t got;
+		while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
+			strbuf_append(&text, chunk, got);
+		fclose(f);
+		char *t = strbuf_take(&text);
+		int rc = perf_model_from_text(t, &fixed, &err);
+		free(t);
+		if (rc)
+			return cli_fail(err.msg);
+	}
+	unsigned char *use = xcalloc(in->nms ? in->nms : 1, 1);
+	for (size_t i = 0; i < in->nms; i++)
+		use[i] = manifest_serves(&in->ms[i], "softmax");
+	prune_eval e;
+	int rc = prune_eval_score(&in->s, &in->mx, in->ts, (int)in->nms, use, &in->fit,
+				  o->model ? &fixed : NULL, o->threads, &e, &err);
+	free(use);
+	if (o->model)
+		perf_model_free(&fixed);
+	if (rc)
+		return cli_fail(err.msg);
+	printf("pruning on %s: %zu tuned shapes, %s\n", in->s.gpu, e.nshapes,
+	       o->model ? o->model : "each scored by a model fitted on the other shapes");
+	static const int keeps[] = { 4, 8, 12, 16, 24, 32, 48, 64 };
+	static const double explores[] = { 0, 0.02, 0.05, 0.1 };
+	prune_eval_result r;
+	for (size_t a = 0; a < sizeof explores / sizeof *explores; a++)
+		for (size_t k = 0; k < sizeof keeps / sizeof *keeps; k++) {
+			prune_options grid = po;
+			grid.keep = keeps[k];
+			grid.explore = explores[a];
+			prune_eval_measure(&e, &in->s, &grid, &r);
+			print_prune_line(&grid, &r);
+		}
+	printf("\nchosen:\n");
+	prune_eval_measure(&e, &in->s, &po, &r);
+	print_prune_line(&po, &r);
+	/* the shapes where the pruned best is furthest from the winner */
+	for (int w = 0; w < o->worst && r.worst > 1.02; w++) {
+		const model_shape *sh = &in->s.shapes[r.worst_shape];
+		printf("  worst: %s %lld x %lld, pruned best %.3f x the winner's %.2f us\n",
+		       at_dtype_name(sh->dtype), sh->M, sh->N, r.worst, sh->winner_us);
+		/* the next worst: measure again without this shape */
+		for (size_t i = 0; i < e.nshapes; i++)
+			if (e.shapes[i].shape == r.worst_shape) {
+				e.shapes[i] = e.shapes[--e.nshapes];
+				e.shapes[e.nshapes] = (prune_eval_shape){ 0 };
+				break;
+			}
+		prune_eval_measure(&e, &in->s, &po, &r);
+	}
+	prune_eval_free(&e);
+	return 0;
+}
+
 int cmd_model(int argc, char **argv)
 {
 	model_options o = { .threads = 2, .worst = 10 };
@@ -277,8 +376,9 @@ int cmd_model(int argc, char **argv)
 	if (cli_parse_options("model", argc, argv, &o, &nargs))
 		return 2;
 	if (nargs != 1 || (strcmp(argv[1], "fit") != 0 && strcmp(argv[1], "eval") != 0 &&
-			   strcmp(argv[1], "choose") != 0))
-		return cli_usage_error("model", "expected one subcommand: fit, eval or choose");
+			   strcmp(argv[1], "choose") != 0 && strcmp(argv[1], "prune-eval") != 0))
+		return cli_usage_error("model", "expected one subcommand: fit, eval, choose or "
+				       "prune-eval");
 	const char *db;
 	if (cli_db_path("model", o.db_path, 1, &db))
 		return 2;
@@ -286,9 +386,10 @@ int cmd_model(int argc, char **argv)
 	int rc = inputs_load(&o, db, &in);
 	if (rc)
 		return rc;
-	rc = strcmp(argv[1], "fit") == 0    ? model_fit_cmd(&o, &in)
-	     : strcmp(argv[1], "eval") == 0 ? model_eval_cmd(&o, &in)
-					    : model_choose_cmd(&o, &in);
+	rc = strcmp(argv[1], "fit") == 0	  ? model_fit_cmd(&o, &in)
+	     : strcmp(argv[1], "eval") == 0	  ? model_eval_cmd(&o, &in)
+	     : strcmp(argv[1], "prune-eval") == 0 ? model_prune_eval_cmd(&o, &in)
+						  : model_choose_cmd(&o, &in);
 	inputs_free(&in);
 	return rc;
 }

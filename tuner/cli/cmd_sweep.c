@@ -13,6 +13,7 @@
 typedef struct sweep_cli {
 	sweep_options o;
 	int device, watchdog_s;
+	int keep, explore_given; /* keep -1: not given */
 } sweep_cli;
 
 /* --devices 0,1,3: distinct GPU ordinals. */
@@ -57,6 +58,21 @@ static int parse_shard(const char *cmd, const cli_option *opt, const char *text,
 	return 0;
 }
 
+/* --explore F: a share from 0 to 1. */
+static int parse_explore(const char *cmd, const cli_option *opt, const char *text, void *base)
+{
+	(void)opt;
+	char *end;
+	errno = 0;
+	double f = strtod(text, &end);
+	if (end == text || *end || errno || !(f >= 0 && f <= 1))
+		return cli_usage_error(cmd, "--explore expects a share from 0 to 1 (e.g. 0.1), got "
+				       "\"%s\"", text);
+	((sweep_cli *)base)->o.prune.explore = f;
+	((sweep_cli *)base)->explore_given = 1;
+	return 0;
+}
+
 #define O(field) offsetof(sweep_cli, o.field)
 const cli_option cli_sweep_options[] = {
 	CLI_STRING('c', "config", "FILE", O(config_path), "the sweep config (YAML)"),
@@ -85,6 +101,16 @@ const cli_option cli_sweep_options[] = {
 		 "after the rounds pick a winner, also time every variant\n"
 		 "in full and report how often the winner is within 2%\n"
 		 "of full timing's best (stores the rounds' results)"),
+	CLI_FLAG(0, "exhaustive", O(prune.exhaustive),
+		 "compile and time every variant at every shape (by default\n"
+		 "the performance model's best-ranked few, a share of the\n"
+		 "rest at random and the best of each template)"),
+	CLI_INT(0, "keep", "K", offsetof(sweep_cli, keep), 1, 100000,
+		"the model's best-ranked variants kept at each shape\n"
+		"(default 32)"),
+	CLI_CALLBACK(0, "explore", "F", parse_explore,
+		     "the share of the other variants also kept, drawn at\n"
+		     "random with a fixed seed (default 0.05)"),
 	CLI_INT(0, "watchdog", "S", offsetof(sweep_cli, watchdog_s), 0, 86400,
 		"a variant that runs S seconds on the GPU without\n"
 		"finishing is killed as hung (default 20; 0: never)"),
@@ -95,7 +121,8 @@ const cli_option cli_sweep_options[] = {
 int cmd_sweep(int argc, char **argv)
 {
 	sweep_cli cli = { .o = { .config_path = NULL }, .device = -1,
-			  .watchdog_s = SWEEP_DEFAULT_WATCHDOG_S };
+			  .watchdog_s = SWEEP_DEFAULT_WATCHDOG_S, .keep = -1 };
+	prune_defaults(&cli.o.prune);
 	int nargs;
 	if (cli_parse_options("sweep", argc, argv, &cli, &nargs))
 		return 2;
@@ -108,6 +135,11 @@ int cmd_sweep(int argc, char **argv)
 	if (o.audit && o.full_timing)
 		return cli_usage_error("sweep", "--audit checks the rounds against full timing; "
 				       "it cannot be combined with --full-timing");
+	if (cli.keep > 0)
+		o.prune.keep = cli.keep;
+	if (o.prune.exhaustive && (cli.keep > 0 || cli.explore_given))
+		return cli_usage_error("sweep", "--exhaustive keeps every variant; it cannot be "
+				       "combined with --keep or --explore");
 	if (device_given && o.ndevices)
 		return cli_usage_error("sweep", "give --device or --devices, not both");
 	if (cli_db_path("sweep", o.db_path, 1, &o.db_path))

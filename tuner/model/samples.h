@@ -40,6 +40,12 @@ typedef struct model_samples {
 int model_samples_load(const char *path, const char *gpu, const tr_template *ts, int nts,
 		       model_samples *out, at_error *err);
 
+/* The same, from the sweeps numbered below before_sweep only (0: all):
+ * what a sweep learns from is what the database held when it started, so
+ * that a restarted worker prunes as its predecessor did. */
+int model_samples_load_before(const char *path, const char *gpu, long long before_sweep,
+			      const tr_template *ts, int nts, model_samples *out, at_error *err);
+
 void model_samples_free(model_samples *s);
 
 #endif

@@ -41,9 +41,9 @@ static int queue_kernels(const lookahead_ctx *ctx, const sweep_shape *s)
 {
 	tr_env env = gpu_shape_env(ctx->gpu, s->M, s->N, at_dtype_size(s->dtype));
 	variant *vs;
-	size_t n;
+	size_t n, nall;
 	at_error err = { { 0 } };
-	if (plan_shape_variants(ctx->plan, s, &env, &vs, &n, &err))
+	if (sweep_shape_variants(ctx->pruner, ctx->plan, s, &env, &vs, &n, &nall, &err))
 		return -1;
 	int rc = kernel_cache_queue_variants(ctx->cache, vs, n, NULL, &err);
 	free(vs);

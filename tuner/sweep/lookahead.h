@@ -14,6 +14,7 @@
 #include "tuner/device.h"
 #include "tuner/sweep/kernel_cache.h"
 #include "tuner/sweep/plan.h"
+#include "tuner/sweep/prune_shape.h"
 
 /* Kernels kept queued ahead per compile thread, and how far ahead (in
  * shapes) they are looked for: always the next LOOKAHEAD_MIN_SHAPES, so
@@ -32,6 +33,7 @@ typedef struct lookahead_ctx {
 	tdb *db;
 	long long gpu_id;
 	unsigned long long seed; /* the sweep's, for the shapes' random input */
+	const sweep_pruner *pruner; /* what the tuning will keep of each shape */
 } lookahead_ctx;
 
 /* Starts the work for the shapes after s (a shape of ctx->plan). */

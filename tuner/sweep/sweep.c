@@ -13,6 +13,7 @@
 #include "tuner/check/gpu_compare.h"
 #include "tuner/sweep/interrupt.h"
 #include "tuner/sweep/progress.h"
+#include "tuner/sweep/prune_model.h"
 #include "tuner/table.h"
 #include "tuner/sweep/supervisor.h"
 #include "tuner/sweep/sweep_worker.h"
@@ -71,6 +72,24 @@ static void print_summary(const sweep_plan *p, const supervisor_report *r)
 	printf("):\n");
 	table_print(&t, stdout, TABLE_TEXT, NULL);
 	table_free(&t);
+}
+
+/* The variants the model kept of those enumerated, over the shapes tuned
+ * now (tuner/sweep/prune_shape.h). */
+static void print_pruned(const sweep_plan *p, const supervisor_report *r)
+{
+	size_t kept = 0, all = 0, shapes = 0;
+	for (size_t i = 0; i < p->nshapes; i++) {
+		const shape_summary *s = &r->shapes[i].summary;
+		if (!s->enumerated)
+			continue;
+		shapes++;
+		kept += s->variants;
+		all += s->enumerated;
+	}
+	if (all > kept)
+		printf("Pruned: %zu of %zu variants kept (%.1f%%) at the %zu shapes tuned now.\n", kept,
+		       all, 100.0 * (double)kept / (double)all, shapes);
 }
 
 /* --audit: how often the rounds' winner is within 2% of full timing's best. */
@@ -158,6 +177,7 @@ static int sweep_on_gpus(const sweep_options *o, sweep_plan *p, at_error *err)
 		printf("Compiled %zu kernels in %.1f s (%zu more from the compile cache); checked and "
 		       "timed in %.1f s. Database: %s\n", r.stats.compiled, r.stats.compile_ms / 1e3,
 		       r.stats.from_db, r.stats.bench_ms / 1e3, db_path);
+		print_pruned(p, &r);
 		print_audit(p, &r);
 		if (r.restarts)
 			printf("%zu worker processes were restarted after a variant faulted or hung; "
@@ -192,7 +212,9 @@ int sweep_run(const sweep_options *o, at_error *err)
 	sweep_plan p;
 	if (load_plan(o, &p, err))
 		return -1;
-	int rc = sweep_on_gpus(o, &p, err);
+	sweep_options with_cutoff = *o;
+	with_cutoff.prune_before = prune_model_cutoff(tdb_default_path(o->db_path));
+	int rc = sweep_on_gpus(&with_cutoff, &p, err);
 	plan_free(&p);
 	return rc;
 }

@@ -3,6 +3,7 @@
 #ifndef AT_TUNER_SWEEP_OPTIONS_H
 #define AT_TUNER_SWEEP_OPTIONS_H
 
+#include "tuner/model/prune.h"
 #include "tuner/sweep/shard.h"
 
 /* A variant that sends nothing for this long while on the GPU is taken to
@@ -24,6 +25,8 @@ typedef struct sweep_options {
 	shard_spec shard;          /* --shard K/N; count 0: every shape */
 	int full_timing;           /* --full-timing */
 	int audit;                 /* --audit: rounds against full timing, per shape */
+	prune_options prune;       /* --exhaustive, --keep, --explore */
+	long long prune_before;    /* the model learns from sweeps numbered below (sweep_run sets it) */
 } sweep_options;
 
 #endif

@@ -33,6 +33,8 @@ typedef struct worker {
 	kernel_cache cache;
 	int cache_open;
 	gpu_compare compare;
+	sweep_pruner pruner;
+	int pruner_open;
 	tune_ctx ctx;
 	tune_exclusion *excl;
 	size_t nexcl, excl_cap;
@@ -117,6 +119,31 @@ static int check_memory(const sweep_plan *p, const gpu_device *gpu, at_error *er
 	return 0;
 }
 
+/* The model that prunes each shape's variants, said once a GPU. */
+static int open_pruner(worker *w, at_error *err)
+{
+	const prune_options *po = &w->o->prune;
+	if (sweep_pruner_open(&w->pruner, w->p, po, tdb_default_path(w->o->db_path),
+			      w->o->prune_before, w->gpu.info.name, w->gpu.cc,
+			      plan_templates_dir(w->o->templates_dir), err))
+		return -1;
+	w->pruner_open = 1;
+	w->ctx.pruner = &w->pruner;
+	if (w->start->sweep_id != 0)
+		return 0;
+	if (po->exhaustive)
+		fprintf(stderr, "autotune: GPU %d: every variant compiled and timed (--exhaustive)\n",
+			w->start->device);
+	else if (w->pruner.have_model)
+		fprintf(stderr, "autotune: GPU %d: pruning each shape to the model's best %d variants, "
+			"%.0f%% of the rest at random and the best of each template; model %s\n",
+			w->start->device, po->keep, 100 * po->explore, w->pruner.source);
+	else
+		fprintf(stderr, "autotune: GPU %d: no pruning, every variant compiled and timed: %s\n",
+			w->start->device, w->pruner.source);
+	return 0;
+}
+
 static int open_worker(worker *w, at_error *err)
 {
 	const worker_start *st = w->start;
@@ -150,7 +177,7 @@ static int open_worker(worker *w, at_error *err)
 	if (first && st->slot == 0 && !baselines_cudnn_available(ctx->baselines))
 		fprintf(stderr, "autotune: cuDNN baseline not timed: %s\n",
 			baselines_cudnn_reason(ctx->baselines));
-	if (tdb_gpu_id(w->db, &w->gpu.info, &ctx->gpu_id, err))
+	if (tdb_gpu_id(w->db, &w->gpu.info, &ctx->gpu_id, err) || open_pruner(w, err))
 		return -1;
 	if (!first) {
 		/* a restarted worker continues its predecessor's sweep */
@@ -177,6 +204,8 @@ static void close_worker(worker *w)
 	gpu_compare_close(&w->compare);
 	if (w->cache_open)
 		kernel_cache_free(&w->cache);
+	if (w->pruner_open)
+		sweep_pruner_close(&w->pruner);
 	if (w->timer_open)
 		gpu_timer_close(&w->b);
 	tdb_close(w->db);
@@ -200,14 +229,17 @@ static int summary_from_db(const winner_row *r, void *arg)
 
 static void describe(const shape_summary *sum, char *buf, size_t cap)
 {
+	char kept[64] = "";
+	if (sum->enumerated > sum->variants)
+		snprintf(kept, sizeof kept, " kept of %zu", sum->enumerated);
 	if (sum->winner_template[0])
-		snprintf(buf, cap, "%zu variants, %zu passed; %s %s: %.0f GB/s (%.1f%% of copy; "
-			 "naive %.0f, cuDNN %.0f GB/s)", sum->variants, sum->passed,
+		snprintf(buf, cap, "%zu variants%s, %zu passed; %s %s: %.0f GB/s (%.1f%% of copy; "
+			 "naive %.0f, cuDNN %.0f GB/s)", sum->variants, kept, sum->passed,
 			 sum->winner_template, sum->winner_params, sum->gbps, sum->pct_copy,
 			 sum->naive_gbps, sum->cudnn_gbps);
 	else
-		snprintf(buf, cap, "%zu variants, none passed (no template serves this shape, or "
-			 "every variant failed its check)", sum->variants);
+		snprintf(buf, cap, "%zu variants%s, none passed (no template serves this shape, or "
+			 "every variant failed its check)", sum->variants, kept);
 	size_t len = strlen(buf);
 	if (sum->audit_full_ratio > 0 && len < cap)
 		snprintf(buf + len, cap - len, "; audit: %+.1f%% of full timing's best (%+.1f%% "

@@ -449,7 +449,8 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	tr_env env = gpu_shape_env(ctx->gpu, s->M, s->N, at_dtype_size(s->dtype));
 	variant *vs = NULL;
 	size_t n = 0;
-	if (plan_shape_variants(ctx->plan, s, &env, &vs, &n, err))
+	size_t nall = 0;
+	if (sweep_shape_variants(ctx->pruner, ctx->plan, s, &env, &vs, &n, &nall, err))
 		return -1;
 	kernel_entry **entries = xcalloc(n ? n : 1, sizeof *entries);
 	int got = kernel_cache_get_variants(ctx->cache, vs, n, entries, err);
@@ -484,7 +485,7 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 	phase_end(phase, PHASE_LOAD, &mark);
 	if (rc == 0)
 		lookahead_after(&(lookahead_ctx){ ctx->plan, ctx->gpu, ctx->cache, ctx->db,
-						  ctx->gpu_id, ctx->seed },
+						  ctx->gpu_id, ctx->seed, ctx->pruner },
 				s);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		if ((rc = interrupted(ctx, err)))
@@ -539,6 +540,7 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 		phase_end(phase, PHASE_STORE, &mark);
 		phases_report(s, n, npassed, phase);
 		summarize(rows, params, nrows, band, sum);
+		sum->enumerated = nall;
 		sum->audit_full_ratio = audit.audit_full_ratio;
 		sum->audit_head_ratio = audit.audit_head_ratio;
 		sum->audit_best_rounds_ratio = audit.audit_best_rounds_ratio;

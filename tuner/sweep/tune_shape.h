@@ -9,6 +9,7 @@
 #include "tuner/device.h"
 #include "tuner/sweep/kernel_cache.h"
 #include "tuner/sweep/plan.h"
+#include "tuner/sweep/prune_shape.h"
 
 /* A variant that must fail without running (it killed or hung an earlier
  * worker process; supervisor.h). */
@@ -29,6 +30,7 @@ typedef struct tune_hooks {
 
 typedef struct tune_ctx {
 	const sweep_plan *plan;
+	const sweep_pruner *pruner; /* NULL: every variant */
 	gpu_device *gpu;
 	gpu_timer *timer;
 	kernel_cache *cache;
@@ -53,6 +55,7 @@ typedef struct tune_ctx {
 /* The outcome of a shape, for the final table. */
 typedef struct shape_summary {
 	size_t variants, passed;
+	size_t enumerated; /* the variants before pruning (tuner/sweep/prune_shape.h) */
 	char winner_template[64];
 	char winner_params[256];
 	double time_us, gbps, pct_copy;

@@ -1,0 +1,143 @@
+/* Finding the sweep's pruning model: see prune_model.h. */
+#include "tuner/sweep/prune_model.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/sqlite_reader.h"
+#include "common/strbuf.h"
+#include "tuner/model/fit.h"
+
+long long prune_model_cutoff(const char *db_path)
+{
+	sqlite3 *db = NULL;
+	if (access(db_path, F_OK) != 0 || at_sqlite_open_reader(db_path, &db) != SQLITE_OK) {
+		sqlite3_close(db);
+		return 1;
+	}
+	long long next = 1;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, "SELECT COALESCE(MAX(id), 0) + 1 FROM sweeps", -1, &st, NULL) ==
+	    SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			next = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+	return next;
+}
+
+/* The GPU of compute capability cc, other than gpu_name, with the most
+ * shapes tuned before before_sweep, into name; their count (0: none). */
+static long long peer_gpu(const char *db_path, long long before_sweep, const char *gpu_name,
+			  int cc, char *name, size_t cap)
+{
+	sqlite3 *db = NULL;
+	if (access(db_path, F_OK) != 0 || at_sqlite_open_reader(db_path, &db) != SQLITE_OK) {
+		sqlite3_close(db);
+		return 0;
+	}
+	long long best = 0;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT g.name, COUNT(*) AS n FROM winners w JOIN gpus g ON g.id = "
+			       "w.gpu_id WHERE g.cc_major * 10 + g.cc_minor = ?1 AND g.name <> ?2 "
+			       "AND w.op = 'softmax' AND w.sweep_id < ?3 GROUP BY g.name "
+			       "ORDER BY n DESC, g.name LIMIT 1",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int(st, 1, cc);
+		sqlite3_bind_text(st, 2, gpu_name, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, before_sweep);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			snprintf(name, cap, "%s", (const char *)sqlite3_column_text(st, 0));
+			best = sqlite3_column_int64(st, 1);
+		}
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(db);
+	return best;
+}
+
+static size_t tuned_shapes(const model_samples *s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->nshapes; i++)
+		n += s->shapes[i].winner_us > 0;
+	return n;
+}
+
+/* Fits m on gpu's results when it has enough tuned shapes: 1 fitted, 0 not
+ * enough (or none: the database or the GPU missing). */
+static int fit_from(const char *db_path, long long before_sweep, const char *gpu,
+		    const tr_template *ts, int nts, perf_model *m, size_t *nshapes)
+{
+	model_samples s;
+	at_error ignored;
+	*nshapes = 0;
+	if (access(db_path, F_OK) != 0 ||
+	    model_samples_load_before(db_path, gpu, before_sweep, ts, nts, &s, &ignored))
+		return 0;
+	*nshapes = tuned_shapes(&s);
+	int fitted = 0;
+	if (*nshapes >= PRUNE_MIN_SHAPES) {
+		model_matrix mx;
+		model_fit_options o;
+		model_fit_defaults(&o);
+		model_matrix_build(&s, ts, nts, &mx);
+		fitted = model_fit(&s, &mx, -1, &o, m) == 0;
+		model_matrix_free(&mx);
+	}
+	model_samples_free(&s);
+	return fitted;
+}
+
+/* Reads the whole file at path; NULL when it cannot. */
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	strbuf b = { 0 };
+	char chunk[65536];
+	size_t got;
+	while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
+		strbuf_append(&b, chunk, got);
+	fclose(f);
+	return strbuf_take(&b);
+}
+
+int prune_model_obtain(const char *db_path, long long before_sweep, const char *gpu_name, int cc,
+		       const tr_template *ts, int nts, const char *templates_dir, perf_model *m,
+		       char *what, size_t cap, at_error *err)
+{
+	size_t own = 0, peer = 0;
+	if (fit_from(db_path, before_sweep, gpu_name, ts, nts, m, &own)) {
+		snprintf(what, cap, "fitted on %zu tuned shapes of %s", own, gpu_name);
+		return 1;
+	}
+	char other[256] = "";
+	if (peer_gpu(db_path, before_sweep, gpu_name, cc, other, sizeof other) >= PRUNE_MIN_SHAPES &&
+	    fit_from(db_path, before_sweep, other, ts, nts, m, &peer)) {
+		snprintf(what, cap, "fitted on %zu tuned shapes of %s (sm_%d like this GPU; %zu of "
+			 "its own, %d needed)", peer, other, cc, own, PRUNE_MIN_SHAPES);
+		return 1;
+	}
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", templates_dir, PRUNE_SEED_FILE);
+	char *text = read_text(path);
+	if (text) {
+		int rc = perf_model_from_text(text, m, err);
+		free(text);
+		if (rc)
+			return at_error_set(err, "%s: %s", path, err->msg);
+		snprintf(what, cap, "the seed model %s (%zu tuned shapes of this GPU, %d needed, "
+			 "none of another sm_%d GPU)", path, own, PRUNE_MIN_SHAPES, cc);
+		return 1;
+	}
+	snprintf(what, cap, "no model: %zu tuned shapes of this GPU (%d needed), none of another "
+		 "sm_%d GPU, no seed model at %s", own, PRUNE_MIN_SHAPES, cc, path);
+	return 0;
+}

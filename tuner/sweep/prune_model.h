@@ -1,0 +1,34 @@
+/* Where a sweep's pruning model comes from (tuner/sweep/prune_shape.h),
+ * first found of:
+ *   1. fitted on this GPU's results in the database, when it has at least
+ *      PRUNE_MIN_SHAPES tuned shapes;
+ *   2. fitted on another GPU's of the same compute capability there (the
+ *      one with the most tuned shapes, at least PRUNE_MIN_SHAPES);
+ *   3. the seed model shipped beside the templates (PRUNE_SEED_FILE,
+ *      fitted on the H100's default sweep: docs/NOTES.md, "Pruned sweeps");
+ *   4. none: the sweep is exhaustive.
+ * Only results of sweeps that began before this one are learnt from, so
+ * that every worker, and a worker restarted mid-sweep, prunes alike. */
+#ifndef AT_TUNER_SWEEP_PRUNE_MODEL_H
+#define AT_TUNER_SWEEP_PRUNE_MODEL_H
+
+#include <stddef.h>
+
+#include "common/perf_model.h"
+#include "common/template_rules.h"
+
+#define PRUNE_MIN_SHAPES 20
+#define PRUNE_SEED_FILE "perf-model-seed.txt"
+
+/* The first sweep id the model must not learn from: one past the
+ * database's last (1 for a database not made yet). */
+long long prune_model_cutoff(const char *db_path);
+
+/* Fills m and says where it came from in what ("fitted on 132 shapes of
+ * NVIDIA H200"). Returns 1 with a model, 0 without (what says why), -1 on
+ * an error (a seed file that does not parse, the database unreadable). */
+int prune_model_obtain(const char *db_path, long long before_sweep, const char *gpu_name, int cc,
+		       const tr_template *ts, int nts, const char *templates_dir, perf_model *m,
+		       char *what, size_t cap, at_error *err);
+
+#endif

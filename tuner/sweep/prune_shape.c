@@ -1,0 +1,103 @@
+/* A shape's variants pruned by the model: see prune_shape.h. */
+#include "tuner/sweep/prune_shape.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/strbuf.h"
+#include "tuner/sweep/prune_model.h"
+
+int sweep_pruner_open(sweep_pruner *pr, const sweep_plan *p, const prune_options *o,
+		      const char *db_path, long long before_sweep, const char *gpu_name, int cc,
+		      const char *templates_dir, at_error *err)
+{
+	memset(pr, 0, sizeof *pr);
+	pr->o = *o;
+	pr->plan = p;
+	if (o->exhaustive) {
+		snprintf(pr->source, sizeof pr->source, "--exhaustive");
+		return 0;
+	}
+	pr->rules = xcalloc(p->ntemplates ? p->ntemplates : 1, sizeof *pr->rules);
+	tr_template *ts = xcalloc(p->ntemplates ? p->ntemplates : 1, sizeof *ts);
+	for (size_t i = 0; i < p->ntemplates; i++) {
+		manifest_rules_view(&p->templates[i], &pr->rules[i]);
+		ts[i] = pr->rules[i].t;
+	}
+	int got = prune_model_obtain(db_path, before_sweep, gpu_name, cc, ts, (int)p->ntemplates,
+				     templates_dir, &pr->model, pr->source, sizeof pr->source, err);
+	free(ts);
+	if (got < 0) {
+		sweep_pruner_close(pr);
+		return -1;
+	}
+	pr->have_model = got;
+	return 0;
+}
+
+void sweep_pruner_close(sweep_pruner *pr)
+{
+	if (pr->have_model)
+		perf_model_free(&pr->model);
+	for (size_t i = 0; pr->rules && i < pr->plan->ntemplates; i++)
+		manifest_rules_free(&pr->rules[i]);
+	free(pr->rules);
+	pr->rules = NULL;
+	pr->have_model = 0;
+}
+
+static int model_knows(const perf_model *m, const char *template_name)
+{
+	for (int i = 0; i < m->space.ntemplates; i++)
+		if (strcmp(m->space.templates[i], template_name) == 0)
+			return 1;
+	return 0;
+}
+
+void sweep_prune_variants(const sweep_pruner *pr, const sweep_shape *s, const tr_env *env,
+			  variant *vs, size_t *n)
+{
+	if (!pr || !pr->have_model || pr->o.exhaustive || *n == 0)
+		return;
+	/* a template the model never learned (a new one, the backward ops'):
+	 * its predictions mean nothing, so the shape is swept in full */
+	for (size_t i = 0; i < *n; i++)
+		if (!model_knows(&pr->model, vs[i].tmpl->name))
+			return;
+	double *score = xmalloc(*n * sizeof *score);
+	int *group = xmalloc(*n * sizeof *group);
+	unsigned char *kept = xmalloc(*n);
+	for (size_t i = 0; i < *n; i++) {
+		group[i] = (int)(vs[i].tmpl - pr->plan->templates);
+		perf_prediction pred;
+		at_error ignored;
+		/* the ranking needs log_behind only: the copy rate does not matter */
+		score[i] = perf_model_predict(&pr->model, &pr->rules[group[i]].t, vs[i].values, env,
+					      1.0, &pred, &ignored) == 0
+				   ? pred.log_behind
+				   : NAN;
+	}
+	prune_select(score, group, *n, &pr->o, prune_shape_seed(pr->o.seed, s->dtype, s->M, s->N),
+		     kept);
+	size_t k = 0;
+	for (size_t i = 0; i < *n; i++)
+		if (kept[i])
+			vs[k++] = vs[i];
+	*n = k;
+	free(kept);
+	free(group);
+	free(score);
+}
+
+int sweep_shape_variants(const sweep_pruner *pr, const sweep_plan *p, const sweep_shape *s,
+			 const tr_env *env, variant **out, size_t *n, size_t *nall,
+			 at_error *err)
+{
+	if (plan_shape_variants(p, s, env, out, n, err))
+		return -1;
+	*nall = *n;
+	sweep_prune_variants(pr, s, env, *out, n);
+	return 0;
+}

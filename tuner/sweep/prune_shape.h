@@ -1,0 +1,41 @@
+/* The sweep's pruning of a shape's variants (tuner/model/prune.h) by the
+ * performance model's ranking: what a worker compiles, checks and times,
+ * and what the look-ahead compiles for it. A shape's kept variants depend
+ * only on the model, the options and the shape, so that the look-ahead,
+ * the tuning and a restarted worker agree on them (a failed variant is
+ * excluded by its index among them: supervisor.h). */
+#ifndef AT_TUNER_SWEEP_PRUNE_SHAPE_H
+#define AT_TUNER_SWEEP_PRUNE_SHAPE_H
+
+#include "common/perf_model.h"
+#include "tuner/model/prune.h"
+#include "tuner/sweep/plan.h"
+
+typedef struct sweep_pruner {
+	prune_options o;
+	const sweep_plan *plan;
+	manifest_rules *rules; /* one for each of the plan's templates */
+	perf_model model;
+	int have_model;        /* 0: every variant kept */
+	char source[768];      /* where the model came from, or why there is none */
+} sweep_pruner;
+
+/* Finds the model (prune_model.h) unless o->exhaustive. Returns 0 (with or
+ * without a model: pr->source says), or -1 on an error. */
+int sweep_pruner_open(sweep_pruner *pr, const sweep_plan *p, const prune_options *o,
+		      const char *db_path, long long before_sweep, const char *gpu_name, int cc,
+		      const char *templates_dir, at_error *err);
+void sweep_pruner_close(sweep_pruner *pr);
+
+/* plan_shape_variants, then only those pr keeps, in the same order; *nall
+ * says how many there were. pr NULL, or without a model: all of them. */
+int sweep_shape_variants(const sweep_pruner *pr, const sweep_plan *p, const sweep_shape *s,
+			 const tr_env *env, variant **out, size_t *n, size_t *nall,
+			 at_error *err);
+
+/* Keeps in vs[0..*n) those pr keeps at s; the plan's variants, enumerated
+ * at env. */
+void sweep_prune_variants(const sweep_pruner *pr, const sweep_shape *s, const tr_env *env,
+			  variant *vs, size_t *n);
+
+#endif
