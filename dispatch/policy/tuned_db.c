@@ -244,6 +244,20 @@ static int has_v3_geometry(sqlite3 *db)
 	return has_columns(db, "results", "ctas_per_row", "cooperative");
 }
 
+/* The end of a read of winners rows: st finalized; s as it stands, or the
+ * step's error (rc not SQLITE_DONE), with the message of either. */
+static atd_status rows_done(sqlite3 *db, const char *path, sqlite3_stmt *st, atd_status s, int rc,
+			    char *msg, size_t cap)
+{
+	if (s == ATD_OK && rc != SQLITE_DONE)
+		s = fail(sql_status(db), msg, cap, "%s: reading the winners: %s", path,
+			 sqlite3_errmsg(db));
+	else if (s == ATD_ERR_NO_MEMORY)
+		fail(s, msg, cap, "%s: out of memory reading the winners", path);
+	sqlite3_finalize(st);
+	return s;
+}
+
 static atd_status load_entries(sqlite3 *db, const char *path, atdi_table *t, char *msg,
 			       size_t cap)
 {
@@ -276,13 +290,7 @@ static atd_status load_entries(sqlite3 *db, const char *path, atdi_table *t, cha
 		}
 		t->nentries += (size_t)kept;
 	}
-	if (s == ATD_OK && rc != SQLITE_DONE)
-		s = fail(sql_status(db), msg, cap, "%s: reading the winners: %s", path,
-			 sqlite3_errmsg(db));
-	else if (s == ATD_ERR_NO_MEMORY)
-		fail(s, msg, cap, "%s: out of memory reading the winners", path);
-	sqlite3_finalize(st);
-	return s;
+	return rows_done(db, path, st, s, rc, msg, cap);
 }
 
 /* The winners whose result has no stored code (load_entries leaves them
@@ -333,13 +341,7 @@ static atd_status load_missing(sqlite3 *db, const char *path, atdi_table *t, cha
 			break;
 		}
 	}
-	if (s == ATD_OK && rc != SQLITE_DONE)
-		s = fail(sql_status(db), msg, cap, "%s: reading the winners: %s", path,
-			 sqlite3_errmsg(db));
-	else if (s == ATD_ERR_NO_MEMORY)
-		fail(s, msg, cap, "%s: out of memory reading the winners", path);
-	sqlite3_finalize(st);
-	return s;
+	return rows_done(db, path, st, s, rc, msg, cap);
 }
 
 /* The models rows (schema.sql: a table a database may lack), texts kept

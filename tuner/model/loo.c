@@ -3,10 +3,10 @@
  * shapes in turn. */
 #include "tuner/model/loo.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include "tuner/model/workers.h"
 
 typedef struct loo_job {
 	const model_samples *s;
@@ -106,14 +106,7 @@ int model_loo(const model_samples *s, const model_matrix *mx, const tr_template 
 	}
 	atomic_init(&j.next, 0);
 	atomic_init(&j.failed, 0);
-	pthread_t tid[16];
-	int nt = threads < 1 ? 1 : threads > 16 ? 16 : threads, started = 0;
-	for (; started < nt - 1; started++)
-		if (pthread_create(&tid[started], NULL, worker, &j))
-			break;
-	worker(&j);
-	for (int i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
+	model_run_workers(worker, &j, threads);
 	*n = j.nout;
 	if (atomic_load(&j.failed)) {
 		*err = j.err;

@@ -4,12 +4,12 @@
 #include "tuner/model/prune_eval.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "tuner/model/workers.h"
 
 typedef struct eval_job {
 	const model_samples *s;
@@ -156,14 +156,7 @@ int prune_eval_score(const model_samples *s, const model_matrix *mx, const tr_te
 		       .out = out };
 	atomic_init(&j.next, 0);
 	atomic_init(&j.failed, 0);
-	pthread_t tid[16];
-	int nt = threads < 1 ? 1 : threads > 16 ? 16 : threads, started = 0;
-	for (; started < nt - 1; started++)
-		if (pthread_create(&tid[started], NULL, worker, &j))
-			break;
-	worker(&j);
-	for (int i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
+	model_run_workers(worker, &j, threads);
 	if (atomic_load(&j.failed)) {
 		*err = j.err;
 		prune_eval_free(out);
