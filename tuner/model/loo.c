@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+
 #include "tuner/model/workers.h"
 
 typedef struct loo_job {
