@@ -14,7 +14,7 @@
 #define ITERS (ELEMS_PER_THREAD / VEC)
 #define WARPS (THREADS / 32)
 
-#include "softmax_cta_reduce.cuh"
+#include "softmax_backward_reduce.cuh"
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long M, long long N,
@@ -22,7 +22,7 @@ softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long
 {
 	// two reductions' slots, taken in turn: a thread still reading one
 	// row's partials is never overwritten by the next row's
-	__shared__ float slot[2][32];
+	__shared__ grad_acc_t slot[2][32];
 	const bool vec_ok = grads_vec_aligned(dx, lddx, y, ldy, dy, lddy);
 	const long long step = PERSISTENT ? (long long)gridDim.x : M;
 	int turn = 0;
@@ -34,11 +34,11 @@ softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long
 			load_vec0(yv[i], y + row * ldy, col, N, vec_ok);
 			load_vec0(gv[i], dy + row * lddy, col, N, vec_ok);
 		}
-		float r = 0.0f;
+		grad_acc_t r = 0;
 #pragma unroll
 		for (int i = 0; i < ITERS; i++)
 			r += vec_terms(yv[i], gv[i]);
-		r = cta_sum(r, slot[turn]);
+		r = cta_sum_acc(r, slot[turn]);
 #pragma unroll
 		for (int i = 0; i < ITERS; i++)
 			store_grads(dx + row * lddx, (long long)(i * THREADS + threadIdx.x) * VEC, N,

@@ -24,18 +24,43 @@
 #define LOG_BACKWARD 0
 #endif
 
+// The type of the row's sum r. softmax_backward in f32 keeps it in double,
+// and takes dy - r in double: where y is nearly one-hot, dy_k - r is
+// dy_k (1 - y_k) minus small terms, and an f32 sum's rounding (eps |dy_k|)
+// was 1500 eps of the result at N = 7 (a relative error of 8.9e-5 against
+// the f32 tolerance of 1e-5; PyTorch's f32 sum has the same error). The
+// product of two f32 values is exact in double, so r is as accurate as the
+// inputs allow. Half precision's tolerance (1e-2) hides the cancellation;
+// log_softmax's e^y is only as good as f32's exp, so both keep floats.
+#if DTYPE_F32 && !LOG_BACKWARD
+typedef double grad_acc_t;
+#else
+typedef float grad_acc_t;
+#endif
+
 // An element's term of the row's sum r.
-__device__ __forceinline__ float grad_term(float y, float dy)
+__device__ __forceinline__ grad_acc_t grad_term(float y, float dy)
 {
-	return LOG_BACKWARD ? dy : dy * y;
+	return LOG_BACKWARD ? (grad_acc_t)dy : (grad_acc_t)dy * (grad_acc_t)y;
 }
 
 // dx from the element's y and dy and the row's sum r. e^y as 2^(y log2 e):
 // y = -inf (a masked element of log_softmax) gives 0, so dx = dy, as
 // PyTorch's exp gives; 0 * an infinite r is NaN there too.
-__device__ __forceinline__ float grad_out(float y, float dy, float r)
+__device__ __forceinline__ float grad_out(float y, float dy, grad_acc_t r)
 {
-	return LOG_BACKWARD ? dy - fast_exp2(y * LOG2E_F) * r : y * (dy - r);
+	return LOG_BACKWARD ? dy - fast_exp2(y * LOG2E_F) * (float)r
+			    : y * (float)((grad_acc_t)dy - r);
+}
+
+// The sum over `width` consecutive lanes of r's type (group_sum's).
+__device__ __forceinline__ grad_acc_t group_sum_acc(grad_acc_t v, int width)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1)
+		if (o < width)
+			v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
 }
 
 // Loads the VEC elements at row[col...]; elements at or past n read as 0,
@@ -53,9 +78,9 @@ __device__ __forceinline__ void load_vec0(vec_t &out, const elem_t *row, long lo
 }
 
 // The sum of the VEC terms of one pair of vectors.
-__device__ __forceinline__ float vec_terms(const vec_t &y, const vec_t &dy)
+__device__ __forceinline__ grad_acc_t vec_terms(const vec_t &y, const vec_t &dy)
 {
-	float r = 0.0f;
+	grad_acc_t r = 0;
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
 		r += grad_term(to_f32(y.v[j]), to_f32(dy.v[j]));
@@ -64,7 +89,7 @@ __device__ __forceinline__ float vec_terms(const vec_t &y, const vec_t &dy)
 
 // Writes the VEC results of one pair of vectors at row[col...] (masked).
 __device__ __forceinline__ void store_grads(elem_t *row, long long col, long long n, bool vec_ok,
-					    const vec_t &y, const vec_t &dy, float r)
+					    const vec_t &y, const vec_t &dy, grad_acc_t r)
 {
 	float out[VEC];
 #pragma unroll

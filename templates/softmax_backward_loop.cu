@@ -15,19 +15,19 @@
 #define WARPS (THREADS / 32)
 #define CHUNK (THREADS * VEC * UNROLL) // elements a CTA takes per loop step
 
-#include "softmax_cta_reduce.cuh"
+#include "softmax_backward_reduce.cuh"
 
 extern "C" __global__ void __launch_bounds__(THREADS)
 softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long M, long long N,
 			long long lddx, long long ldy, long long lddy, unsigned flags)
 {
-	__shared__ float slot[2][32]; // taken in turn, as in softmax_backward_block
+	__shared__ grad_acc_t slot[2][32]; // taken in turn, as in softmax_backward_block
 	const bool vec_ok = grads_vec_aligned(dx, lddx, y, ldy, dy, lddy);
 	const long long step = PERSISTENT ? (long long)gridDim.x : M;
 	int turn = 0;
 	for (long long row = blockIdx.x; row < M; row += step, turn ^= 1) {
 		const elem_t *yr = y + row * ldy, *gr = dy + row * lddy;
-		float r = 0.0f;
+		grad_acc_t r = 0;
 		for (long long base = 0; base < N; base += CHUNK) {
 			vec_t yv[UNROLL], gv[UNROLL];
 			// every load of the step first: UNROLL pairs in flight
@@ -43,7 +43,7 @@ softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long
 		}
 		// the barrier in cta_sum also orders every read of the first pass
 		// before any write of the second (dx may be dy)
-		r = cta_sum(r, slot[turn]);
+		r = cta_sum_acc(r, slot[turn]);
 		for (long long base = 0; base < N; base += CHUNK) {
 			vec_t yv[UNROLL], gv[UNROLL];
 #pragma unroll

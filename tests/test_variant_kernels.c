@@ -76,3 +76,22 @@ Test(variant_kernels, the_index_grows_past_its_first_table_and_keeps_every_kerne
 	free(vs);
 	kernel_cache_free(&c);
 }
+
+Test(variant_kernels, another_op_of_the_same_template_is_another_kernel)
+{
+	kernel_cache c;
+	kernel_cache_init(&c, 90, 1, NULL);
+	variant soft = block_variant(AT_F32, "threads=128"), log = soft, log_again = soft;
+	log.op = "log_softmax";
+	/* another string of the same op: the identity is the name, not the pointer */
+	char name[] = "log_softmax";
+	log_again.op = name;
+	variant vs[3] = { soft, log, log_again };
+	kernel_entry *got[3];
+	at_error err = { { 0 } };
+	cr_assert_eq(kernel_cache_queue_variants(&c, vs, 3, got, &err), 0, "%s", err.msg);
+	cr_assert_neq(got[0], got[1], "log_softmax's source defines OP_LOG_SOFTMAX");
+	cr_assert_eq(got[1], got[2]);
+	cr_assert_eq(c.count, 2, "two sources");
+	kernel_cache_free(&c);
+}

@@ -28,9 +28,20 @@ static size_t nparams(const variant *v)
 	return v->tmpl->nparams < VARIANT_MAX_PARAMS ? v->tmpl->nparams : VARIANT_MAX_PARAMS;
 }
 
+/* The op a variant computes: its template's own (NULL) or one of its
+ * also_ops, whose source differs (OP_<OP> defined): part of the identity,
+ * or a sweep of softmax_backward then log_softmax_backward is handed the
+ * first op's kernels for the second (every check failed, 2026-11-26). */
+static const char *variant_op(const variant *v)
+{
+	return v->op ? v->op : "";
+}
+
 static uint64_t variant_hash(const variant *v)
 {
 	uint64_t h = mix((uint64_t)(uintptr_t)v->tmpl ^ ((uint64_t)v->dtype << 56));
+	for (const char *c = variant_op(v); *c; c++)
+		h = mix(h ^ (uint64_t)(unsigned char)*c);
 	for (size_t i = 0; i < nparams(v); i++)
 		h = mix(h ^ (uint64_t)v->values[i]);
 	return h;
@@ -39,6 +50,7 @@ static uint64_t variant_hash(const variant *v)
 static int same_variant(const variant *a, const variant *b)
 {
 	return a->tmpl == b->tmpl && a->dtype == b->dtype &&
+	       strcmp(variant_op(a), variant_op(b)) == 0 &&
 	       memcmp(a->values, b->values, nparams(a) * sizeof a->values[0]) == 0;
 }
 
