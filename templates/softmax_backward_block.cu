@@ -1,8 +1,8 @@
 // Template softmax_backward_block: the softmax (and log_softmax) backward
 // with one CTA a row, y's and dy's row held in registers, so each is read
 // once: 2 reads and 1 write an element, the bandwidth bound.
-// Regime: medium rows (1K to about 22K elements: y and dy are held as f32,
-// whatever the dtype, 2 x 22K x 4 bytes of registers a CTA).
+// Regime: medium rows (1K to about 16K elements: y and dy are held as f32,
+// whatever the dtype, and the row's sum in double; 512 threads x 32).
 //
 // Parameters (macros set by the generator):
 //   THREADS           threads per CTA (a multiple of 32)

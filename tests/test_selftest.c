@@ -406,6 +406,23 @@ Test(selftest_check, a_slightly_wrong_f32_row_fails_where_f16_passes)
 	unmake(&f);
 }
 
+Test(selftest_check, a_row_below_the_dtypes_range_is_judged_by_its_floor)
+{
+	st_shape s = { ST_CASE_SIZES, 3, 7, 7, 7, 0, 0, 0, 1 };
+	fixture f;
+	make(&f, s, AT_F16);
+	/* exact values of 1e-8 round to 0 in f16 (2^-25 and below): zeros pass */
+	for (long long j = 0; j < s.N; j++) {
+		f.ref[s.N + j] = 1e-8;
+		set_value(f.y, f.dt, at(&f, 1, j), 0.0);
+	}
+	cr_assert(st_check_output(&f.s, f.dt, f.y, f.ref).ok);
+	/* but a subnormal off by a thousand spacings does not */
+	set_value(f.y, f.dt, at(&f, 1, 3), 1000 * 0x1p-24);
+	expect_fail(&f, "row 1 (random): relative L2 error");
+	unmake(&f);
+}
+
 /* ---- the driver with a fake runner ------------------------------------------------ */
 
 typedef struct fake {

@@ -77,6 +77,12 @@ check_result ref_compare(const void *y, at_dtype dt, long long M, long long N,
  * (the softmax op's; the sweep asks the op, at_op_tolerance). */
 double ref_tolerance(at_dtype dt);
 
+/* The error an element may have at the bottom of dt's range, beyond the
+ * relative tolerance: a row whose exact values all lie below it (a
+ * gradient of e^-1e4's in f16) rounds to zeros or subnormals, whose
+ * relative error says nothing of the arithmetic. */
+double ref_floor(at_dtype dt);
+
 /* Element i of a host buffer of dtype dt as double. */
 double ref_load(const void *buf, at_dtype dt, size_t i);
 
