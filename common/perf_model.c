@@ -74,13 +74,16 @@ done:
 	free(idx);
 }
 
-/* The walk's state: the best variant so far of all templates walked. */
+/* The walk's state: the k best variants so far of all templates walked,
+ * best first. */
 typedef struct choose_state {
 	const perf_model *m;
 	const tr_template *t;
 	const tr_env *env;
 	double *x;
 	perf_choice *out;
+	int k, kept;
+	long long nvalid;
 } choose_state;
 
 static void consider(void *ctx, const long long *values)
@@ -90,19 +93,28 @@ static void consider(void *ctx, const long long *values)
 	if (pf_variant_features(&s->m->space, s->t, values, s->env, s->x, &err))
 		return; /* no launch at this shape: not a variant to serve */
 	double p = te_predict(&s->m->variant, s->x);
-	s->out->nvalid++;
-	if (!s->out->t || p < s->out->log_behind) {
-		s->out->t = s->t;
-		s->out->log_behind = p;
-		memcpy(s->out->values, values, (size_t)s->t->nparams * sizeof *values);
-	}
+	s->nvalid++;
+	int at = s->kept;
+	while (at > 0 && p < s->out[at - 1].log_behind)
+		at--;
+	if (at == s->k)
+		return;
+	int last = s->kept < s->k ? s->kept++ : s->k - 1;
+	memmove(&s->out[at + 1], &s->out[at], (size_t)(last - at) * sizeof s->out[0]);
+	perf_choice *c = &s->out[at];
+	memset(c, 0, sizeof *c);
+	c->t = s->t;
+	c->log_behind = p;
+	memcpy(c->values, values, (size_t)s->t->nparams * sizeof *values);
 }
 
-int perf_model_choose(const perf_model *m, const tr_template *ts, int n, at_dtype dtype,
-		      const tr_env *env, perf_choice *out, at_error *err)
+int perf_model_rank(const perf_model *m, const tr_template *ts, int n, at_dtype dtype,
+		    const tr_env *env, perf_choice *out, int k, at_error *err)
 {
-	memset(out, 0, sizeof *out);
-	choose_state s = { .m = m, .env = env, .out = out };
+	memset(out, 0, (size_t)(k > 0 ? k : 0) * sizeof *out);
+	choose_state s = { .m = m, .env = env, .out = out, .k = k };
+	if (k < 1)
+		return 0;
 	s.x = xmalloc((size_t)pf_nfeatures(&m->space) * sizeof *s.x);
 	int rc = 0;
 	for (int i = 0; i < n && rc == 0; i++) {
@@ -116,9 +128,9 @@ int perf_model_choose(const perf_model *m, const tr_template *ts, int n, at_dtyp
 		}
 		long long start[TR_MAX_PARAMS];
 		int idx[TR_MAX_PARAMS];
-		for (int k = 0; k < t->nparams; k++) {
-			start[k] = t->params[k].def;
-			idx[k] = t->nparams - 1 - k;
+		for (int j = 0; j < t->nparams; j++) {
+			start[j] = t->params[j].def;
+			idx[j] = t->nparams - 1 - j;
 		}
 		s.t = t;
 		at_error walk_err;
@@ -127,7 +139,16 @@ int perf_model_choose(const perf_model *m, const tr_template *ts, int n, at_dtyp
 		tr_rules_free(r);
 	}
 	free(s.x);
-	return rc;
+	for (int j = 0; j < s.kept; j++)
+		out[j].nvalid = s.nvalid;
+	return rc ? -1 : s.kept;
+}
+
+int perf_model_choose(const perf_model *m, const tr_template *ts, int n, at_dtype dtype,
+		      const tr_env *env, perf_choice *out, at_error *err)
+{
+	int kept = perf_model_rank(m, ts, n, dtype, env, out, 1, err);
+	return kept < 0 ? -1 : 0;
 }
 
 void perf_model_to_text(const perf_model *m, strbuf *out)

@@ -71,6 +71,12 @@ typedef struct perf_choice {
 int perf_model_choose(const perf_model *m, const tr_template *ts, int n, at_dtype dtype,
 		      const tr_env *env, perf_choice *out, at_error *err);
 
+/* perf_model_choose's walk keeping the k variants of the smallest
+ * predicted times, best first, in out[0..k): returns how many (fewer where
+ * fewer are valid), or -1 as perf_model_choose. Online tuning times them. */
+int perf_model_rank(const perf_model *m, const tr_template *ts, int n, at_dtype dtype,
+		    const tr_env *env, perf_choice *out, int k, at_error *err);
+
 /* Appends m as text: "perf_model 1", its feature space ("template NAME",
  * "param NAME" lines), the shape ensemble and the variant ensemble. */
 void perf_model_to_text(const perf_model *m, strbuf *out);

@@ -163,6 +163,37 @@ Test(perf_model, a_held_out_shape_gets_its_fastest_variant, .timeout = 60)
 	free(s.shapes);
 }
 
+Test(perf_model, its_ranking_is_best_first_and_starts_with_its_choice, .timeout = 60)
+{
+	model_samples s;
+	collect c;
+	toy_samples(&s, &c);
+	model_matrix mx;
+	model_matrix_build(&s, &toy, 1, &mx);
+	model_fit_options o = small_fit();
+	perf_model m;
+	cr_assert_eq(model_fit(&s, &mx, -1, &o, &m), 0);
+	const model_shape *sh = &s.shapes[s.nshapes / 2];
+	perf_choice one, five[5];
+	at_error err;
+	cr_assert_eq(perf_model_choose(&m, &toy, 1, AT_F32, &sh->env, &one, &err), 0);
+	int n = perf_model_rank(&m, &toy, 1, AT_F32, &sh->env, five, 5, &err);
+	cr_assert_eq(n, sh->n < 5 ? (int)sh->n : 5);
+	cr_assert_eq(memcmp(five[0].values, one.values, sizeof one.values), 0,
+		     "the ranking's first is the choice");
+	for (int i = 1; i < n; i++) {
+		cr_assert_geq(five[i].log_behind, five[i - 1].log_behind, "best first (%d)", i);
+		cr_assert_neq(memcmp(five[i].values, five[i - 1].values, sizeof one.values), 0,
+			      "distinct variants");
+		cr_assert_eq(five[i].nvalid, (long long)sh->n);
+	}
+	cr_assert_eq(perf_model_rank(&m, &toy, 1, AT_F32, &sh->env, five, 0, &err), 0);
+	perf_model_free(&m);
+	model_matrix_free(&mx);
+	free(s.samples);
+	free(s.shapes);
+}
+
 Test(perf_model, its_text_reads_back_to_the_same_predictions)
 {
 	model_samples s;

@@ -14,4 +14,13 @@
 int atdi_model_plan(const perf_model *m, const tr_template *ts, int nts, int op,
 		    const atdi_env *env, at_dtype dtype, atdi_plan *out);
 
+/* The most candidates atdi_model_candidates gives. */
+#define ATDI_MODEL_MAX_CANDIDATES 8
+
+/* The k (at most ATDI_MODEL_MAX_CANDIDATES) variants of the smallest
+ * predicted times, best first, as atdi_model_plan fills one: how many
+ * (fewer where fewer are valid). Online tuning times them. */
+int atdi_model_candidates(const perf_model *m, const tr_template *ts, int nts, int op,
+			  const atdi_env *env, at_dtype dtype, atdi_plan *out, int k);
+
 #endif
