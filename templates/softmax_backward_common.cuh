@@ -24,42 +24,91 @@
 #define LOG_BACKWARD 0
 #endif
 
-// The type of the row's sum r: double for softmax_backward, whose dy - r
-// is taken in double too. Where y is nearly one-hot, dy_k - r is
-// dy_k (1 - y_k) minus small terms, and an f32 sum's rounding (eps |dy_k|)
-// was 1500 f32 eps of the result at N = 7 (8.9e-5 against f32's tolerance
-// of 1e-5; 1.1-1.6% against 1e-2 in f16 and bf16; PyTorch's f32 sum has
-// the same error). A product of two floats is exact in double, so r is as
-// accurate as the inputs allow. log_softmax's e^y is only as good as
-// f32's exp, so its backward keeps floats.
+// The row's sum r. softmax_backward keeps it as an unevaluated sum of two
+// floats, hi + lo (each product y dy split exactly by an fma, added by
+// Knuth's two-sum), and takes dy - r as (dy - hi) - lo, the first
+// difference exact where it cancels. Where y is nearly one-hot, dy_k - r
+// is dy_k (1 - y_k) minus small terms, and a float sum's rounding
+// (eps |dy_k|) was 1500 f32 eps of the result at N = 7 (8.9e-5 against
+// f32's tolerance of 1e-5; 1.1-1.6% against 1e-2 in f16 and bf16; PyTorch's
+// float sum has the same error). In double it cost half precision 14% of
+// its bandwidth on the H200 (conversions to and from double); these are a
+// few float adds an element. log_softmax's e^y is only as good as f32's
+// exp, so its backward keeps one float.
 #if !LOG_BACKWARD
-typedef double grad_acc_t;
-#else
-typedef float grad_acc_t;
-#endif
+struct grad_acc_t {
+	float hi, lo;
+};
 
-// An element's term of the row's sum r.
+__device__ __forceinline__ grad_acc_t acc_zero() { return { 0.0f, 0.0f }; }
+
+// a + b, hi rounded, the rounding error carried in lo (two-sum)
+__device__ __forceinline__ grad_acc_t acc_add(grad_acc_t a, grad_acc_t b)
+{
+	const float s = a.hi + b.hi, bv = s - a.hi;
+	const float err = (a.hi - (s - bv)) + (b.hi - bv);
+	return { s, a.lo + b.lo + err };
+}
+
+__device__ __forceinline__ grad_acc_t acc_shfl_xor(grad_acc_t v, int o)
+{
+	return { __shfl_xor_sync(0xffffffffu, v.hi, o), __shfl_xor_sync(0xffffffffu, v.lo, o) };
+}
+
+__device__ __forceinline__ grad_acc_t acc_shfl0(grad_acc_t v)
+{
+	return { __shfl_sync(0xffffffffu, v.hi, 0), __shfl_sync(0xffffffffu, v.lo, 0) };
+}
+
+// An element's term of r: y dy exactly, as hi + lo.
 __device__ __forceinline__ grad_acc_t grad_term(float y, float dy)
 {
-	return LOG_BACKWARD ? (grad_acc_t)dy : (grad_acc_t)dy * (grad_acc_t)y;
+	const float p = y * dy;
+	return { p, fmaf(y, dy, -p) };
 }
 
-// dx from the element's y and dy and the row's sum r. e^y as 2^(y log2 e):
-// y = -inf (a masked element of log_softmax) gives 0, so dx = dy, as
-// PyTorch's exp gives; 0 * an infinite r is NaN there too.
+// r once reduced: an infinite or NaN hi makes lo NaN (inf - inf); r is then
+// hi alone, as a float sum gives it (PyTorch's dx at an infinite dy).
+__device__ __forceinline__ grad_acc_t acc_final(grad_acc_t r)
+{
+	return { r.hi, isfinite(r.hi) ? r.lo : 0.0f };
+}
+
 __device__ __forceinline__ float grad_out(float y, float dy, grad_acc_t r)
 {
-	return LOG_BACKWARD ? dy - fast_exp2(y * LOG2E_F) * (float)r
-			    : y * (float)((grad_acc_t)dy - r);
+	return y * ((dy - r.hi) - r.lo);
 }
+#else
+typedef float grad_acc_t;
 
-// The sum over `width` consecutive lanes of r's type (group_sum's).
+__device__ __forceinline__ grad_acc_t acc_zero() { return 0.0f; }
+__device__ __forceinline__ grad_acc_t acc_add(grad_acc_t a, grad_acc_t b) { return a + b; }
+__device__ __forceinline__ grad_acc_t acc_shfl_xor(grad_acc_t v, int o)
+{
+	return __shfl_xor_sync(0xffffffffu, v, o);
+}
+__device__ __forceinline__ grad_acc_t acc_shfl0(grad_acc_t v)
+{
+	return __shfl_sync(0xffffffffu, v, 0);
+}
+__device__ __forceinline__ grad_acc_t grad_term(float y, float dy) { return dy; }
+__device__ __forceinline__ grad_acc_t acc_final(grad_acc_t r) { return r; }
+
+// e^y as 2^(y log2 e): y = -inf (a masked element of log_softmax) gives 0,
+// so dx = dy, as PyTorch's exp gives; 0 * an infinite r is NaN there too.
+__device__ __forceinline__ float grad_out(float y, float dy, grad_acc_t r)
+{
+	return dy - fast_exp2(y * LOG2E_F) * r;
+}
+#endif
+
+// The sum over `width` consecutive lanes (group_sum's), every lane getting it.
 __device__ __forceinline__ grad_acc_t group_sum_acc(grad_acc_t v, int width)
 {
 #pragma unroll
 	for (int o = 16; o > 0; o >>= 1)
 		if (o < width)
-			v += __shfl_xor_sync(0xffffffffu, v, o);
+			v = acc_add(v, acc_shfl_xor(v, o));
 	return v;
 }
 
@@ -80,10 +129,10 @@ __device__ __forceinline__ void load_vec0(vec_t &out, const elem_t *row, long lo
 // The sum of the VEC terms of one pair of vectors.
 __device__ __forceinline__ grad_acc_t vec_terms(const vec_t &y, const vec_t &dy)
 {
-	grad_acc_t r = 0;
+	grad_acc_t r = acc_zero();
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
-		r += grad_term(to_f32(y.v[j]), to_f32(dy.v[j]));
+		r = acc_add(r, grad_term(to_f32(y.v[j]), to_f32(dy.v[j])));
 	return r;
 }
 

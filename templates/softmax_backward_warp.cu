@@ -34,11 +34,11 @@ softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long
 			load_vec0(yv[i], y + row * ldy, col, n, vec_ok);
 			load_vec0(gv[i], dy + row * lddy, col, n, vec_ok);
 		}
-		grad_acc_t r = 0;
+		grad_acc_t r = acc_zero();
 #pragma unroll
 		for (int i = 0; i < ITERS; i++)
-			r += vec_terms(yv[i], gv[i]);
-		r = group_sum_acc(r, LANES);
+			r = acc_add(r, vec_terms(yv[i], gv[i]));
+		r = acc_final(group_sum_acc(r, LANES));
 		if (row >= M)
 			continue;
 #pragma unroll
