@@ -193,7 +193,8 @@ def build_model(args):
     from transformers import GPT2Config, GPT2LMHeadModel
     config = GPT2Config(n_layer=args.layers, n_embd=args.embd, n_head=args.heads,
                         vocab_size=args.vocab, n_positions=args.seq, resid_pdrop=0.0,
-                        embd_pdrop=0.0, attn_pdrop=0.0)
+                        embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=args.vocab - 1,
+                        eos_token_id=args.vocab - 1)
     config._attn_implementation = "eager"
     torch.manual_seed(args.seed)
     model = GPT2LMHeadModel(config)
@@ -303,7 +304,8 @@ def write_csv(path, rows):
 def print_table(rows):
     cols = ["variant", "status", "loss", "loss_diff", "grad_max_abs"] + [f"grad_rel_{p}" for p in PARAMS] + \
         ["step_ms", "tokens_per_s", "peak_mib"]
-    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in cols}
+    timed = [r for r in rows if r["status"] == "ok"]  # the others: a line of their own
+    widths = {c: max([len(c)] + [len(str(r.get(c, ""))) for r in timed]) for c in cols}
     print("  ".join(c.ljust(widths[c]) for c in cols))
     for r in rows:
         if r["status"] != "ok":
