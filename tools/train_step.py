@@ -221,7 +221,7 @@ def make_step(model, ids, labels, loss_fn, autocast):
     def step():
         model.zero_grad(set_to_none=True)
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
-            logits = model(input_ids=ids).logits
+            logits = model(input_ids=ids, use_cache=False).logits
             loss = loss_fn(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
         loss.backward()
         return loss.detach()

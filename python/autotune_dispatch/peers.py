@@ -438,6 +438,13 @@ def errors(result, reference, dt):
     return math.sqrt(d2 / r2), math.sqrt(f2 / r2)
 
 
+def rel_err(y, ref):
+    """The relative L2 error of y against a float64 ref held whole
+    (tools/variant_bench.py's check)."""
+    d = (y.double() - ref)
+    return (d.norm() / ref.norm()).item()
+
+
 def passes(err, floor, dt):
     """The check: within the dtype's tolerance, or within twice what the
     dtype's own rounding of the answer loses (NaN never passes)."""
