@@ -310,5 +310,13 @@ class CsvRows(unittest.TestCase):
         self.assertIn("library / best peer (clean fwd, time ratio peer/lib): geomean 2.000", out)
 
 
+
+class Interface(unittest.TestCase):
+    def test_what_tools_variant_bench_uses_is_still_there(self):
+        for name in ("Flusher", "GpuHold", "TutorialSoftmax", "TORCH_DTYPES", "TOLERANCE", "median_us",
+                     "rel_err", "triton"):
+            self.assertTrue(hasattr(peers, name), name)
+
+
 if __name__ == "__main__":
     unittest.main()
