@@ -827,8 +827,9 @@ def measure(args, shapes, wanted, modes):
                 out.flush()
                 rows += fresh
                 done.append(mode)
-                print(f"{dt} {M}x{N} {mode}: " + ", ".join(f"{r['method']} {r['gbps']}" for r in fresh
-                                                           if r["flush"] == "clean"), flush=True)
+                print(f"{dt} {M}x{N} {mode} GB/s (of the copy's): " + ", ".join(
+                    f"{r['method']} {r['gbps']}" + (f" ({r['copy_ratio']})" if r["copy_ratio"] else "")
+                    for r in fresh if r["flush"] == "clean"), flush=True)
                 print("  host us a call: " + ", ".join(f"{k} {v:.1f}" for k, v in host.items()), flush=True)
                 del case
         except torch.cuda.OutOfMemoryError as exc:  # the inputs or references of a shape too large
