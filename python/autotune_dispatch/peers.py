@@ -63,7 +63,8 @@ served_by,gpu,op,mode,grad_err,copy_ratio, one row per shape, mode, flush
 and method: gbps counts the bytes the op must move (softmax 2 M N, the
 backward ops 3 M N, cross_entropy fwd_bwd 2 M N and fwd M N elements),
 rel_err is the output's (cross_entropy: the loss's), grad_err the
-gradient's, copy_ratio the method's GB/s over the copy's at that shape and
+gradient's, served_by what served the library's call or the peer's
+release (e.g. liger-kernel 0.8.5), copy_ratio the method's GB/s over the copy's at that shape and
 flush; `autotune report --peers` draws the softmax CSVs. Then it prints a
 summary: the library against its exact winner and against the best peer
 (--summary: only that, from an existing CSV, no GPU).
@@ -275,6 +276,23 @@ def lib_reason(atd, op):
     if op in ("softmax", "log_softmax") or callable(getattr(atd, op, None)):
         return None
     return f"unavailable: autotune_dispatch {getattr(atd, '__version__', '?')} has no {op}"
+
+
+DISTRIBUTIONS = {"liger": "liger-kernel", "quack": "quack-kernels", "triton": "triton", "torch": "torch",
+                 "compile": "torch"}
+
+
+def peer_versions():
+    """Each peer method's package and version, e.g. "liger-kernel 0.8.5" (a
+    peer's rows say which release was measured), where installed."""
+    from importlib import metadata
+    out = {}
+    for method, dist in DISTRIBUTIONS.items():
+        try:
+            out[method] = f"{dist} {metadata.version(dist)}"
+        except metadata.PackageNotFoundError:
+            pass
+    return out
 
 
 def import_peer(name):
@@ -507,6 +525,7 @@ class Context:
         self.handles = open_handles(args, wanted)
         _torch_ops.set_default_handle(self.handles["lib"])  # what atd's module-level ops use
         self.peers = {name: import_peer(name) for name in PEER_MODULES if name in wanted}
+        self.versions = peer_versions()
         self.tutorial = TutorialSoftmax() if triton is not None and "triton" in wanted \
             and args.op == "softmax" else None
         self.compiled = {}
@@ -783,7 +802,8 @@ def run_case(ctx, case, key, wanted, args):
     """Checks, then times under both flushes, each wanted method of case:
     its CSV rows, and the host's time a call of each method timed."""
     dt, M, N, op, mode = key
-    served = {k: served_by(h, dt, M, N, op) for k, h in ctx.handles.items() if k in wanted}
+    served = dict(ctx.versions)  # a peer's: its release; the library's: what serves the shape
+    served.update({k: served_by(h, dt, M, N, op) for k, h in ctx.handles.items() if k in wanted})
     rows, host = [], {}
     for name in wanted:
         fn = case.methods.get(name) or no_op_reason(name, op) or "unavailable"

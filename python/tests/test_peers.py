@@ -225,6 +225,12 @@ class Reasons(unittest.TestCase):
         new = types.SimpleNamespace(__version__="0.3.0", cross_entropy=print)
         self.assertIsNone(peers.lib_reason(new, "cross_entropy"))
 
+    def test_a_peer_s_rows_name_its_release(self):
+        with mock.patch("importlib.metadata.version", lambda dist: "9.9"):
+            versions = peers.peer_versions()
+        self.assertEqual((versions["liger"], versions["quack"], versions["compile"]),
+                         ("liger-kernel 9.9", "quack-kernels 9.9", "torch 9.9"))
+
     def test_a_package_that_cannot_be_imported_says_why(self):
         with mock.patch.dict(peers.PEER_MODULES, {"quack": ("no_such_module_for_the_peers_test",)}):
             mods, reason = peers.import_peer("quack")
