@@ -314,7 +314,7 @@ def print_table(rows):
         print("  ".join(str(r.get(c, "")).ljust(widths[c]) for c in cols))
 
 
-def fitting_batch(args, model, modeling):
+def fitting_batch(args, model):
     """The largest batch from --batch down, halving, whose torch step runs
     (the reference, and the largest of the variants' memory but
     torch_fp32's, by its f32 copy of the logits)."""
@@ -345,7 +345,7 @@ def main(argv=None):
         sys.exit("train_step: this transformers has no gpt2 eager_attention_forward to route")
     atd, liger = import_atd(args.db), import_liger()
     model = build_model(args)
-    batch, data = fitting_batch(args, model, modeling)
+    batch, data = fitting_batch(args, model)
     gpu = torch.cuda.get_device_name()
     rows, ref = [], None
     for name in args.variant_list:
