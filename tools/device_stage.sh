@@ -37,6 +37,21 @@
 #                                     the report with --peers: $OUT/seeds-*;
 #                                     run again after a cut, it resumes
 #   bash build-dev/python-gpu-test.sh the Python package's GPU tests
+#   bash build-dev/ops-peers.sh OP [ARGS...]
+#                                     python -m autotune_dispatch.peers --op OP
+#                                     ARGS (softmax_backward,
+#                                     log_softmax_backward, cross_entropy, ...)
+#                                     against the H200's default database,
+#                                     Liger-Kernel from the carried .whl/
+#                                     (tools/fetch_peer_wheels.sh; carry
+#                                     [".whl", "build-dev"]): $OUT/OP-peers.csv
+#                                     and .log; run again after a cut, it
+#                                     resumes
+#   bash build-dev/train-step.sh [ARGS...]
+#                                     tools/train_step.py ARGS (GPT-2 small,
+#                                     one training step per loss variant; .whl
+#                                     carried as for ops-peers.sh):
+#                                     $OUT/train-step-h200.csv and .log
 #   bash build-dev/variant-bench.sh SPEC
 #                                     tools/variant_bench.py: chosen variants
 #                                     (SPEC, one a line) beside torch, Triton
@@ -290,5 +305,43 @@ AUTOTUNE_FLUSH=${AB_FLUSH:-clean} timeout 500 build-dev/autotune sweep --watchdo
 	--templates build-dev/tpl-ab -c "$1" --db "$db" >"$OUT/ab${AB_FLUSH:+-$AB_FLUSH}.log" 2>&1
 echo "sweep rc $?; hung variants: $(grep -c hangs "$OUT/ab${AB_FLUSH:+-$AB_FLUSH}.log")"
 python3 build-dev/ab_best.py "$db" $2 | tee "$OUT/ab${AB_FLUSH:+-$AB_FLUSH}.txt"
+EOS
+cat >build-dev/wheels.sh <<'EOS'
+# sourced by the runners: the carried wheels (.whl/, tools/fetch_peer_wheels.sh)
+# into /tmp/site, ahead on PYTHONPATH; without them Liger's rows say unavailable
+if ls .whl/*.whl >/dev/null 2>&1; then
+	python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+		--target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PYTHONPATH ||
+		echo "wheels.sh: the wheels in .whl/ did not install"
+else
+	echo "wheels.sh: no .whl/ carried (tools/fetch_peer_wheels.sh, carry [\".whl\", \"build-dev\"])"
+fi
+export PYTHONPATH=$PWD/python:$PYTHONPATH
+# the H200's default sweep (the lib method's database), unless a sweep left one
+[ -f /tmp/default.db ] || xz -dc results/h200/pruned-default-h200.db.xz >/tmp/default.db
+EOS
+cat >build-dev/ops-peers.sh <<'EOS'
+# ops-peers.sh OP [ARGS...]: the peer benchmark of OP into /tmp/OP-peers.csv
+# (resumed: shapes it has are skipped), copied to $OUT with its log; ARGS
+# go to python -m autotune_dispatch.peers (e.g. --dtypes bf16 --rows 1,4096,16384,
+# --modes fwd_bwd, --random 7 --count 10, --reps 20)
+export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1 ATD_JIT_CACHE=/tmp/ops-jit.db
+. build-dev/wheels.sh
+op=${1:?"ops-peers.sh OP [ARGS...]"}
+shift
+python3 -m autotune_dispatch.peers --lib build-dev/lib/libautotune-dispatch.so --db /tmp/default.db \
+	--op "$op" --resume --csv "/tmp/$op-peers.csv" "$@" 2>"/tmp/$op-peers.err" | tee -a "/tmp/$op-peers.log"
+echo "peers rc ${PIPESTATUS[0]}"
+cp "/tmp/$op-peers.csv" "/tmp/$op-peers.log" "$OUT/" 2>/dev/null
+grep -v -i -e warn -e "^  " "/tmp/$op-peers.err" | tail -8
+EOS
+cat >build-dev/train-step.sh <<'EOS'
+# train-step.sh [ARGS...]: tools/train_step.py ARGS; $OUT/train-step-h200.csv and .log
+export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1 ATD_JIT_CACHE=/tmp/train-jit.db \
+	AUTOTUNE_DISPATCH_LIB=$PWD/build-dev/lib/libautotune-dispatch.so
+. build-dev/wheels.sh
+python3 tools/train_step.py --db /tmp/default.db --csv "$OUT/train-step-h200.csv" "$@" 2>&1 |
+	grep --line-buffered -v -i -e "warn" | tee "$OUT/train-step-h200.log"
+echo "train_step rc ${PIPESTATUS[0]}"
 EOS
 du -sh build-dev
