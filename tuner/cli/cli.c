@@ -29,7 +29,7 @@ const cli_command cli_commands[] = {
 	  "\n"
 	  "Which variants: a performance model ranks a shape's variants and the sweep\n"
 	  "keeps the best K (--keep, default 32), a share F of the rest drawn at random\n"
-	  "with a fixed seed (--explore, default 0.05) and the best-ranked of each\n"
+	  "with a fixed seed (--explore, default 0.02) and the best-ranked of each\n"
 	  "template. The model is fitted on this GPU's results in the database (20\n"
 	  "tuned shapes or more), else on another GPU's of the same compute capability,\n"
 	  "else read from the templates folder's perf-model-seed.txt; without one, or\n"

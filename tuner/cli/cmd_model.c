@@ -41,7 +41,7 @@ const cli_option cli_model_options[] = {
 	CLI_INT(0, "keep", "K", O(keep), 1, 100000,
 		"prune-eval: the best-ranked variants kept (default 32)"),
 	CLI_STRING(0, "explore", "F", O(explore),
-		   "prune-eval: the share of the rest kept at random (default 0.05)"),
+		   "prune-eval: the share of the rest kept at random (default 0.02)"),
 	CLI_FILE(0, "model", "FILE", O(model),
 		 "prune-eval: this model's text for every shape instead of\n"
 		 "fitting on the other shapes"),

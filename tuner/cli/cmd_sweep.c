@@ -110,7 +110,7 @@ const cli_option cli_sweep_options[] = {
 		"(default 32)"),
 	CLI_CALLBACK(0, "explore", "F", parse_explore,
 		     "the share of the other variants also kept, drawn at\n"
-		     "random with a fixed seed (default 0.05)"),
+		     "random with a fixed seed (default 0.02)"),
 	CLI_INT(0, "watchdog", "S", offsetof(sweep_cli, watchdog_s), 0, 86400,
 		"a variant that runs S seconds on the GPU without\n"
 		"finishing is killed as hung (default 20; 0: never)"),
