@@ -24,79 +24,49 @@
 #define LOG_BACKWARD 0
 #endif
 
-// The row's sum r. softmax_backward keeps it as an unevaluated sum of two
-// floats, hi + lo (each product y dy split exactly by an fma, added by
-// Knuth's two-sum), and takes dy - r as (dy - hi) - lo, the first
-// difference exact where it cancels. Where y is nearly one-hot, dy_k - r
-// is dy_k (1 - y_k) minus small terms, and a float sum's rounding
-// (eps |dy_k|) was 1500 f32 eps of the result at N = 7 (8.9e-5 against
-// f32's tolerance of 1e-5; 1.1-1.6% against 1e-2 in f16 and bf16; PyTorch's
-// float sum has the same error). In double it cost half precision 14% of
-// its bandwidth on the H200 (conversions to and from double); these are a
-// few float adds an element. log_softmax's e^y is only as good as f32's
-// exp, so its backward keeps one float.
+// The row's sum r. softmax_backward sums y dy in double (a product of two
+// floats is exact there) and writes with r as a pair of floats, hi + lo,
+// taking dy - r as (dy - hi) - lo, the first difference exact where it
+// cancels. Where y is nearly one-hot, dy_k - r is dy_k (1 - y_k) minus
+// small terms, and a float sum's rounding (eps |dy_k|) was 1500 f32 eps of
+// the result at N = 7 (8.9e-5 against f32's tolerance of 1e-5; 1.1-1.6%
+// against 1e-2 in f16 and bf16; PyTorch's float sum has the same error).
+// On the H200 this costs f32 nothing; half precision lost 8% with dy - r
+// in double too, 12% with the sum as two-sums of floats. log_softmax's e^y
+// is only as good as f32's exp, so its backward keeps one float.
 #if !LOG_BACKWARD
-struct grad_acc_t {
+typedef double grad_acc_t;
+struct grad_r_t {
 	float hi, lo;
 };
 
-__device__ __forceinline__ grad_acc_t acc_zero() { return { 0.0f, 0.0f }; }
-
-// a + b, hi rounded, the rounding error carried in lo (two-sum)
-__device__ __forceinline__ grad_acc_t acc_add(grad_acc_t a, grad_acc_t b)
-{
-	const float s = a.hi + b.hi, bv = s - a.hi;
-	const float err = (a.hi - (s - bv)) + (b.hi - bv);
-	return { s, a.lo + b.lo + err };
-}
-
-__device__ __forceinline__ grad_acc_t acc_shfl_xor(grad_acc_t v, int o)
-{
-	return { __shfl_xor_sync(0xffffffffu, v.hi, o), __shfl_xor_sync(0xffffffffu, v.lo, o) };
-}
-
-__device__ __forceinline__ grad_acc_t acc_shfl0(grad_acc_t v)
-{
-	return { __shfl_sync(0xffffffffu, v.hi, 0), __shfl_sync(0xffffffffu, v.lo, 0) };
-}
-
-// An element's term of r: y dy exactly, as hi + lo.
 __device__ __forceinline__ grad_acc_t grad_term(float y, float dy)
 {
-	const float p = y * dy;
-	return { p, fmaf(y, dy, -p) };
+	return (double)y * (double)dy;
 }
 
-// r once reduced: an infinite or NaN hi makes lo NaN (inf - inf); r is then
-// hi alone, as a float sum gives it (PyTorch's dx at an infinite dy).
-__device__ __forceinline__ grad_acc_t acc_final(grad_acc_t r)
+// r as the write takes it; an r beyond float's range is hi alone (an
+// infinity, as a float sum gives it)
+__device__ __forceinline__ grad_r_t acc_final(grad_acc_t r)
 {
-	return { r.hi, isfinite(r.hi) ? r.lo : 0.0f };
+	const float hi = (float)r;
+	return { hi, isfinite(hi) ? (float)(r - (double)hi) : 0.0f };
 }
 
-__device__ __forceinline__ float grad_out(float y, float dy, grad_acc_t r)
+__device__ __forceinline__ float grad_out(float y, float dy, grad_r_t r)
 {
 	return y * ((dy - r.hi) - r.lo);
 }
 #else
 typedef float grad_acc_t;
+typedef float grad_r_t;
 
-__device__ __forceinline__ grad_acc_t acc_zero() { return 0.0f; }
-__device__ __forceinline__ grad_acc_t acc_add(grad_acc_t a, grad_acc_t b) { return a + b; }
-__device__ __forceinline__ grad_acc_t acc_shfl_xor(grad_acc_t v, int o)
-{
-	return __shfl_xor_sync(0xffffffffu, v, o);
-}
-__device__ __forceinline__ grad_acc_t acc_shfl0(grad_acc_t v)
-{
-	return __shfl_sync(0xffffffffu, v, 0);
-}
 __device__ __forceinline__ grad_acc_t grad_term(float y, float dy) { return dy; }
-__device__ __forceinline__ grad_acc_t acc_final(grad_acc_t r) { return r; }
+__device__ __forceinline__ grad_r_t acc_final(grad_acc_t r) { return r; }
 
 // e^y as 2^(y log2 e): y = -inf (a masked element of log_softmax) gives 0,
 // so dx = dy, as PyTorch's exp gives; 0 * an infinite r is NaN there too.
-__device__ __forceinline__ float grad_out(float y, float dy, grad_acc_t r)
+__device__ __forceinline__ float grad_out(float y, float dy, grad_r_t r)
 {
 	return dy - fast_exp2(y * LOG2E_F) * r;
 }
@@ -108,7 +78,7 @@ __device__ __forceinline__ grad_acc_t group_sum_acc(grad_acc_t v, int width)
 #pragma unroll
 	for (int o = 16; o > 0; o >>= 1)
 		if (o < width)
-			v = acc_add(v, acc_shfl_xor(v, o));
+			v += __shfl_xor_sync(0xffffffffu, v, o);
 	return v;
 }
 
@@ -129,16 +99,16 @@ __device__ __forceinline__ void load_vec0(vec_t &out, const elem_t *row, long lo
 // The sum of the VEC terms of one pair of vectors.
 __device__ __forceinline__ grad_acc_t vec_terms(const vec_t &y, const vec_t &dy)
 {
-	grad_acc_t r = acc_zero();
+	grad_acc_t r = 0;
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
-		r = acc_add(r, grad_term(to_f32(y.v[j]), to_f32(dy.v[j])));
+		r += grad_term(to_f32(y.v[j]), to_f32(dy.v[j]));
 	return r;
 }
 
 // Writes the VEC results of one pair of vectors at row[col...] (masked).
 __device__ __forceinline__ void store_grads(elem_t *row, long long col, long long n, bool vec_ok,
-					    const vec_t &y, const vec_t &dy, grad_acc_t r)
+					    const vec_t &y, const vec_t &dy, grad_r_t r)
 {
 	float out[VEC];
 #pragma unroll

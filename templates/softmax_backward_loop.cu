@@ -27,7 +27,7 @@ softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long
 	int turn = 0;
 	for (long long row = blockIdx.x; row < M; row += step, turn ^= 1) {
 		const elem_t *yr = y + row * ldy, *gr = dy + row * lddy;
-		grad_acc_t r = acc_zero();
+		grad_acc_t r = 0;
 		for (long long base = 0; base < N; base += CHUNK) {
 			vec_t yv[UNROLL], gv[UNROLL];
 			// every load of the step first: UNROLL pairs in flight
@@ -39,11 +39,11 @@ softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long
 			}
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
-				r = acc_add(r, vec_terms(yv[u], gv[u]));
+				r += vec_terms(yv[u], gv[u]);
 		}
 		// the barrier in cta_sum also orders every read of the first pass
 		// before any write of the second (dx may be dy)
-		r = acc_final(cta_sum_acc(r, slot[turn]));
+		const grad_r_t rw = acc_final(cta_sum_acc(r, slot[turn]));
 		for (long long base = 0; base < N; base += CHUNK) {
 			vec_t yv[UNROLL], gv[UNROLL];
 #pragma unroll
@@ -55,7 +55,7 @@ softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long
 #pragma unroll
 			for (int u = 0; u < UNROLL; u++)
 				store_grads(dx + row * lddx, base + (long long)(u * THREADS + threadIdx.x) * VEC,
-					    N, vec_ok, yv[u], gv[u], r);
+					    N, vec_ok, yv[u], gv[u], rw);
 		}
 	}
 }

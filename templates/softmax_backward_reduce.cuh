@@ -1,6 +1,6 @@
 // The row's sum r over the CTA for the softmax_backward templates of one
 // CTA a row (block, loop): softmax_cta_reduce.cuh's cta_sum for r's type,
-// grad_acc_t (a pair of floats for softmax_backward: softmax_backward_common.cuh).
+// grad_acc_t (double for softmax_backward: softmax_backward_common.cuh).
 // One __syncthreads. Needs WARPS (THREADS / 32).
 #pragma once
 
@@ -14,7 +14,6 @@ __device__ __forceinline__ grad_acc_t cta_sum_acc(grad_acc_t v, grad_acc_t *slot
 	if (threadIdx.x % 32 == 0)
 		slot[threadIdx.x / 32] = v;
 	__syncthreads();
-	v = threadIdx.x % 32 < WARPS ? slot[threadIdx.x % 32] : acc_zero();
-	v = group_sum_acc(v, WARPS);
-	return acc_shfl0(v);
+	v = threadIdx.x % 32 < WARPS ? slot[threadIdx.x % 32] : (grad_acc_t)0;
+	return __shfl_sync(0xffffffffu, group_sum_acc(v, WARPS), 0);
 }

@@ -34,16 +34,16 @@ softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long
 			load_vec0(yv[i], y + row * ldy, col, n, vec_ok);
 			load_vec0(gv[i], dy + row * lddy, col, n, vec_ok);
 		}
-		grad_acc_t r = acc_zero();
+		grad_acc_t r = 0;
 #pragma unroll
 		for (int i = 0; i < ITERS; i++)
-			r = acc_add(r, vec_terms(yv[i], gv[i]));
-		r = acc_final(group_sum_acc(r, LANES));
+			r += vec_terms(yv[i], gv[i]);
+		const grad_r_t rw = acc_final(group_sum_acc(r, LANES));
 		if (row >= M)
 			continue;
 #pragma unroll
 		for (int i = 0; i < ITERS; i++)
 			store_grads(dx + row * lddx, (long long)(i * LANES + lane) * VEC, N, vec_ok,
-				    yv[i], gv[i], r);
+				    yv[i], gv[i], rw);
 	}
 }

@@ -232,7 +232,7 @@ Test(backward_templates, every_variant_compiles_at_a_few_shapes, .timeout = 300)
 	} shapes[] = {
 		{ "softmax_backward_warp", AT_F16, 4096, 100, NULL },
 		{ "softmax_backward_warp", AT_F32, 1, 7, "log_softmax_backward" },
-		{ "softmax_backward_block", AT_BF16, 64, 20000, NULL },
+		{ "softmax_backward_block", AT_BF16, 64, 18000, NULL },
 		{ "softmax_backward_block", AT_F32, 4096, 12000, "log_softmax_backward" },
 		{ "softmax_backward_loop", AT_F16, 64, 131072, NULL },
 		{ "softmax_backward_loop", AT_F32, 1, 1000, "log_softmax_backward" },
