@@ -110,3 +110,24 @@ Test(model_dispatch, a_model_that_does_not_read_falls_back_to_derivation)
 	tr_expect_in(r.out, "level       derived\n");
 	tr_free(&r);
 }
+
+Test(model_dispatch, a_model_is_fitted_per_op)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s", tmp_path("h100.db"));
+	copy_file("results/example/h100-default.db", path);
+	/* the example holds softmax's results alone */
+	tr_result r = RUN("model", "fit", "--db", path, "--op", "log_softmax", "--store");
+	cr_assert_neq(r.status, 0);
+	tr_expect_in(r.err, "no passing log_softmax variant results");
+	tr_free(&r);
+	r = RUN("model", "fit", "--db", path, "--op", "nosuch");
+	cr_assert_neq(r.status, 0);
+	tr_expect_in(r.err, "--op nosuch: no such op (softmax, log_softmax");
+	tr_free(&r);
+	r = RUN("model", "fit", "--db", path, "--op", "softmax", "--store");
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.err, "softmax model of " H100);
+	tr_free(&r);
+	cr_assert_eq(count(path, "SELECT count(*) FROM models WHERE op = 'softmax'"), 1);
+}

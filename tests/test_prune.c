@@ -252,21 +252,28 @@ Test(prune_model, a_gpu_of_the_same_cc_lends_its_results, .timeout = 120)
 	at_error err;
 	long long cutoff = prune_model_cutoff(h100_db);
 	cr_assert_gt(cutoff, 1);
-	int got = prune_model_obtain(h100_db, cutoff, "A GPU never tuned", 90, r.ts, (int)r.n,
+	int got = prune_model_obtain(h100_db, cutoff, "A GPU never tuned", 90, "softmax", r.ts, (int)r.n,
 				     tmp_path("no-templates"), &m, what, sizeof what, &err);
 	cr_assert_eq(got, 1, "%s", what);
 	tr_expect_in(what, "NVIDIA H100");
 	tr_expect_in(what, "sm_90 like this GPU");
 	perf_model_free(&m);
 	/* sm_80 has no peer there and no seed: no model, and why */
-	got = prune_model_obtain(h100_db, cutoff, "A GPU never tuned", 80, r.ts, (int)r.n,
+	got = prune_model_obtain(h100_db, cutoff, "A GPU never tuned", 80, "softmax", r.ts, (int)r.n,
 				 tmp_path("no-templates"), &m, what, sizeof what, &err);
 	cr_assert_eq(got, 0);
 	tr_expect_in(what, "no model");
 	/* sweeps from the cutoff on are not learnt from: none before sweep 1 */
-	got = prune_model_obtain(h100_db, 1, "A GPU never tuned", 90, r.ts, (int)r.n,
+	got = prune_model_obtain(h100_db, 1, "A GPU never tuned", 90, "softmax", r.ts, (int)r.n,
 				 tmp_path("no-templates"), &m, what, sizeof what, &err);
 	cr_assert_eq(got, 0, "%s", what);
+	/* an op with no results of its own learns from softmax's, whose
+	 * templates compute it too */
+	got = prune_model_obtain(h100_db, cutoff, "A GPU never tuned", 90, "log_softmax", r.ts,
+				 (int)r.n, tmp_path("no-templates"), &m, what, sizeof what, &err);
+	cr_assert_eq(got, 1, "%s", what);
+	tr_expect_in(what, "tuned softmax shapes of NVIDIA H100");
+	perf_model_free(&m);
 	rules_free(&r);
 }
 
@@ -278,7 +285,7 @@ Test(prune_model, the_seed_model_beside_the_templates)
 	char what[768];
 	at_error err;
 	/* the shipped seed reads back */
-	int got = prune_model_obtain(tmp_path("none.db"), 1, "A GPU never tuned", 90, r.ts,
+	int got = prune_model_obtain(tmp_path("none.db"), 1, "A GPU never tuned", 90, "softmax", r.ts,
 				     (int)r.n, plan_templates_dir(NULL), &m, what, sizeof what, &err);
 	cr_assert_eq(got, 1, "%s", got < 0 ? err.msg : what);
 	tr_expect_in(what, "the seed model");
@@ -287,7 +294,7 @@ Test(prune_model, the_seed_model_beside_the_templates)
 	/* a damaged seed is an error, not a silent exhaustive sweep */
 	mkdir(tmp_path("t"), 0755);
 	tmp_write("t/" PRUNE_SEED_FILE, "not a model\n");
-	got = prune_model_obtain(tmp_path("none.db"), 1, "A GPU never tuned", 90, r.ts, (int)r.n,
+	got = prune_model_obtain(tmp_path("none.db"), 1, "A GPU never tuned", 90, "softmax", r.ts, (int)r.n,
 				 tmp_path("t"), &m, what, sizeof what, &err);
 	cr_assert_eq(got, -1);
 	tr_expect_in(err.msg, PRUNE_SEED_FILE);

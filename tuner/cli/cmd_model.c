@@ -15,10 +15,11 @@
 #include "tuner/cli/cli.h"
 #include "tuner/model/loo.h"
 #include "tuner/model/prune_eval.h"
+#include "tuner/ops/ops.h"
 #include "tuner/sweep/plan.h"
 
 typedef struct model_options {
-	const char *db_path, *gpu, *templates, *out, *dtype, *explore, *model;
+	const char *db_path, *gpu, *op, *templates, *out, *dtype, *explore, *model;
 	int threads, worst, trees, depth, keep, store;
 	long long M, N; /* choose: 0 not given */
 } model_options;
@@ -27,6 +28,7 @@ typedef struct model_options {
 const cli_option cli_model_options[] = {
 	CLI_FILE(0, "db", "FILE", O(db_path), "the sweep database (default autotune.db, or $AUTOTUNE_DB)"),
 	CLI_STRING(0, "gpu", "NAME", O(gpu), "the GPU whose results to learn (needed when there are several)"),
+	CLI_STRING(0, "op", "OP", O(op), "the op whose results to learn (default softmax)"),
 	CLI_STRING(0, "templates", "DIR", O(templates),
 		   "templates folder (default: beside the program, or\n$AUTOTUNE_TEMPLATES)"),
 	CLI_FILE('o', "out", "FILE", O(out), "fit: where to write the model's text (default: stdout)"),
@@ -58,6 +60,7 @@ typedef struct model_inputs {
 	size_t nms;
 	manifest_rules *rules;
 	tr_template *ts;
+	const char *op; /* whose results: softmax unless --op */
 	model_samples s;
 	model_matrix mx;
 	model_fit_options fit;
@@ -88,7 +91,15 @@ static int inputs_load(const model_options *o, const char *db, model_inputs *in)
 		manifest_rules_view(&in->ms[i], &in->rules[i]);
 		in->ts[i] = in->rules[i].t;
 	}
-	if (model_samples_load(db, o->gpu, in->ts, (int)in->nms, &in->s, &err)) {
+	if (o->op && !op_find(o->op)) {
+		char *names = op_names();
+		at_error_set(&err, "--op %s: no such op (%s)", o->op, names);
+		free(names);
+		inputs_free(in);
+		return cli_fail(err.msg);
+	}
+	in->op = o->op ? o->op : "softmax";
+	if (model_samples_load(db, o->gpu, in->op, in->ts, (int)in->nms, &in->s, &err)) {
 		inputs_free(in);
 		return cli_fail(err.msg);
 	}
@@ -114,13 +125,13 @@ static int model_fit_cmd(const model_options *o, model_inputs *in)
 		at_error err = { { 0 } };
 		int rc = tdb_open(in->db_path, &db, &err);
 		if (rc == 0)
-			rc = tdb_model_put(db, in->s.gpu, "softmax", (long long)in->s.nshapes,
+			rc = tdb_model_put(db, in->s.gpu, in->op, (long long)in->s.nshapes,
 					   (long long)in->s.nsamples, text.data, &err);
 		tdb_close(db);
 		if (rc == 0)
-			fprintf(stderr, "model of %s: %zu shapes, %zu results (%zu skipped): stored in "
-					"%s, %zu bytes\n",
-				in->s.gpu, in->s.nshapes, in->s.nsamples, in->s.skipped,
+			fprintf(stderr, "%s model of %s: %zu shapes, %zu results (%zu skipped): stored "
+					"in %s, %zu bytes\n",
+				in->op, in->s.gpu, in->s.nshapes, in->s.nsamples, in->s.skipped,
 				in->db_path, text.len);
 		strbuf_free(&text);
 		return rc ? cli_fail(err.msg) : 0;
@@ -326,7 +337,7 @@ static int model_prune_eval_cmd(const model_options *o, model_inputs *in)
 	}
 	unsigned char *use = xcalloc(in->nms ? in->nms : 1, 1);
 	for (size_t i = 0; i < in->nms; i++)
-		use[i] = manifest_serves(&in->ms[i], "softmax");
+		use[i] = manifest_serves(&in->ms[i], in->op);
 	prune_eval e;
 	int rc = prune_eval_score(&in->s, &in->mx, in->ts, (int)in->nms, use, &in->fit,
 				  o->model ? &fixed : NULL, o->threads, &e, &err);

@@ -79,7 +79,7 @@ static int start_shape(model_samples *s, size_t *cap, sqlite3_stmt *st, const gp
 	return 0;
 }
 
-static int read_rows(sqlite3 *db, const gpu_row *g, long long before_sweep,
+static int read_rows(sqlite3 *db, const gpu_row *g, const char *op, long long before_sweep,
 		     const tr_template *ts, int nts, model_samples *s, at_error *err)
 {
 	sqlite3_stmt *st;
@@ -90,13 +90,14 @@ static int read_rows(sqlite3 *db, const gpu_row *g, long long before_sweep,
 		    " WHERE w.gpu_id = r.gpu_id AND w.op = r.op AND w.dtype = r.dtype "
 		    " AND w.m = r.m AND w.n = r.n) "
 		    "FROM results r JOIN sweeps sw ON sw.id = r.sweep_id "
-		    "WHERE r.gpu_id = ?1 AND r.op = 'softmax' AND r.kind = 'variant' "
+		    "WHERE r.gpu_id = ?1 AND r.op = ?3 AND r.kind = 'variant' "
 		    "AND r.status = 'ok' AND r.time_us > 0 AND (?2 <= 0 OR r.sweep_id < ?2) "
 		    "ORDER BY r.dtype, r.m, r.n, r.id",
 		    -1, &st, NULL) != SQLITE_OK)
 		return at_error_set(err, "%s", sqlite3_errmsg(db));
 	sqlite3_bind_int64(st, 1, g->id);
 	sqlite3_bind_int64(st, 2, before_sweep);
+	sqlite3_bind_text(st, 3, op, -1, SQLITE_STATIC);
 	size_t cap = 0, shape_cap = 0;
 	model_shape *cur = NULL;
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -129,15 +130,17 @@ static int read_rows(sqlite3 *db, const gpu_row *g, long long before_sweep,
 	return 0;
 }
 
-int model_samples_load(const char *path, const char *gpu, const tr_template *ts, int nts,
-		       model_samples *out, at_error *err)
+int model_samples_load(const char *path, const char *gpu, const char *op, const tr_template *ts,
+		       int nts, model_samples *out, at_error *err)
 {
-	return model_samples_load_before(path, gpu, 0, ts, nts, out, err);
+	return model_samples_load_before(path, gpu, op, 0, ts, nts, out, err);
 }
 
-int model_samples_load_before(const char *path, const char *gpu, long long before_sweep,
-			      const tr_template *ts, int nts, model_samples *out, at_error *err)
+int model_samples_load_before(const char *path, const char *gpu, const char *op,
+			      long long before_sweep, const tr_template *ts, int nts,
+			      model_samples *out, at_error *err)
 {
+	op = op ? op : "softmax";
 	memset(out, 0, sizeof *out);
 	sqlite3 *db;
 	if (at_sqlite_open_reader(path, &db) != SQLITE_OK) {
@@ -148,10 +151,11 @@ int model_samples_load_before(const char *path, const char *gpu, long long befor
 	gpu_row g = { 0 };
 	int rc = find_gpu(db, gpu, &g, out->gpu, sizeof out->gpu, err);
 	if (rc == 0)
-		rc = read_rows(db, &g, before_sweep, ts, nts, out, err);
+		rc = read_rows(db, &g, op, before_sweep, ts, nts, out, err);
 	sqlite3_close(db);
 	if (rc == 0 && out->nsamples == 0)
-		rc = at_error_set(err, "%s: no passing variant results for %s", path, out->gpu);
+		rc = at_error_set(err, "%s: no passing %s variant results for %s", path, op,
+				  out->gpu);
 	if (rc)
 		model_samples_free(out);
 	return rc;

@@ -35,16 +35,18 @@ typedef struct model_samples {
 	size_t skipped; /* results of a template not given, or params it does not parse */
 } model_samples;
 
-/* Loads the softmax results of the GPU named gpu (NULL: the database's only
- * one) from the database at path. Returns 0, or -1 with a message. */
-int model_samples_load(const char *path, const char *gpu, const tr_template *ts, int nts,
-		       model_samples *out, at_error *err);
+/* Loads op's results (NULL: softmax's) of the GPU named gpu (NULL: the
+ * database's only one) from the database at path: a model is fitted per
+ * op, as the ops' winners are stored. Returns 0, or -1 with a message. */
+int model_samples_load(const char *path, const char *gpu, const char *op, const tr_template *ts,
+		       int nts, model_samples *out, at_error *err);
 
 /* The same, from the sweeps numbered below before_sweep only (0: all):
  * what a sweep learns from is what the database held when it started, so
  * that a restarted worker prunes as its predecessor did. */
-int model_samples_load_before(const char *path, const char *gpu, long long before_sweep,
-			      const tr_template *ts, int nts, model_samples *out, at_error *err);
+int model_samples_load_before(const char *path, const char *gpu, const char *op,
+			      long long before_sweep, const tr_template *ts, int nts,
+			      model_samples *out, at_error *err);
 
 void model_samples_free(model_samples *s);
 

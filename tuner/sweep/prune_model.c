@@ -31,9 +31,9 @@ long long prune_model_cutoff(const char *db_path)
 }
 
 /* The GPU of compute capability cc, other than gpu_name, with the most
- * shapes tuned before before_sweep, into name; their count (0: none). */
+ * shapes of op tuned before before_sweep, into name; their count (0: none). */
 static long long peer_gpu(const char *db_path, long long before_sweep, const char *gpu_name,
-			  int cc, char *name, size_t cap)
+			  int cc, const char *op, char *name, size_t cap)
 {
 	sqlite3 *db = NULL;
 	if (access(db_path, F_OK) != 0 || at_sqlite_open_reader(db_path, &db) != SQLITE_OK) {
@@ -45,12 +45,13 @@ static long long peer_gpu(const char *db_path, long long before_sweep, const cha
 	if (sqlite3_prepare_v2(db,
 			       "SELECT g.name, COUNT(*) AS n FROM winners w JOIN gpus g ON g.id = "
 			       "w.gpu_id WHERE g.cc_major * 10 + g.cc_minor = ?1 AND g.name <> ?2 "
-			       "AND w.op = 'softmax' AND w.sweep_id < ?3 GROUP BY g.name "
+			       "AND w.op = ?4 AND w.sweep_id < ?3 GROUP BY g.name "
 			       "ORDER BY n DESC, g.name LIMIT 1",
 			       -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_int(st, 1, cc);
 		sqlite3_bind_text(st, 2, gpu_name, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 3, before_sweep);
+		sqlite3_bind_text(st, 4, op, -1, SQLITE_STATIC);
 		if (sqlite3_step(st) == SQLITE_ROW) {
 			snprintf(name, cap, "%s", (const char *)sqlite3_column_text(st, 0));
 			best = sqlite3_column_int64(st, 1);
@@ -69,16 +70,16 @@ static size_t tuned_shapes(const model_samples *s)
 	return n;
 }
 
-/* Fits m on gpu's results when it has enough tuned shapes: 1 fitted, 0 not
- * enough (or none: the database or the GPU missing). */
-static int fit_from(const char *db_path, long long before_sweep, const char *gpu,
+/* Fits m on gpu's results of op when it has enough tuned shapes: 1 fitted,
+ * 0 not enough (or none: the database or the GPU missing). */
+static int fit_from(const char *db_path, long long before_sweep, const char *gpu, const char *op,
 		    const tr_template *ts, int nts, perf_model *m, size_t *nshapes)
 {
 	model_samples s;
 	at_error ignored;
 	*nshapes = 0;
 	if (access(db_path, F_OK) != 0 ||
-	    model_samples_load_before(db_path, gpu, before_sweep, ts, nts, &s, &ignored))
+	    model_samples_load_before(db_path, gpu, op, before_sweep, ts, nts, &s, &ignored))
 		return 0;
 	*nshapes = tuned_shapes(&s);
 	int fitted = 0;
@@ -110,20 +111,30 @@ static char *read_text(const char *path)
 }
 
 int prune_model_obtain(const char *db_path, long long before_sweep, const char *gpu_name, int cc,
-		       const tr_template *ts, int nts, const char *templates_dir, perf_model *m,
-		       char *what, size_t cap, at_error *err)
+		       const char *op, const tr_template *ts, int nts, const char *templates_dir,
+		       perf_model *m, char *what, size_t cap, at_error *err)
 {
 	size_t own = 0, peer = 0;
-	if (fit_from(db_path, before_sweep, gpu_name, ts, nts, m, &own)) {
-		snprintf(what, cap, "fitted on %zu tuned shapes of %s", own, gpu_name);
-		return 1;
-	}
-	char other[256] = "";
-	if (peer_gpu(db_path, before_sweep, gpu_name, cc, other, sizeof other) >= PRUNE_MIN_SHAPES &&
-	    fit_from(db_path, before_sweep, other, ts, nts, m, &peer)) {
-		snprintf(what, cap, "fitted on %zu tuned shapes of %s (sm_%d like this GPU; %zu of "
-			 "its own, %d needed)", peer, other, cc, own, PRUNE_MIN_SHAPES);
-		return 1;
+	/* op's own results first; then softmax's, whose templates compute the
+	 * other forward ops too (also_ops); a template the model never learned
+	 * sweeps its shapes in full (prune_shape.c) */
+	const char *learn[2] = { op, strcmp(op, "softmax") != 0 ? "softmax" : NULL };
+	for (int i = 0; i < 2 && learn[i]; i++) {
+		size_t n = 0;
+		if (fit_from(db_path, before_sweep, gpu_name, learn[i], ts, nts, m, &n)) {
+			snprintf(what, cap, "fitted on %zu tuned %s shapes of %s", n, learn[i], gpu_name);
+			return 1;
+		}
+		own += i == 0 ? n : 0;
+		char other[256] = "";
+		if (peer_gpu(db_path, before_sweep, gpu_name, cc, learn[i], other, sizeof other) >=
+			    PRUNE_MIN_SHAPES &&
+		    fit_from(db_path, before_sweep, other, learn[i], ts, nts, m, &peer)) {
+			snprintf(what, cap, "fitted on %zu tuned %s shapes of %s (sm_%d like this GPU; "
+				 "%zu of its own, %d needed)", peer, learn[i], other, cc, n,
+				 PRUNE_MIN_SHAPES);
+			return 1;
+		}
 	}
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s", templates_dir, PRUNE_SEED_FILE);

@@ -1,9 +1,11 @@
-/* Where a sweep's pruning model comes from (tuner/sweep/prune_shape.h),
+/* Where a sweep's pruning model of an op comes from (tuner/sweep/prune_shape.h),
  * first found of:
- *   1. fitted on this GPU's results in the database, when it has at least
- *      PRUNE_MIN_SHAPES tuned shapes;
+ *   1. fitted on this GPU's results of the op in the database, when it has
+ *      at least PRUNE_MIN_SHAPES tuned shapes;
  *   2. fitted on another GPU's of the same compute capability there (the
  *      one with the most tuned shapes, at least PRUNE_MIN_SHAPES);
+ *   1-2 again for softmax's results, for another op (its templates compute
+ *      log_softmax too; a template no model learned is swept in full);
  *   3. the seed model shipped beside the templates (PRUNE_SEED_FILE,
  *      fitted on the H100's default sweep: docs/NOTES.md, "Pruned sweeps");
  *   4. none: the sweep is exhaustive.
@@ -28,7 +30,7 @@ long long prune_model_cutoff(const char *db_path);
  * NVIDIA H200"). Returns 1 with a model, 0 without (what says why), -1 on
  * an error (a seed file that does not parse, the database unreadable). */
 int prune_model_obtain(const char *db_path, long long before_sweep, const char *gpu_name, int cc,
-		       const tr_template *ts, int nts, const char *templates_dir, perf_model *m,
-		       char *what, size_t cap, at_error *err);
+		       const char *op, const tr_template *ts, int nts, const char *templates_dir,
+		       perf_model *m, char *what, size_t cap, at_error *err);
 
 #endif

@@ -16,36 +16,54 @@ int sweep_pruner_open(sweep_pruner *pr, const sweep_plan *p, const prune_options
 	memset(pr, 0, sizeof *pr);
 	pr->o = *o;
 	pr->plan = p;
-	if (o->exhaustive) {
-		snprintf(pr->source, sizeof pr->source, "--exhaustive");
+	if (o->exhaustive)
 		return 0;
-	}
 	pr->rules = xcalloc(p->ntemplates ? p->ntemplates : 1, sizeof *pr->rules);
 	tr_template *ts = xcalloc(p->ntemplates ? p->ntemplates : 1, sizeof *ts);
 	for (size_t i = 0; i < p->ntemplates; i++) {
 		manifest_rules_view(&p->templates[i], &pr->rules[i]);
 		ts[i] = pr->rules[i].t;
 	}
-	int got = prune_model_obtain(db_path, before_sweep, gpu_name, cc, ts, (int)p->ntemplates,
-				     templates_dir, &pr->model, pr->source, sizeof pr->source, err);
-	free(ts);
-	if (got < 0) {
-		sweep_pruner_close(pr);
-		return -1;
+	int rc = 0;
+	for (size_t i = 0; i < p->nshapes && rc == 0; i++) {
+		/* past PRUNE_MAX_OPS ops the rest are swept in full: still right */
+		if (sweep_op_model_of(pr, p->shapes[i].op) || pr->nops == PRUNE_MAX_OPS)
+			continue;
+		sweep_op_model *om = &pr->ops[pr->nops];
+		om->op = p->shapes[i].op;
+		int got = prune_model_obtain(db_path, before_sweep, gpu_name, cc, om->op, ts,
+					     (int)p->ntemplates, templates_dir, &om->model, om->source,
+					     sizeof om->source, err);
+		if (got < 0)
+			rc = -1;
+		else
+			om->have_model = got;
+		pr->nops++;
 	}
-	pr->have_model = got;
-	return 0;
+	free(ts);
+	if (rc)
+		sweep_pruner_close(pr);
+	return rc;
+}
+
+const sweep_op_model *sweep_op_model_of(const sweep_pruner *pr, const char *op)
+{
+	for (int i = 0; pr && i < pr->nops; i++)
+		if (strcmp(pr->ops[i].op, op) == 0)
+			return &pr->ops[i];
+	return NULL;
 }
 
 void sweep_pruner_close(sweep_pruner *pr)
 {
-	if (pr->have_model)
-		perf_model_free(&pr->model);
+	for (int i = 0; i < pr->nops; i++)
+		if (pr->ops[i].have_model)
+			perf_model_free(&pr->ops[i].model);
+	pr->nops = 0;
 	for (size_t i = 0; pr->rules && i < pr->plan->ntemplates; i++)
 		manifest_rules_free(&pr->rules[i]);
 	free(pr->rules);
 	pr->rules = NULL;
-	pr->have_model = 0;
 }
 
 static int model_knows(const perf_model *m, const char *template_name)
@@ -59,12 +77,13 @@ static int model_knows(const perf_model *m, const char *template_name)
 void sweep_prune_variants(const sweep_pruner *pr, const sweep_shape *s, const tr_env *env,
 			  variant *vs, size_t *n)
 {
-	if (!pr || !pr->have_model || pr->o.exhaustive || *n == 0)
+	const sweep_op_model *om = sweep_op_model_of(pr, s->op);
+	if (!om || !om->have_model || pr->o.exhaustive || *n == 0)
 		return;
 	/* a template the model never learned (a new one, the backward ops'):
 	 * its predictions mean nothing, so the shape is swept in full */
 	for (size_t i = 0; i < *n; i++)
-		if (!model_knows(&pr->model, vs[i].tmpl->name))
+		if (!model_knows(&om->model, vs[i].tmpl->name))
 			return;
 	double *score = xmalloc(*n * sizeof *score);
 	int *group = xmalloc(*n * sizeof *group);
@@ -74,7 +93,7 @@ void sweep_prune_variants(const sweep_pruner *pr, const sweep_shape *s, const tr
 		perf_prediction pred;
 		at_error ignored;
 		/* the ranking needs log_behind only: the copy rate does not matter */
-		score[i] = perf_model_predict(&pr->model, &pr->rules[group[i]].t, vs[i].values, env,
+		score[i] = perf_model_predict(&om->model, &pr->rules[group[i]].t, vs[i].values, env,
 					      1.0, &pred, &ignored) == 0
 				   ? pred.log_behind
 				   : NAN;

@@ -11,21 +11,35 @@
 #include "tuner/model/prune.h"
 #include "tuner/sweep/plan.h"
 
+/* The most ops one sweep prunes with models of their own. */
+#define PRUNE_MAX_OPS 8
+
+/* The model that ranks one op's variants. */
+typedef struct sweep_op_model {
+	const char *op;   /* points into the plan's shapes */
+	perf_model model;
+	int have_model;   /* 0: every variant of the op's shapes kept */
+	char source[768]; /* where the model came from, or why there is none */
+} sweep_op_model;
+
 typedef struct sweep_pruner {
 	prune_options o;
 	const sweep_plan *plan;
 	manifest_rules *rules; /* one for each of the plan's templates */
-	perf_model model;
-	int have_model;        /* 0: every variant kept */
-	char source[768];      /* where the model came from, or why there is none */
+	sweep_op_model ops[PRUNE_MAX_OPS];
+	int nops;
 } sweep_pruner;
 
-/* Finds the model (prune_model.h) unless o->exhaustive. Returns 0 (with or
- * without a model: pr->source says), or -1 on an error. */
+/* Finds a model for each op of the plan's shapes (prune_model.h) unless
+ * o->exhaustive. Returns 0 (with or without models: each op's source
+ * says), or -1 on an error. */
 int sweep_pruner_open(sweep_pruner *pr, const sweep_plan *p, const prune_options *o,
 		      const char *db_path, long long before_sweep, const char *gpu_name, int cc,
 		      const char *templates_dir, at_error *err);
 void sweep_pruner_close(sweep_pruner *pr);
+
+/* The model slot of op, or NULL (pr NULL, or op not among the plan's). */
+const sweep_op_model *sweep_op_model_of(const sweep_pruner *pr, const char *op);
 
 /* plan_shape_variants, then only those pr keeps, in the same order; *nall
  * says how many there were. pr NULL, or without a model: all of them. */

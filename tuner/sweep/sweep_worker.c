@@ -134,13 +134,17 @@ static int open_pruner(worker *w, at_error *err)
 	if (po->exhaustive)
 		fprintf(stderr, "autotune: GPU %d: every variant compiled and timed (--exhaustive)\n",
 			w->start->device);
-	else if (w->pruner.have_model)
-		fprintf(stderr, "autotune: GPU %d: pruning each shape to the model's best %d variants, "
-			"%.0f%% of the rest at random and the best of each template; model %s\n",
-			w->start->device, po->keep, 100 * po->explore, w->pruner.source);
-	else
-		fprintf(stderr, "autotune: GPU %d: no pruning, every variant compiled and timed: %s\n",
-			w->start->device, w->pruner.source);
+	for (int i = 0; i < w->pruner.nops; i++) {
+		const sweep_op_model *om = &w->pruner.ops[i];
+		if (om->have_model)
+			fprintf(stderr, "autotune: GPU %d: %s: pruning each shape to the model's best %d "
+				"variants, %.0f%% of the rest at random and the best of each "
+				"template; model %s\n",
+				w->start->device, om->op, po->keep, 100 * po->explore, om->source);
+		else
+			fprintf(stderr, "autotune: GPU %d: %s: no pruning, every variant compiled and "
+				"timed: %s\n", w->start->device, om->op, om->source);
+	}
 	return 0;
 }
 
