@@ -18,7 +18,10 @@
 
 #include "softmax_cta_reduce.cuh"
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+// (THREADS, 1): every register a CTA alone may have; with the first
+// argument only, ptxas held the looped kernel to 64 at 512 threads and
+// spilled (f32 512 x 4 x 4: 36 bytes).
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
 cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *loss, float *lse,
 		     const float *scale, long long M, long long V, long long lddx, long long ldx,
 		     long long ignore_index, float label_smoothing, float z_loss, float softcap,
