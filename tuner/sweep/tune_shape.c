@@ -126,7 +126,7 @@ static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, double 
 	CU_TRY(err, cudrv.cuMemcpyHtoD(d->ref_dev, d->ref, count * sizeof *d->ref));
 	if (op->launch == AT_LAUNCH_CROSS_ENTROPY) {
 		d->ce_on = 1;
-		if (ce_shape_make(&d->ce, op, s->dtype, s->M, s->N, d->x, d->ref, err))
+		if (ce_shape_make(&d->ce, op, s->dtype, s->M, s->N, d->host_x, d->x, d->ref, err))
 			return -1;
 	}
 	ref_ahead_done(); /* its slot may take a shape ahead */
@@ -239,6 +239,27 @@ static int check_launch(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	return 0;
 }
 
+/* A cross_entropy variant that passed its check, run again on a few rows
+ * under the other options and layouts (ce_shape_probe). Returns -1 only
+ * when the GPU context is lost. */
+static int probe_cross_entropy(tune_ctx *ctx, const sweep_shape *s, const variant_launch *l,
+			       result_row *row, char *reason, size_t cap, at_error *err)
+{
+	at_error perr = { { 0 } };
+	int ok = 1;
+	if (ce_shape_probe(l->ce, l->entry->fn, &l->geom, l->grid, l->x, ctx->timer->stream,
+			   at_op_tolerance(shape_op(s), s->dtype), &ok, reason, cap, &perr)) {
+		row->status = RESULT_LAUNCH_FAILED;
+		snprintf(reason, cap, "%s", perr.msg);
+		CUresult rc = cudrv.cuCtxSynchronize();
+		return context_is_dead(rc) ? at_error_set(err, "%s (the GPU context is lost)", perr.msg)
+					   : 0;
+	}
+	if (!ok)
+		row->status = RESULT_CHECK_FAILED;
+	return 0;
+}
+
 /* Fills row for variant v (entry is its compiled kernel) and checks it;
  * a variant that passed is left in *l_out to be timed. */
 static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
@@ -293,6 +314,8 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	on_gpu(ctx, index, row);
 	int rc = check_launch(ctx, s, d, launch_variant, l_out, row, reason, cap, &l_out->check_us,
 			      err);
+	if (rc == 0 && l.ce && row->status == RESULT_OK)
+		rc = probe_cross_entropy(ctx, s, l_out, row, reason, cap, err);
 	on_cpu(ctx);
 	return rc;
 }
