@@ -4,7 +4,8 @@
 // global memory once and the gradient written from shared memory: 1 read
 // + 1 write an element at vocabularies past what registers hold.
 // Regime: V from about 16K up to what shared memory holds (227 KB a CTA on
-// the H100/H200: 58K f32, 116K f16/bf16 logits).
+// the H100/H200: 58K f32, 116K f16/bf16 logits), and up to twice that with
+// the rest of the row read twice (bf16 128256, 151936).
 //
 // Parameters (macros set by the generator):
 //   THREADS     threads per CTA (a multiple of 32)
@@ -12,7 +13,8 @@
 //   UNROLL      vectors a thread loads per loop step (loads in flight)
 //   PERSISTENT  0: one row per CTA; 1: occupancy-sized grid that loops
 //
-// Dynamic shared memory: ceil(V / VEC) vectors (the launch's; less, and the
-// row is read from global memory twice).
+// Dynamic shared memory: ceil(V / VEC) vectors, or what a CTA has (the
+// launch's: the columns past what it holds are read from global memory
+// twice).
 #define STAGE_ROW 1
 #include "cross_entropy_two_pass.cuh"

@@ -339,7 +339,8 @@ Test(cross_entropy_templates, every_vocabulary_has_a_variant_and_smem_holds_its_
 	size_t n = tf_enumerate(tf_template("cross_entropy_block"), 90, AT_BF16, 4096, 32000, &vs);
 	cr_assert_gt(n, 0);
 	free(vs);
-	/* the staged row: 50257 f32 (201 KB) fits, 128256 bf16 (256 KB) does not */
+	/* the staged row: 50257 f32 (201 KB) fits whole; bf16 128256 (256 KB)
+	 * as far as a CTA's shared memory holds; bf16 262144 (512 KB) not */
 	n = tf_enumerate(tf_template("cross_entropy_smem"), 90, AT_F32, 64, 50257, &vs);
 	cr_assert_gt(n, 0);
 	for (size_t i = 0; i < n; i++) {
@@ -349,6 +350,16 @@ Test(cross_entropy_templates, every_vocabulary_has_a_variant_and_smem_holds_its_
 	}
 	free(vs);
 	n = tf_enumerate(tf_template("cross_entropy_smem"), 90, AT_BF16, 64, 128256, &vs);
+	cr_assert_gt(n, 0);
+	for (size_t i = 0; i < n; i++) {
+		launch_geometry g = tf_geometry(&vs[i], 90, 64, 128256);
+		cr_assert_lt(g.dyn_smem, 128256 * 2);
+		cr_assert_gt(g.dyn_smem, 200 * 1024);
+		cr_assert_eq(g.dyn_smem % 16, 0);
+		cr_assert_eq(g.max_n, 128256);
+	}
+	free(vs);
+	n = tf_enumerate(tf_template("cross_entropy_smem"), 90, AT_BF16, 64, 262144, &vs);
 	cr_assert_eq(n, 0);
 	free(vs);
 }
@@ -391,6 +402,7 @@ Test(cross_entropy_templates, every_variant_compiles_at_a_few_shapes, .timeout =
 		{ "cross_entropy_smem", AT_F32, 64, 50257 },
 		{ "cross_entropy_smem", AT_BF16, 4096, 100000 },
 		{ "cross_entropy_smem", AT_F16, 1, 32000 },
+		{ "cross_entropy_smem", AT_BF16, 64, 151936 },
 		{ "cross_entropy_loop", AT_F32, 1, 1000 },
 		{ "cross_entropy_loop", AT_BF16, 64, 262144 },
 		{ "cross_entropy_loop", AT_F16, 4096, 151936 },
