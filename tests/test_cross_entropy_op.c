@@ -260,6 +260,52 @@ Test(cross_entropy_ref, check_data_holds_targets_aligned_and_the_rows_results)
 	free(ref);
 }
 
+Test(cross_entropy_ref, special_rows_are_the_contracts_edge_cases)
+{
+	const long long R = 8, N = 5, ld = 6;
+	float x[8 * 6];
+	long long t[8];
+	for (int i = 0; i < 8 * 6; i++)
+		x[i] = (float)(i % 7) - 3.0f;
+	for (int i = 0; i < 8; i++)
+		t[i] = i % N;
+	ce_special_rows(x, AT_F32, R, N, ld, t);
+	static const ce_options o = CE_OPTIONS_TUNING;
+	double want_loss[8], want_lse[8];
+	int nan_grad[8], zero_grad[8];
+	for (long long i = 0; i < R; i++) {
+		double g[5];
+		ce_ref_row(x, AT_F32, (size_t)(i * ld), N, t[i], &o, g, &want_loss[i], &want_lse[i]);
+		nan_grad[i] = zero_grad[i] = 1;
+		for (int j = 0; j < N; j++) {
+			nan_grad[i] &= isnan(g[j]) != 0;
+			zero_grad[i] &= g[j] == 0.0;
+		}
+	}
+	/* -inf row, +inf, NaN, target N, target -7: NaN loss and gradient */
+	for (int i = 0; i < 5; i++)
+		cr_assert(isnan(want_loss[i]) && nan_grad[i], "row %d: loss %g", i, want_loss[i]);
+	cr_assert(isnan(want_lse[0]) && isnan(want_lse[1]) && isnan(want_lse[2]));
+	cr_assert(isfinite(want_lse[3]) && isfinite(want_lse[4]), "a bad target keeps its lse");
+	cr_assert_eq(t[3], N);
+	cr_assert_eq(t[4], -7);
+	/* ignored NaN row: loss 0, gradient 0, lse NaN */
+	cr_assert_eq(want_loss[5], 0.0);
+	cr_assert(zero_grad[5] && isnan(want_lse[5]));
+	/* the last column, and a row as it was */
+	cr_assert_eq(t[6], N - 1);
+	cr_assert(isfinite(want_loss[6]) && isfinite(want_loss[7]));
+	cr_assert_eq(t[7], 7 % N);
+	/* the padding between rows is not touched */
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(x[i * 6 + 5], (float)((i * 6 + 5) % 7) - 3.0f);
+	/* fewer rows: only those */
+	float y[2 * 5] = { 0 };
+	long long u[2] = { 0, 0 };
+	ce_special_rows(y, AT_F32, 2, 5, 5, u);
+	cr_assert(isinf(y[0]) && y[0] < 0 && isinf(y[7]) && y[7] > 0);
+}
+
 Test(cross_entropy_ref, is_described_with_its_kernel_and_one_read_one_write)
 {
 	const at_op *op = op_find("cross_entropy");

@@ -97,3 +97,26 @@ void ce_check_input(void *x, at_dtype dt, long long M, long long N, uint64_t see
 	long long *t = (long long *)((char *)x + at_op_side_offset(&shape, dt, M, N));
 	ce_check_targets(t, M, N, seed);
 }
+
+void ce_special_rows(void *x, at_dtype dt, long long R, long long N, long long ld, long long *t)
+{
+	for (long long i = 0; i < R && i < CE_SPECIAL_ROWS; i++) {
+		size_t row = (size_t)(i * ld);
+		switch (i) {
+		case 0:
+			for (long long j = 0; j < N; j++)
+				ref_store(x, dt, row + (size_t)j, -INFINITY);
+			break;
+		case 1: ref_store(x, dt, row + (size_t)(N / 2), INFINITY); break;
+		case 2: ref_store(x, dt, row + (size_t)(N - 1), NAN); break;
+		case 3: t[i] = N; break;
+		case 4: t[i] = -7; break;
+		case 5:
+			ref_store(x, dt, row, NAN);
+			t[i] = CE_CHECK_IGNORE_INDEX;
+			break;
+		case 6: t[i] = N - 1; break;
+		default: break;
+		}
+	}
+}

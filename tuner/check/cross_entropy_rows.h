@@ -45,4 +45,15 @@ void ce_check_input(void *x, at_dtype dt, long long M, long long N, uint64_t see
 /* The targets ce_check_input makes (M int64, from seed). */
 void ce_check_targets(long long *t, long long M, long long N, uint64_t seed);
 
+/* The edge cases of the contract, one a row, that the sweep's probe runs
+ * every variant on (CE_SPECIAL_ROWS rows at most): in rows of x (R rows of
+ * N elements of dt, row stride ld) and their targets t, row 0 becomes all
+ * -inf, row 1 gets a +inf, row 2 a NaN in its last column, row 3 the
+ * target N and row 4 the target -7 (out of range: NaN, never read), row 5
+ * a NaN and the ignore_index -100 (loss and gradient 0, lse NaN), row 6
+ * the target N - 1 (the last column); row 7 stays as it is. Rows past R
+ * are not touched. */
+#define CE_SPECIAL_ROWS 8
+void ce_special_rows(void *x, at_dtype dt, long long R, long long N, long long ld, long long *t);
+
 #endif

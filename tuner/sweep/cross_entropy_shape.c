@@ -12,27 +12,24 @@
 
 #define WS_BYTES 32 /* the contract's workspace: scale, n_valid, bad, first bad */
 
-/* The probe's references on the host: the options' from the first rows'
- * logits and targets, the tuning options' from the shape's reference. */
-static void probe_refs(ce_probe *p, long long M, long long N, const void *host_x,
-		       const long long *targets, const double *ref)
+/* The references of R rows of x (row i from element first + i ld) and
+ * targets t under o, as the dtype (gradient) and f32 (loss, lse) hold them:
+ * malloc'd into *grad (R x N) and *rows (pairs). */
+static void probe_ref(at_dtype dt, const void *x, size_t first, long long ld, long long R,
+		      long long N, const long long *t, const ce_options *o, double **grad,
+		      double **rows)
 {
-	static const ce_options opt = CE_PROBE_OPTIONS;
-	size_t n = (size_t)N, R = (size_t)p->R;
-	p->opt_ref = xmalloc(R * n * sizeof *p->opt_ref);
-	p->opt_rows = xmalloc(R * 2 * sizeof *p->opt_rows);
-	for (size_t i = 0; i < R; i++) {
-		double *g = p->opt_ref + i * n, *rows = p->opt_rows + 2 * i;
-		ce_ref_row(host_x, p->dt, i * n, N, targets[i], &opt, g, &rows[0], &rows[1]);
+	size_t n = (size_t)N;
+	*grad = xmalloc((size_t)R * n * sizeof **grad);
+	*rows = xmalloc((size_t)R * 2 * sizeof **rows);
+	for (long long i = 0; i < R; i++) {
+		double *g = *grad + (size_t)i * n, *r = *rows + 2 * i;
+		ce_ref_row(x, dt, first + (size_t)(i * ld), N, t[i], o, g, &r[0], &r[1]);
 		for (size_t j = 0; j < n; j++)
-			g[j] = ref_saturate(g[j], p->dt);
-		rows[0] = ref_saturate(rows[0], AT_F32);
-		rows[1] = ref_saturate(rows[1], AT_F32);
+			g[j] = ref_saturate(g[j], dt);
+		r[0] = ref_saturate(r[0], AT_F32);
+		r[1] = ref_saturate(r[1], AT_F32);
 	}
-	p->plain_ref = xmalloc(R * n * sizeof *p->plain_ref);
-	memcpy(p->plain_ref, ref, R * n * sizeof *ref);
-	p->plain_rows = xmalloc(R * 2 * sizeof *p->plain_rows);
-	memcpy(p->plain_rows, ref + (size_t)M * n, R * 2 * sizeof *ref);
 }
 
 /* The probe's buffers: the rows at stride N + 1 from element 1, int32
@@ -44,11 +41,20 @@ static int probe_make(ce_probe *p, at_dtype dt, long long M, long long N, const 
 	p->dt = dt;
 	size_t es = at_dtype_size(dt), n = (size_t)N, R = (size_t)p->R;
 	size_t strided = 1 + R * (n + 1);
-	probe_refs(p, M, N, host_x, targets, ref);
+	static const ce_options opt = CE_PROBE_OPTIONS, tuning = CE_OPTIONS_TUNING;
+	probe_ref(dt, host_x, 0, N, p->R, N, targets, &opt, &p->opt_ref, &p->opt_rows);
+	p->plain_rows = xmalloc(R * 2 * sizeof *p->plain_rows);
+	memcpy(p->plain_rows, ref + (size_t)M * n, R * 2 * sizeof *ref);
+	/* the special rows: the first ones, strided, made the edge cases */
 	p->strided_host = xcalloc(strided, es);
 	for (size_t i = 0; i < R; i++)
 		memcpy((char *)p->strided_host + (1 + i * (n + 1)) * es,
 		       (const char *)host_x + i * n * es, n * es);
+	long long t_special[CE_PROBE_ROWS];
+	memcpy(t_special, targets, R * sizeof *t_special);
+	ce_special_rows((char *)p->strided_host + es, dt, p->R, N, N + 1, t_special);
+	probe_ref(dt, p->strided_host, 1, N + 1, p->R, N, t_special, &tuning, &p->special_ref,
+		  &p->special_rows);
 	p->back = xmalloc(strided * es);
 	int t32[CE_PROBE_ROWS];
 	for (size_t i = 0; i < R; i++)
@@ -58,6 +64,8 @@ static int probe_make(ce_probe *p, at_dtype dt, long long M, long long N, const 
 	CU_TRY(err, cudrv.cuMemAlloc(&p->strided, strided * es));
 	CU_TRY(err, cudrv.cuMemAlloc(&p->t32, R * sizeof *t32));
 	CU_TRY(err, cudrv.cuMemAlloc(&p->scale, sizeof scale));
+	CU_TRY(err, cudrv.cuMemAlloc(&p->t_special, R * sizeof *t_special));
+	CU_TRY(err, cudrv.cuMemcpyHtoD(p->t_special, t_special, R * sizeof *t_special));
 	CU_TRY(err, cudrv.cuMemcpyHtoD(p->t32, t32, R * sizeof *t32));
 	CU_TRY(err, cudrv.cuMemcpyHtoD(p->scale, &scale, sizeof scale));
 	return 0;
@@ -65,7 +73,7 @@ static int probe_make(ce_probe *p, at_dtype dt, long long M, long long N, const 
 
 static void probe_free(ce_probe *p)
 {
-	const CUdeviceptr dev[] = { p->out, p->t32, p->scale, p->strided };
+	const CUdeviceptr dev[] = { p->out, p->t32, p->scale, p->strided, p->t_special };
 	for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
 		if (dev[i])
 			cudrv.cuMemFree(dev[i]);
@@ -73,7 +81,8 @@ static void probe_free(ce_probe *p)
 	free(p->back);
 	free(p->opt_ref);
 	free(p->opt_rows);
-	free(p->plain_ref);
+	free(p->special_ref);
+	free(p->special_rows);
 	free(p->plain_rows);
 }
 
@@ -254,22 +263,22 @@ int ce_shape_probe(const ce_shape *c, CUfunction fn, const launch_geometry *g, u
 	size_t strided = 1 + (size_t)p->R * (size_t)(N + 1);
 	CU_TRY(err, cudrv.cuMemcpyHtoD(p->strided, p->strided_host, strided * es));
 	ce_launch_args in_place = { .dx = p->strided + es, .x = p->strided + es,
-				    .target = c->target, .loss = c->loss, .M = p->R, .V = N,
-				    .lddx = N + 1, .ldx = N + 1, .ignore_index = CE_CHECK_IGNORE_INDEX,
-				    .flags = CE_WRITE_GRAD };
+				    .target = p->t_special, .loss = c->loss, .lse = c->lse,
+				    .M = p->R, .V = N, .lddx = N + 1, .ldx = N + 1,
+				    .ignore_index = CE_CHECK_IGNORE_INDEX, .flags = CE_WRITE_GRAD };
 	if (probe_run(c, fn, g, grid, &in_place, stream, err) ||
-	    compare_grad(p, N, p->strided, 1, N + 1, p->plain_ref, "in place, misaligned: ", tol,
-			 ok, reason, cap, err) ||
-	    (*ok && compare_rows(c, p->R, 1, p->plain_rows, "in place: ", stream, tol, ok,
+	    compare_grad(p, N, p->strided, 1, N + 1, p->special_ref,
+			 "edge cases in place, misaligned: ", tol, ok, reason, cap, err) ||
+	    (*ok && compare_rows(c, p->R, 2, p->special_rows, "edge cases: ", stream, tol, ok,
 				 reason, cap, err)))
 		return -1;
 	if (!*ok)
 		return 0;
-	ce_launch_args forward = { .x = x, .target = c->target, .loss = c->loss, .lse = c->lse,
-				   .M = p->R, .V = N, .lddx = N, .ldx = N,
+	ce_launch_args forward = { .x = x, .target = c->target, .loss = c->loss, .M = p->R,
+				   .V = N, .lddx = N, .ldx = N,
 				   .ignore_index = CE_CHECK_IGNORE_INDEX };
 	if (probe_run(c, fn, g, grid, &forward, stream, err) ||
-	    compare_rows(c, p->R, 2, p->plain_rows, "forward only: ", stream, tol, ok, reason,
+	    compare_rows(c, p->R, 1, p->plain_rows, "forward only: ", stream, tol, ok, reason,
 			 cap, err))
 		return -1;
 	return 0;

@@ -25,10 +25,12 @@ typedef struct ce_probe {
 	CUdeviceptr t32;         /* R int32 targets */
 	CUdeviceptr scale;       /* one float, CE_PROBE_SCALE */
 	CUdeviceptr strided;     /* 1 + R x (N + 1) elements: rows in place, misaligned */
-	void *strided_host;      /* what is uploaded there before each run */
+	void *strided_host;      /* what is uploaded there: the special rows */
+	CUdeviceptr t_special;   /* R int64 targets of the special rows */
 	void *back;              /* room for R x (N + 1) + 1 elements copied back */
 	double *opt_ref, *opt_rows;     /* the options' reference: gradient, (loss, lse) */
-	double *plain_ref, *plain_rows; /* the tuning options' (the shape's first rows) */
+	double *special_ref, *special_rows; /* the special rows' (ce_special_rows) */
+	double *plain_rows;      /* the first rows' loss and lse (the shape's reference) */
 } ce_probe;
 
 typedef struct ce_shape {
@@ -72,11 +74,12 @@ int ce_shape_compare(const ce_shape *c, CUstream stream, double tol, int *ok, ch
 
 /* Runs fn (geometry g, grid: the shape's, which covers fewer rows) on the
  * probe's rows three times: under CE_PROBE_OPTIONS with int32 targets; in
- * place (dx == x) on rows of stride N + 1 that start one element past an
- * aligned boundary (the scalar path), without lse nor scale; forward only
- * (no CE_WRITE_GRAD, dx 0). Each run's gradient and rows are compared with
- * their reference within tol: 0 with *ok set, and what failed in reason;
- * -1 on a CUDA error. */
+ * place (dx == x) on the contract's edge cases (ce_special_rows: -inf,
+ * +inf and NaN rows, out-of-range and ignored targets) in rows of stride
+ * N + 1 that start one element past an aligned boundary (the scalar path),
+ * without a scale; forward only (no CE_WRITE_GRAD, dx 0, no lse). Each
+ * run's gradient and rows are compared with their reference within tol: 0
+ * with *ok set, and what failed in reason; -1 on a CUDA error. */
 int ce_shape_probe(const ce_shape *c, CUfunction fn, const launch_geometry *g, unsigned grid,
 		   CUdeviceptr x, CUstream stream, double tol, int *ok, char *reason, size_t cap,
 		   at_error *err);
