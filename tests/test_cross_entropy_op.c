@@ -3,8 +3,8 @@
  * (ignore_index, out-of-range targets, label smoothing, z-loss, soft-capping,
  * the scale), the gradient as the loss's derivative, the contract's extreme
  * rows; its check input and check data; its description; the row results'
- * comparison; its templates (manifests, every variant compiling for sm_90,
- * clean); the command line and the configs. */
+ * comparison; the probe's edge-case rows; its templates (manifests, every
+ * variant compiling for sm_90, clean); the command line and the configs. */
 #include <criterion/criterion.h>
 
 #include <math.h>
@@ -341,13 +341,14 @@ Test(cross_entropy_ref, row_results_compare_nan_and_infinities_as_values)
 /* ---- the templates ---- */
 
 static const char *const ce_templates[] = { "cross_entropy_block", "cross_entropy_smem",
-					    "cross_entropy_loop" };
+					    "cross_entropy_loop", "cross_entropy_cluster" };
+#define NCE (sizeof ce_templates / sizeof *ce_templates)
 
 TestSuite(cross_entropy_templates, .init = tf_load_templates, .fini = tf_free_templates);
 
 Test(cross_entropy_templates, serve_cross_entropy_only_and_define_the_three_kernels)
 {
-	for (int t = 0; t < 3; t++) {
+	for (size_t t = 0; t < NCE; t++) {
 		const tmpl_manifest *m = tf_template(ce_templates[t]);
 		cr_assert_str_eq(m->op, "cross_entropy");
 		cr_assert_eq(manifest_serves(m, "cross_entropy"), 1);
@@ -408,6 +409,20 @@ Test(cross_entropy_templates, every_vocabulary_has_a_variant_and_smem_holds_its_
 	n = tf_enumerate(tf_template("cross_entropy_smem"), 90, AT_BF16, 64, 262144, &vs);
 	cr_assert_eq(n, 0);
 	free(vs);
+	/* past that, a cluster holds the row: 2 CTAs of 256 KB for bf16 262144
+	 * do not fit, 4 do */
+	n = tf_enumerate(tf_template("cross_entropy_cluster"), 90, AT_BF16, 64, 262144, &vs);
+	cr_assert_gt(n, 0);
+	for (size_t i = 0; i < n; i++) {
+		launch_geometry g = tf_geometry(&vs[i], 90, 64, 262144);
+		cr_assert_geq(tf_value(&vs[i], "cluster"), 4);
+		cr_assert_eq(g.ctas_per_row, tf_value(&vs[i], "cluster"));
+		cr_assert_eq(g.dyn_smem, 262144 * 2 / g.ctas_per_row);
+	}
+	free(vs);
+	n = tf_enumerate(tf_template("cross_entropy_cluster"), 80, AT_BF16, 64, 262144, &vs);
+	cr_assert_eq(n, 0, "clusters need sm_90");
+	free(vs);
 }
 
 /* Every variant of template name at (dt, M, N), compiled once a distinct
@@ -452,6 +467,9 @@ Test(cross_entropy_templates, every_variant_compiles_at_a_few_shapes, .timeout =
 		{ "cross_entropy_loop", AT_F32, 1, 1000 },
 		{ "cross_entropy_loop", AT_BF16, 64, 262144 },
 		{ "cross_entropy_loop", AT_F16, 4096, 151936 },
+		{ "cross_entropy_cluster", AT_F32, 64, 262144 },
+		{ "cross_entropy_cluster", AT_BF16, 1, 262144 },
+		{ "cross_entropy_cluster", AT_F16, 4096, 151936 },
 	};
 	tf_seen seen = { 0 };
 	size_t total = 0;
@@ -470,7 +488,7 @@ Test(cross_entropy_cli, templates_lists_the_op_and_its_kernel)
 {
 	tr_result r = RUN("templates");
 	tr_expect_status(&r, 0);
-	for (int t = 0; t < 3; t++)
+	for (size_t t = 0; t < NCE; t++)
 		tr_expect_in(r.out, ce_templates[t]);
 	tr_expect_in(r.out, "op: cross_entropy: cross-entropy loss");
 	tr_expect_in(r.out, "kernel cross_entropy_kernel(elem *dx, const elem *x, const void *target");
@@ -512,7 +530,7 @@ static size_t check_config(const char *path, double max_bytes)
 		int served = 0;
 		for (size_t t = 0; t < p.ntemplates; t++)
 			served += plan_template_serves(&p.templates[t], s);
-		cr_assert_eq(served, 3, "%lld x %lld: the three cross_entropy templates", s->M, s->N);
+		cr_assert_eq(served, (int)NCE, "%lld x %lld: every cross_entropy template", s->M, s->N);
 	}
 	size_t n = p.nshapes;
 	plan_free(&p);
