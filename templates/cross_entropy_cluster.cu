@@ -80,7 +80,9 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 	const ce_cap cap = ce_cap_of(softcap);
 	const bool smooth = label_smoothing != 0.0f;
 	const unsigned rank = ce_cluster_rank();
-	const long long row = blockIdx.x / CLUSTER; // the grid is M clusters
+	const long long row = blockIdx.x / CLUSTER;
+	if (row >= M)
+		return; // a grid sized for more rows (the whole cluster leaves)
 	// slices of whole vectors, so that an aligned row's slices are aligned
 	const long long len = ((V + CLUSTER - 1) / CLUSTER + VEC - 1) / VEC * VEC;
 	const long long c0 = (long long)rank * len < V ? (long long)rank * len : V;
