@@ -54,14 +54,17 @@ __device__ __forceinline__ float ce_z(float x, ce_cap c)
 	return c.cap > 0.0f ? c.cap * tanhf(x * c.inv) : x;
 }
 
-// A vector's z values; elements at or past n are -inf (no term of the max
-// nor of the sum of exps; ce_sum_z leaves them out of the sum of z).
+// A vector's z values, v loaded by load_vec (elements at or past n are
+// -inf); they stay -inf (no term of the max nor of the sum of exps;
+// ce_sum_z leaves them out of the sum of z). Only the cap needs the column
+// test (it would make them -softcap).
 __device__ __forceinline__ void ce_z_vec(float *z, const vec_t &v, long long col, long long n,
 					 ce_cap c)
 {
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
-		z[j] = col + j < n ? ce_z(to_f32(v.v[j]), c) : NEG_INF_F;
+		z[j] = c.cap > 0.0f ? (col + j < n ? ce_z(to_f32(v.v[j]), c) : NEG_INF_F)
+				    : to_f32(v.v[j]);
 }
 
 // The sum of a vector's z values that are in the row (label smoothing's
