@@ -24,6 +24,20 @@ typedef void (*at_op_ref_row_fn)(const void *x, at_dtype dt, size_t offset, long
 typedef void (*at_op_ref_row_inputs_fn)(const void *const *in, at_dtype dt, size_t offset,
 					long long N, double *out);
 
+/* The reference of one row of an op with a side input and results a row
+ * (cross_entropy: the row's target; its loss and lse): out[j] for j < N,
+ * and row_out[k] for k < the op's row_results, from the row's N elements
+ * of x (dtype dt) from element offset on and its side input (side_bytes
+ * bytes), in double. */
+typedef void (*at_op_ref_row_side_fn)(const void *x, at_dtype dt, size_t offset, long long N,
+				      const void *side, double *out, double *row_out);
+
+/* How an op's kernel is launched (dispatch/runtime/launch_geometry.h). */
+typedef enum at_op_launch {
+	AT_LAUNCH_ROWS,          /* launch_softmax, or launch_softmax_backward (2 inputs) */
+	AT_LAUNCH_CROSS_ENTROPY, /* launch_cross_entropy, after its prepare kernel */
+} at_op_launch;
+
 /* The most inputs an op reads. */
 #define AT_OP_MAX_INPUTS 2
 
@@ -55,6 +69,13 @@ typedef struct at_op {
 	at_op_ref_row_fn ref_row;
 	at_op_ref_row_inputs_fn ref_row_inputs;
 	at_op_input_fn make_input;
+	/* An op with a side input a row (side_bytes a row, after its inputs
+	 * in the check data) and row_results values a row besides its M x N
+	 * output (after the M x N reference): its reference is ref_row_side
+	 * (cross_entropy: an int64 target; loss and lse). 0, 0: none. */
+	int side_bytes, row_results;
+	at_op_ref_row_side_fn ref_row_side;
+	at_op_launch launch;
 	/* An op whose first input is another op's output (a backward op's y,
 	 * the forward's): that op's reference, through which `autotune
 	 * selftest` makes the first input from its random and special rows, so
@@ -74,6 +95,17 @@ double at_op_bytes_moved(const at_op *op, at_dtype dt, long long M, long long N)
 
 /* The inputs op reads: 1 for a description that leaves ninputs 0. */
 int at_op_inputs(const at_op *op);
+
+/* Where op's side input starts in its check input at M x N of dt: after
+ * its inputs, at a 16-byte boundary (the kernel loads int64 targets). */
+size_t at_op_side_offset(const at_op *op, at_dtype dt, long long M, long long N);
+
+/* The bytes of op's check input at M x N of dt: its inputs, then its side
+ * input (side_bytes a row, from at_op_side_offset). */
+size_t at_op_input_bytes(const at_op *op, at_dtype dt, long long M, long long N);
+
+/* The doubles of op's reference at M x N: M x N, then row_results a row. */
+size_t at_op_ref_count(const at_op *op, long long M, long long N);
 
 /* op's relative L2 tolerance for dt. */
 double at_op_tolerance(const at_op *op, at_dtype dt);

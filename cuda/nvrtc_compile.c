@@ -126,8 +126,9 @@ static double now_ms(void)
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-/* The number just before `label` on the line where label occurs, or 0. */
-static int number_before(const char *log, const char *label)
+/* The numbers just before `label` on the lines where label occurs: their
+ * sum (want_max 0) or their largest (want_max 1), or 0. */
+static int numbers_before(const char *log, const char *label, int want_max)
 {
 	int total = 0;
 	for (const char *p = strstr(log, label); p; p = strstr(p + 1, label)) {
@@ -137,19 +138,25 @@ static int number_before(const char *log, const char *label)
 		const char *digits = q;
 		while (digits > log && digits[-1] >= '0' && digits[-1] <= '9')
 			digits--;
-		if (digits < q)
-			total += (int)strtol(digits, NULL, 10);
+		if (digits == q)
+			continue;
+		int v = (int)strtol(digits, NULL, 10);
+		total = want_max ? (v > total ? v : total) : total + v;
 	}
 	return total;
 }
 
+/* Registers and shared memory are a kernel's: of a source with helper
+ * kernels beside its row kernel (cross_entropy's prepare and reduce), the
+ * largest, the row kernel's. Spills and stack anywhere are summed: any is
+ * a defect. */
 void nvrtc_parse_resources(const char *log, compiled_kernel *k)
 {
-	k->registers = number_before(log, "registers");
-	k->smem_bytes = number_before(log, "bytes smem");
-	k->spill_bytes = number_before(log, "bytes spill stores") +
-			 number_before(log, "bytes spill loads");
-	k->stack_bytes = number_before(log, "bytes stack frame");
+	k->registers = numbers_before(log, "registers", 1);
+	k->smem_bytes = numbers_before(log, "bytes smem", 1);
+	k->spill_bytes = numbers_before(log, "bytes spill stores", 0) +
+			 numbers_before(log, "bytes spill loads", 0);
+	k->stack_bytes = numbers_before(log, "bytes stack frame", 0);
 }
 
 static int nvrtc_fail(at_error *err, nvrtcResult rc, const char *what)

@@ -133,7 +133,7 @@ Test(new_op, the_table_holds_softmax_and_the_registered_op)
 	cr_assert_eq(seen, 3);
 	cr_assert_null(op_at(op_count()));
 	char *names = op_names();
-	cr_assert_str_eq(names, "softmax, log_softmax, softmax_backward, log_softmax_backward, scale2");
+	cr_assert_str_eq(names, "softmax, log_softmax, softmax_backward, log_softmax_backward, cross_entropy, scale2");
 	free(names);
 }
 
@@ -250,6 +250,6 @@ Test(new_op, the_sweep_refuses_an_op_nobody_described)
 	sweep_plan p;
 	at_error err = { { 0 } };
 	cr_assert_eq(plan_load(&p, tmp_path("other.yaml"), tmp_path("scale2-templates"), &err), -1);
-	cr_assert(strstr(err.msg, ":2: unknown op \"scale3\" (known: softmax, log_softmax, softmax_backward, log_softmax_backward, scale2") != NULL, "%s",
+	cr_assert(strstr(err.msg, ":2: unknown op \"scale3\" (known: softmax, log_softmax, softmax_backward, log_softmax_backward, cross_entropy, scale2") != NULL, "%s",
 		  err.msg);
 }

@@ -64,19 +64,18 @@ static int same_shape(const ref_slot *s, const at_op *op, at_dtype dt, long long
 	return s->state != SLOT_EMPTY && s->op == op && s->dt == dt && s->M == M && s->N == N && s->seed == seed;
 }
 
-/* The op's inputs and the reference: an op of two inputs holds both. */
+/* The op's inputs and the reference: an op of two inputs holds both (and
+ * an op's side input and row results, common/op.h). */
 static size_t shape_bytes(const at_op *op, at_dtype dt, long long M, long long N)
 {
-	return (size_t)M * (size_t)N *
-	       ((size_t)at_op_inputs(op) * at_dtype_size(dt) + sizeof(double));
+	return at_op_input_bytes(op, dt, M, N) + at_op_ref_count(op, M, N) * sizeof(double);
 }
 
 /* Fills s (its shape set); called without the lock by whoever owns s. */
 static void fill(ref_slot *s)
 {
-	size_t count = (size_t)s->M * (size_t)s->N;
-	s->x = room(s->x, &s->x_cap, count * (size_t)at_op_inputs(s->op) * at_dtype_size(s->dt));
-	s->ref = room(s->ref, &s->ref_cap, count * sizeof *s->ref);
+	s->x = room(s->x, &s->x_cap, at_op_input_bytes(s->op, s->dt, s->M, s->N));
+	s->ref = room(s->ref, &s->ref_cap, at_op_ref_count(s->op, s->M, s->N) * sizeof *s->ref);
 	/* the op's input (softmax's plants extreme rows) and reference */
 	ref_op_check_data(s->op, s->dt, s->M, s->N, s->seed, s->x, s->ref);
 }
@@ -160,7 +159,8 @@ void ref_ahead_prepare(const at_op *op, at_dtype dt, long long M, long long N, u
 {
 	if (M < 1 || N < 1 ||
 	    (double)M * (double)N *
-			    (double)(at_op_inputs(op) * (int)at_dtype_size(dt) + (int)sizeof(double)) >
+			    (double)(at_op_inputs(op) * (int)at_dtype_size(dt) + (int)sizeof(double)) +
+			    (double)M * (op->side_bytes + op->row_results * (int)sizeof(double)) >
 		    REF_AHEAD_MAX_BYTES)
 		return;
 	pthread_mutex_lock(&ra.lock);

@@ -150,6 +150,13 @@ typedef struct ref_job {
 	double *ref;
 	at_op_ref_row_fn row;                /* an op of one input's, or NULL */
 	at_op_ref_row_inputs_fn row_inputs; /* else this */
+	/* an op with a side input and row results (common/op.h): its
+	 * reference, the side input (side_bytes a row) and the results
+	 * (nresults a row) */
+	at_op_ref_row_side_fn row_side;
+	const unsigned char *side;
+	int side_bytes, nresults;
+	double *row_out;
 } ref_job;
 
 static void *ref_worker(void *arg)
@@ -158,7 +165,13 @@ static void *ref_worker(void *arg)
 	for (long long i = job->row_begin; i < job->row_end; i++) {
 		double *out = job->ref + (size_t)(i * job->N);
 		size_t offset = (size_t)(i * job->ldx);
-		if (job->row)
+		if (job->row_side) {
+			double *row_out = job->row_out + (size_t)i * (size_t)job->nresults;
+			job->row_side(job->in[0], job->dt, offset, job->N,
+				      job->side + (size_t)i * (size_t)job->side_bytes, out, row_out);
+			for (int k = 0; k < job->nresults; k++) /* they are floats */
+				row_out[k] = ref_saturate(row_out[k], AT_F32);
+		} else if (job->row)
 			job->row(job->in[0], job->dt, offset, job->N, out);
 		else
 			job->row_inputs(job->in, job->dt, offset, job->N, out);
@@ -222,6 +235,16 @@ void ref_op_rows(const at_op *op, const void *const *in, at_dtype dt, long long 
 	run_ref_jobs(&job, M);
 }
 
+void ref_op_rows_side(const at_op *op, const void *x, const void *side, at_dtype dt,
+		      long long M, long long N, long long ld, double *ref, double *row_out)
+{
+	run_ref_jobs(&(ref_job){ .in = { x }, .dt = dt, .N = N, .ldx = ld, .ref = ref,
+				 .row_side = op->ref_row_side, .side = side,
+				 .side_bytes = op->side_bytes, .nresults = op->row_results,
+				 .row_out = row_out },
+		     M);
+}
+
 void ref_mask_rows(const void *x, at_dtype dt, long long M, long long N, long long ldx,
 		   double value, double *ref)
 {
@@ -281,6 +304,11 @@ void ref_op_check_data(const at_op *op, at_dtype dt, long long M, long long N, u
 		       void *x, double *ref)
 {
 	op->make_input(x, dt, M, N, seed);
+	if (op->ref_row_side) {
+		const char *side = (const char *)x + at_op_side_offset(op, dt, M, N);
+		ref_op_rows_side(op, x, side, dt, M, N, N, ref, ref + (size_t)M * (size_t)N);
+		return;
+	}
 	const void *in[AT_OP_MAX_INPUTS];
 	for (int k = 0; k < at_op_inputs(op) && k < AT_OP_MAX_INPUTS; k++)
 		in[k] = (const char *)x + (size_t)k * (size_t)M * (size_t)N * at_dtype_size(dt);

@@ -39,13 +39,21 @@ void ref_rows(at_op_ref_row_fn row, const void *x, at_dtype dt, long long M, lon
 void ref_op_rows(const at_op *op, const void *const *in, at_dtype dt, long long M, long long N,
 		 long long ld, double *ref);
 
+/* The reference of an op with a side input and row results (ref_row_side,
+ * common/op.h): ref[i*N + j] row i's values, row_out[i*row_results + k]
+ * its results (as floats hold them), from x (row stride ld) and side
+ * (side_bytes a row), in parallel over rows. */
+void ref_op_rows_side(const at_op *op, const void *x, const void *side, at_dtype dt,
+		      long long M, long long N, long long ld, double *ref, double *row_out);
+
 /* An at_op_input_fn: M x N elements random in [-8, 8) (ref_fill_random),
  * nothing planted. */
 void ref_input_random(void *x, at_dtype dt, long long M, long long N, uint64_t seed);
 
 /* The check input and reference of an M x N shape under op (rows dense):
  * x (at_op_inputs(op) * M * N elements of dt, input k at element k * M *
- * N) from seed by op->make_input, ref (M * N doubles) by the op's
+ * N, then the side input: at_op_input_bytes) from seed by op->make_input,
+ * ref (at_op_ref_count doubles: M * N, then the row results) by the op's
  * reference, in parallel over rows. What the sweep checks
  * every variant against (through ref_ahead). */
 void ref_op_check_data(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed,

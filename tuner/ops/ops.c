@@ -11,6 +11,7 @@ static const at_op *const builtin[] = {
 	&log_softmax_op,
 	&softmax_backward_op,
 	&log_softmax_backward_op,
+	&cross_entropy_op,
 };
 
 #define NBUILTIN (sizeof builtin / sizeof builtin[0])

@@ -14,6 +14,7 @@ extern const at_op softmax_op;
 extern const at_op log_softmax_op;
 extern const at_op softmax_backward_op;
 extern const at_op log_softmax_backward_op;
+extern const at_op cross_entropy_op;
 
 /* The op called name, or NULL when none is described. */
 const at_op *op_find(const char *name);

@@ -11,6 +11,7 @@
 #include "common/strbuf.h"
 #include "tuner/sweep/enumerate.h"
 #include "tuner/sweep/baselines.h"
+#include "tuner/sweep/cross_entropy_shape.h"
 #include "tuner/check/gpu_compare.h"
 #include "tuner/sweep/lookahead.h"
 #include "tuner/check/ref_ahead.h"
@@ -27,6 +28,8 @@ typedef struct shape_data {
 	CUdeviceptr ref_dev; /* the reference on the GPU, for gpu_compare */
 	size_t bytes;        /* of one M x N tensor: the output, each input */
 	int ninputs;
+	int ce_on;           /* a cross_entropy shape: its targets, loss, lse */
+	ce_shape ce;
 } shape_data;
 
 /* One variant being launched (for gpu_time's callback). */
@@ -41,6 +44,7 @@ typedef struct variant_launch {
 	long long M, N;
 	/* an op of two inputs: the second, after x (launch_softmax_backward) */
 	CUdeviceptr x2;
+	const ce_shape *ce; /* a cross_entropy shape's (launch_cross_entropy) */
 	double check_us; /* its check run, timed by events (0: not timed) */
 } variant_launch;
 
@@ -87,6 +91,8 @@ static void free_data(shape_data *d)
 		cudrv.cuMemFree(d->y);
 	if (d->ref_dev)
 		cudrv.cuMemFree(d->ref_dev);
+	if (d->ce_on)
+		ce_shape_free(&d->ce);
 	memset(d, 0, sizeof *d);
 }
 
@@ -108,12 +114,21 @@ static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, double 
 	uint64_t seed = ref_shape_seed(ctx->seed, s->dtype, s->M, s->N);
 	ref_ahead_acquire(shape_op(s), s->dtype, s->M, s->N, seed, &d->host_x, &d->ref);
 	phase_end(phase, PHASE_REF, mark);
-	d->ninputs = at_op_inputs(shape_op(s));
-	CU_TRY(err, cudrv.cuMemAlloc(&d->x, d->bytes * (size_t)d->ninputs));
+	const at_op *op = shape_op(s);
+	d->ninputs = at_op_inputs(op);
+	/* the inputs, and a side input after them (cross_entropy's targets) */
+	size_t in_bytes = at_op_input_bytes(op, s->dtype, s->M, s->N);
+	CU_TRY(err, cudrv.cuMemAlloc(&d->x, in_bytes));
 	CU_TRY(err, cudrv.cuMemAlloc(&d->y, d->bytes));
-	CU_TRY(err, cudrv.cuMemcpyHtoD(d->x, d->host_x, d->bytes * (size_t)d->ninputs));
+	CU_TRY(err, cudrv.cuMemcpyHtoD(d->x, d->host_x, in_bytes));
+	/* the M x N part of the reference: an op's row results stay here */
 	CU_TRY(err, cudrv.cuMemAlloc(&d->ref_dev, count * sizeof *d->ref));
 	CU_TRY(err, cudrv.cuMemcpyHtoD(d->ref_dev, d->ref, count * sizeof *d->ref));
+	if (op->launch == AT_LAUNCH_CROSS_ENTROPY) {
+		d->ce_on = 1;
+		if (ce_shape_make(&d->ce, op, s->dtype, s->M, s->N, d->host_x, d->x, d->ref, err))
+			return -1;
+	}
 	ref_ahead_done(); /* its slot may take a shape ahead */
 	d->host_x = NULL;
 	d->ref = NULL;
@@ -139,6 +154,10 @@ static int launch_variant(void *arg, CUstream stream, at_error *err)
 {
 	variant_launch *l = arg;
 	on_gpu(l->ctx, l->index, l->row); /* a heartbeat while timing */
+	if (l->ce) {
+		ce_launch_args a = ce_shape_args(l->ce, l->y, l->x);
+		return launch_cross_entropy(l->entry->fn, &l->geom, l->grid, &a, stream, err);
+	}
 	if (l->x2)
 		return launch_softmax_backward(l->entry->fn, &l->geom, l->grid, l->y, l->x, l->x2,
 					       l->M, l->N, l->N, l->N, l->N, 0, stream, err);
@@ -171,6 +190,8 @@ static int check_launch(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 		*us = 0;
 	/* 0xff bytes are NaN in every dtype: an unwritten element fails. */
 	CUresult rc = cudrv.cuMemsetD8Async(d->y, 0xff, d->bytes, t->stream);
+	if (rc == CUDA_SUCCESS && d->ce_on && ce_shape_poison(&d->ce, t->stream, &lerr))
+		rc = CUDA_ERROR_UNKNOWN;
 	if (rc == CUDA_SUCCESS && timed)
 		rc = cudrv.cuEventRecord(t->start[0], t->stream);
 	if (rc == CUDA_SUCCESS && launch(arg, t->stream, &lerr) != 0)
@@ -209,6 +230,33 @@ static int check_launch(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	} else {
 		row->status = RESULT_OK;
 	}
+	int rows_ok = 1;
+	if (row->status == RESULT_OK && d->ce_on &&
+	    ce_shape_compare(&d->ce, t->stream, tol, &rows_ok, reason, cap, err))
+		return -1;
+	if (!rows_ok)
+		row->status = RESULT_CHECK_FAILED;
+	return 0;
+}
+
+/* A cross_entropy variant that passed its check, run again on a few rows
+ * under the other options and layouts (ce_shape_probe). Returns -1 only
+ * when the GPU context is lost. */
+static int probe_cross_entropy(tune_ctx *ctx, const sweep_shape *s, const variant_launch *l,
+			       result_row *row, char *reason, size_t cap, at_error *err)
+{
+	at_error perr = { { 0 } };
+	int ok = 1;
+	if (ce_shape_probe(l->ce, l->entry->fn, &l->geom, l->grid, l->x, ctx->timer->stream,
+			   at_op_tolerance(shape_op(s), s->dtype), &ok, reason, cap, &perr)) {
+		row->status = RESULT_LAUNCH_FAILED;
+		snprintf(reason, cap, "%s", perr.msg);
+		CUresult rc = cudrv.cuCtxSynchronize();
+		return context_is_dead(rc) ? at_error_set(err, "%s (the GPU context is lost)", perr.msg)
+					   : 0;
+	}
+	if (!ok)
+		row->status = RESULT_CHECK_FAILED;
 	return 0;
 }
 
@@ -226,7 +274,8 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	row->entry = shape_op(s)->kernel_name;
 	variant_launch l = { .ctx = ctx, .index = index, .row = row, .entry = entry, .y = d->y,
 			     .x = d->x, .M = s->M, .N = s->N,
-			     .x2 = d->ninputs > 1 ? d->x + d->bytes : 0 };
+			     .x2 = d->ninputs > 1 ? d->x + d->bytes : 0,
+			     .ce = d->ce_on ? &d->ce : NULL };
 	at_error verr = { { 0 } };
 	if (variant_geometry(v, env, &l.geom, &verr))
 		return at_error_set(err, "%s", verr.msg); /* a manifest bug: stop */
@@ -255,7 +304,8 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	row->registers = entry->k.registers;
 	row->smem_bytes = entry->k.smem_bytes;
 	row->spill_bytes = entry->k.spill_bytes;
-	if (loaded || launch_grid(&l.geom, entry->fn, s->M, ctx->gpu->info.sm_count, &l.grid, &verr)) {
+	if (loaded || launch_grid(&l.geom, entry->fn, s->M, ctx->gpu->info.sm_count, &l.grid, &verr) ||
+	    (l.ce && ce_shape_prepare(l.ce, entry->module, ctx->timer->stream, &verr))) {
 		row->status = RESULT_LAUNCH_FAILED;
 		snprintf(reason, cap, "%s", verr.msg);
 		return 0;
@@ -264,6 +314,8 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	on_gpu(ctx, index, row);
 	int rc = check_launch(ctx, s, d, launch_variant, l_out, row, reason, cap, &l_out->check_us,
 			      err);
+	if (rc == 0 && l.ce && row->status == RESULT_OK)
+		rc = probe_cross_entropy(ctx, s, l_out, row, reason, cap, err);
 	on_cpu(ctx);
 	return rc;
 }

@@ -1,0 +1,83 @@
+// Template cross_entropy_block: the cross-entropy loss (and its gradient)
+// with one CTA a row, the row held in registers: the logits are read once
+// and the gradient written from registers, 1 read + 1 write an element,
+// the bound. The row's max first, then its sum of exps (and, with label
+// smoothing, of z) against it: one exp an element, exact at any magnitude.
+// Regime: vocabularies up to about 16K-32K elements (held packed, as the
+// dtype: 2-4 bytes a logit of registers).
+//
+// Parameters (macros set by the generator):
+//   THREADS           threads per CTA (a multiple of 32)
+//   VEC               elements per vector access (VEC * element size <= 16 B)
+//   ELEMS_PER_THREAD  elements of the row a thread holds (multiple of VEC)
+//   PERSISTENT        0: one row per CTA; 1: occupancy-sized grid that loops
+#include "cross_entropy_common.cuh"
+
+#define ITERS (ELEMS_PER_THREAD / VEC)
+#define WARPS (THREADS / 32)
+
+#include "softmax_cta_reduce.cuh"
+
+// (THREADS, 1): every register a CTA alone may have; with the first
+// argument only, ptxas held the looped kernel to 64 at 512 threads and
+// spilled (f32 512 x 4 x 4: 36 bytes).
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *loss, float *lse,
+		     const float *scale, long long M, long long V, long long lddx, long long ldx,
+		     long long ignore_index, float label_smoothing, float z_loss, float softcap,
+		     unsigned flags)
+{
+	// three reductions' slots a row, two sets taken in turn: a thread still
+	// reading one row's partials is never overwritten by the next row's
+	__shared__ float slot[2][3][32];
+	const bool vec_ok = ce_vec_aligned(dx, lddx, x, ldx, flags);
+	const float sc = ce_scale(scale);
+	const ce_cap cap = ce_cap_of(softcap);
+	const long long step = PERSISTENT ? (long long)gridDim.x : M;
+	int turn = 0;
+	for (long long row = blockIdx.x; row < M; row += step, turn ^= 1) {
+		const elem_t *xr = x + row * ldx;
+		const long long t = ce_target(target, row, flags);
+		const float zt = threadIdx.x == 0 ? ce_target_z(xr, t, V, cap) : 0.0f;
+		vec_t xv[ITERS];
+#pragma unroll
+		for (int i = 0; i < ITERS; i++)
+			load_vec(xv[i], xr, (long long)(i * THREADS + threadIdx.x) * VEC, V, vec_ok);
+		float m = NEG_INF_F;
+#pragma unroll
+		for (int i = 0; i < ITERS; i++) {
+			float z[VEC];
+			ce_z_vec(z, xv[i], (long long)(i * THREADS + threadIdx.x) * VEC, V, cap);
+#pragma unroll
+			for (int j = 0; j < VEC; j++)
+				m = fmaxf(m, z[j]);
+		}
+		m = cta_max(m, slot[turn][0]);
+		float s = 0.0f, sz = 0.0f;
+#pragma unroll
+		for (int i = 0; i < ITERS; i++) {
+			const long long col = (long long)(i * THREADS + threadIdx.x) * VEC;
+			float z[VEC];
+			ce_z_vec(z, xv[i], col, V, cap);
+#pragma unroll
+			for (int j = 0; j < VEC; j++)
+				s += exp_from_max(z[j], m);
+			if (label_smoothing != 0.0f)
+				sz += ce_sum_z(z, col, V);
+		}
+		s = cta_sum(s, slot[turn][1]);
+		if (label_smoothing != 0.0f)
+			sz = cta_sum(sz, slot[turn][2]);
+		if (threadIdx.x == 0)
+			ce_write_loss(loss, lse, row, m, s, sz, zt, t, V, ignore_index,
+				      label_smoothing, z_loss);
+		if (!(flags & CE_WRITE_GRAD))
+			continue;
+		const ce_row r = ce_row_finish(m, s, t, V, ignore_index, label_smoothing, z_loss,
+					       cap, sc);
+#pragma unroll
+		for (int i = 0; i < ITERS; i++)
+			ce_store_grads(dx + row * lddx, (long long)(i * THREADS + threadIdx.x) * VEC, V,
+				       vec_ok, xv[i], r);
+	}
+}

@@ -1,0 +1,133 @@
+// Template cross_entropy_cluster: the cross-entropy loss and gradient with
+// each row cut over a thread-block cluster of CLUSTER CTAs (sm_90+). Each
+// CTA takes its slice of the row through the two passes of
+// cross_entropy_passes.cuh, its slice staged in its shared memory (as far
+// as it holds, the rest read twice): the first pass's (max, sum of exps,
+// sum of z) is merged over the CTA, put in the CTA's shared memory, and
+// after a cluster barrier every thread merges the cluster's partials in
+// rank order through distributed shared memory (the same bits in every
+// CTA: deterministic); a second cluster barrier keeps every CTA's partial
+// there until all have read it. Rank 0's thread 0 reads the target's logit
+// (before the first barrier: no CTA writes the row before it, dx may be x)
+// and writes the loss; each CTA writes its slice's gradient.
+// Regime: vocabularies past one CTA's shared memory (f32 past 56K, bf16
+// 128256-262144) read once: CLUSTER x 227 KB.
+//
+// Launch: one cluster per row (grid = M x CLUSTER, the cluster size fixed
+// at compile time by __cluster_dims__); a cluster of 16 is non-portable
+// (launch_grid allows it). Not persistent.
+//
+// Parameters (macros set by the generator):
+//   CLUSTER   CTAs per row, the cluster size (2, 4, 8 or 16)
+//   THREADS   threads per CTA
+//   VEC       elements per 16-byte access (VEC * element size == 16)
+//   UNROLL    vectors a thread loads per loop step
+//
+// Dynamic shared memory: the slice, ceil(ceil(V / CLUSTER) / VEC) vectors,
+// or what a CTA has.
+#define STAGE_ROW 1
+#include "cross_entropy_passes.cuh"
+
+#define WARPS (THREADS / 32)
+
+#include "softmax_cta_reduce.cuh"
+
+static_assert(CLUSTER >= 2 && CLUSTER <= 16, "a cluster of 2 to 16 CTAs");
+
+// A CTA's partial of the row, read by the others through distributed
+// shared memory as one 16-byte access.
+struct alignas(16) ce_partial {
+	float m, s, sz, unused;
+};
+
+__device__ __forceinline__ unsigned ce_cluster_rank(void)
+{
+	unsigned r;
+	asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+	return r;
+}
+
+// All threads of every CTA of the cluster: what each wrote to its shared
+// memory before is visible to all after.
+__device__ __forceinline__ void ce_cluster_sync(void)
+{
+	asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
+		     "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// The partial of the CTA of rank r (p: this CTA's copy of it).
+__device__ __forceinline__ ce_partial ce_partial_of(const ce_partial *p, unsigned r)
+{
+	const unsigned local = (unsigned)__cvta_generic_to_shared(p);
+	unsigned remote;
+	asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(r));
+	ce_partial q;
+	asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+		     : "=f"(q.m), "=f"(q.s), "=f"(q.sz), "=f"(q.unused) : "r"(remote) : "memory");
+	return q;
+}
+
+// (THREADS, 1): every register a CTA alone may have, as cross_entropy_two_pass.cuh.
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
+cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *loss, float *lse,
+		     const float *scale, long long M, long long V, long long lddx, long long ldx,
+		     long long ignore_index, float label_smoothing, float z_loss, float softcap,
+		     unsigned flags)
+{
+	__shared__ float slot[3][32];
+	__shared__ ce_partial part;
+	const bool vec_ok = ce_vec_aligned(dx, lddx, x, ldx, flags);
+	const ce_cap cap = ce_cap_of(softcap);
+	const bool smooth = label_smoothing != 0.0f;
+	const unsigned rank = ce_cluster_rank();
+	const long long row = blockIdx.x / CLUSTER;
+	if (row >= M)
+		return; // a grid sized for more rows (the whole cluster leaves)
+	// slices of whole vectors, so that an aligned row's slices are aligned
+	const long long len = ((V + CLUSTER - 1) / CLUSTER + VEC - 1) / VEC * VEC;
+	const long long c0 = (long long)rank * len < V ? (long long)rank * len : V;
+	const long long c1 = c0 + len < V ? c0 + len : V;
+	const elem_t *xr = x + row * ldx;
+	const long long t = ce_target(target, row, flags);
+	const float zt = rank == 0 && threadIdx.x == 0 ? ce_target_z(xr, t, V, cap) : 0.0f;
+	const long long staged = ce_staged_vecs();
+	ce_online o;
+	float sz;
+	ce_pass_stats(xr, c0, c1, vec_ok, staged, cap, smooth, o, sz);
+	// a thread that added nothing adds 0 (not 0 x e^(-inf - -inf)): a slice
+	// past the row's end, or of -inf only, has the partial (-inf, 0), which
+	// the cluster's merge makes 0, or NaN for a row of -inf only
+	float m = cta_max(o.m, slot[0]);
+	float s = cta_sum(o.s == 0.0f ? 0.0f : o.s * exp_from_max(o.m, m), slot[1]);
+	if (smooth)
+		sz = cta_sum(sz, slot[2]);
+	if (threadIdx.x == 0)
+		part = ce_partial{ m, s, sz, 0.0f };
+	ce_cluster_sync();
+	// the cluster's partials in rank order: the max, then the rescaled sums
+	// (an empty slice's -inf max and 0 sum add 0)
+	ce_partial q[CLUSTER];
+#pragma unroll
+	for (unsigned r = 0; r < CLUSTER; r++)
+		q[r] = ce_partial_of(&part, r);
+	ce_cluster_sync(); // every CTA has read every partial: each may leave
+	m = q[0].m;
+#pragma unroll
+	for (int r = 1; r < CLUSTER; r++)
+		m = fmaxf(m, q[r].m);
+	s = 0.0f;
+	sz = 0.0f;
+#pragma unroll
+	for (int r = 0; r < CLUSTER; r++) {
+		s += q[r].s * exp_from_max(q[r].m, m);
+		sz += q[r].sz;
+	}
+	if (rank == 0 && threadIdx.x == 0)
+		ce_write_loss(loss, lse, row, m, s, sz, zt, t, V, ignore_index, label_smoothing,
+			      z_loss);
+	if (!(flags & CE_WRITE_GRAD))
+		return;
+	const ce_row r = ce_row_finish(m, s, t, V, ignore_index, label_smoothing, z_loss, cap,
+				       ce_scale(scale));
+	ce_pass_grads(dx + row * lddx, xr, c0, c1, vec_ok, staged, r);
+}

@@ -1,0 +1,322 @@
+// Shared pieces of the cross_entropy templates (cross_entropy_block, _smem,
+// _loop), on top of softmax_common.cuh's element type, conversions and
+// vector access: the contract of docs/cross-entropy.md in device code. Every
+// row kernel is
+//
+//   cross_entropy_kernel(elem *dx, const elem *x, const void *target,
+//                        float *loss, float *lse, const float *scale, M, V,
+//                        lddx, ldx, ignore_index, label_smoothing, z_loss,
+//                        softcap, flags)
+//
+// and, per row: z = softcap ? softcap tanh(x / softcap) : x; the row's max
+// m, s = sum e^(z - m) and (label smoothing only) sum z, reduced over the
+// CTA; thread 0 reads the target and its logit (once, one thread) and
+// writes loss and lse; with CE_WRITE_GRAD every element's gradient is
+// written by the thread that read it (dx may be x). A target outside
+// [0, V) is never read from: its row is NaN. The per-row formulas live
+// here only (ce_row_begin, ce_row_finish, ce_grad), so the templates
+// differ in where the row is held, not in what they compute.
+//
+// The source also defines the two one-CTA kernels of the contract,
+// cross_entropy_prepare_kernel and cross_entropy_reduce_kernel.
+#pragma once
+
+#include "softmax_common.cuh"
+
+#define CE_TARGET_I32 1u // targets are int32 (else int64)
+#define CE_WRITE_GRAD 2u // dx is written (else untouched, may be NULL)
+
+#define NAN_F __int_as_float(0x7fc00000)
+
+// The row's target, int32 or int64 as flags say.
+__device__ __forceinline__ long long ce_target(const void *target, long long row, unsigned flags)
+{
+	return (flags & CE_TARGET_I32) ? (long long)((const int *)target)[row]
+				       : ((const long long *)target)[row];
+}
+
+// The soft-cap as the elements take it: its inverse taken once a launch,
+// as a division in the loops is a call to a subroutine (a stack frame).
+struct ce_cap {
+	float cap, inv; // cap 0: none
+};
+
+__device__ __forceinline__ ce_cap ce_cap_of(float softcap)
+{
+	ce_cap c = { softcap > 0.0f ? softcap : 0.0f, softcap > 0.0f ? 1.0f / softcap : 0.0f };
+	return c;
+}
+
+// z from a logit: soft-capped when the cap is set (tanhf: accurate, as the
+// reference's tanh; the exps dominate anyway).
+__device__ __forceinline__ float ce_z(float x, ce_cap c)
+{
+	return c.cap > 0.0f ? c.cap * tanhf(x * c.inv) : x;
+}
+
+// A vector's z values, v loaded by load_vec (elements at or past n are
+// -inf); they stay -inf (no term of the max nor of the sum of exps;
+// ce_sum_z leaves them out of the sum of z). Only the cap needs the column
+// test (it would make them -softcap).
+__device__ __forceinline__ void ce_z_vec(float *z, const vec_t &v, long long col, long long n,
+					 ce_cap c)
+{
+#pragma unroll
+	for (int j = 0; j < VEC; j++)
+		z[j] = c.cap > 0.0f ? (col + j < n ? ce_z(to_f32(v.v[j]), c) : NEG_INF_F)
+				    : to_f32(v.v[j]);
+}
+
+// The sum of a vector's z values that are in the row (label smoothing's
+// term; a -inf logit gives -inf, as the reference).
+__device__ __forceinline__ float ce_sum_z(const float *z, long long col, long long n)
+{
+	float s = 0.0f;
+#pragma unroll
+	for (int j = 0; j < VEC; j++)
+		s += col + j < n ? z[j] : 0.0f;
+	return s;
+}
+
+// A running (max, sum of e^(z - max)) of a thread's values, for the
+// templates that take the max and the sum in one pass (online softmax).
+// Terms are taken against 0 while the max is -inf (nothing but -inf seen:
+// each is e^-inf = 0, a NaN stays NaN), so -inf - -inf is never formed.
+struct ce_online {
+	float m, s;
+};
+
+__device__ __forceinline__ void ce_online_add(ce_online &o, const float *z)
+{
+	float vm = z[0];
+#pragma unroll
+	for (int j = 1; j < VEC; j++)
+		vm = fmaxf(vm, z[j]);
+	if (vm > o.m) {
+		o.s *= exp_from_max(o.m, vm); // e^-inf = 0 from the first finite max
+		o.m = vm;
+	}
+	const float ref = o.m == NEG_INF_F ? 0.0f : o.m;
+#pragma unroll
+	for (int j = 0; j < VEC; j++)
+		o.s += exp_from_max(z[j], ref);
+}
+
+// What a row's pass over its values left for its loss and gradient.
+struct ce_row {
+	float m;      // max z
+	float lg;     // log2 of sum e^(z - m)
+	float coef;   // scale (1 + 2 zl lse): p's factor in dz
+	float hit;    // scale (1 - ls): subtracted at the target
+	float smooth; // scale ls / V: subtracted everywhere
+	ce_cap c;
+	long long t;  // the target (its column), or -1
+	bool fixed;   // ignored (0) or out-of-range (NaN) row: every dx is `value`
+	float value;
+};
+
+// Thread 0's part before the row's reductions: the target, and its z when
+// it is a column of the row (read once, here, before any write of the row:
+// in place is safe).
+__device__ __forceinline__ float ce_target_z(const elem_t *xr, long long t, long long V,
+					     ce_cap c)
+{
+	return t >= 0 && t < V ? ce_z(to_f32(xr[t]), c) : NAN_F;
+}
+
+// Writes the row's loss (and lse, when asked) from its max m, sum s, sum
+// of z sz and target's z zt, the differences first (as softmax): lse - z_t
+// as ln s + (m - z_t), so that a row of logits near 1e30 keeps its loss.
+__device__ __forceinline__ void ce_write_loss(float *loss, float *lse, long long row, float m,
+					      float s, float sz, float zt, long long t,
+					      long long V, long long ignore_index, float ls,
+					      float zl)
+{
+	const float lns = logf(s);
+	const float l = m + lns;
+	if (lse)
+		lse[row] = l;
+	float v;
+	if (t == ignore_index) {
+		v = 0.0f;
+	} else if (t < 0 || t >= V) {
+		v = NAN_F;
+	} else {
+		v = lns + (1.0f - ls) * (m - zt);
+		if (ls != 0.0f)
+			v += ls * (m - sz / (float)V);
+		if (zl != 0.0f)
+			v += zl * l * l;
+	}
+	loss[row] = v;
+}
+
+// Everything ce_grad needs of a row, from its reductions.
+__device__ __forceinline__ ce_row ce_row_finish(float m, float s, long long t, long long V,
+						long long ignore_index, float ls, float zl,
+						ce_cap c, float scale)
+{
+	ce_row r;
+	r.m = m;
+	r.lg = fast_log2(s);
+	const float l = m + logf(s);
+	r.coef = scale * (1.0f + 2.0f * zl * l);
+	r.hit = scale * (1.0f - ls);
+	r.smooth = scale * ls / (float)V;
+	r.c = c;
+	r.t = t;
+	r.fixed = t == ignore_index || t < 0 || t >= V;
+	r.value = t == ignore_index ? 0.0f : NAN_F;
+	return r;
+}
+
+// The gradient of element col from its logit x: dz = scale (p (1 + 2 zl
+// lse) - (1 - ls)[col == t] - ls / V), p = e^(z - lse) as 2^((z - m) log2 e
+// - log2 s) (the difference first); with softcap times 1 - tanh^2.
+__device__ __forceinline__ float ce_grad(float x, long long col, const ce_row &r)
+{
+	if (r.fixed)
+		return r.value;
+	float d = 1.0f, z = x;
+	if (r.c.cap > 0.0f) {
+		const float th = tanhf(x * r.c.inv);
+		z = r.c.cap * th;
+		d = 1.0f - th * th;
+	}
+	const float p = exp_from_max_over(z, r.m, r.lg);
+	const float dz = p * r.coef - (col == r.t ? r.hit : 0.0f) - r.smooth;
+	return dz * d;
+}
+
+// Writes the gradients of one vector of logits at dxr[col...] (masked).
+__device__ __forceinline__ void ce_store_grads(elem_t *dxr, long long col, long long n,
+					       bool vec_ok, const vec_t &v, const ce_row &r)
+{
+	float out[VEC];
+#pragma unroll
+	for (int j = 0; j < VEC; j++)
+		out[j] = ce_grad(to_f32(v.v[j]), col + j, r);
+	store_vec(dxr, col, n, vec_ok, out);
+}
+
+// The row's scale: *scale, read by every CTA (NULL: 1).
+__device__ __forceinline__ float ce_scale(const float *scale)
+{
+	return scale ? *scale : 1.0f;
+}
+
+// Whether dx's and x's rows allow whole vectors (dx only when written).
+__device__ __forceinline__ bool ce_vec_aligned(const elem_t *dx, long long lddx, const elem_t *x,
+					       long long ldx, unsigned flags)
+{
+	return rows_vec_aligned(x, ldx) && (!(flags & CE_WRITE_GRAD) || rows_vec_aligned(dx, lddx));
+}
+
+// ---- the one-CTA kernels around the row kernel (docs/cross-entropy.md) ----
+
+// The workspace: ws[0] the gradient's scale; long longs at byte 8 n_valid,
+// 16 the out-of-range targets, 24 the first such row (-1: none).
+#define CE_WS_N_VALID 1
+#define CE_WS_N_BAD 2
+#define CE_WS_FIRST_BAD 3
+#define CE_ONE_CTA_MAX 1024
+
+// Sums of a warp by a fixed butterfly (the same order every launch).
+__device__ __forceinline__ long long ce_warp_sum_ll(long long v)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
+__device__ __forceinline__ double ce_warp_sum_d(double v)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
+	return v;
+}
+
+// The smallest of a warp's rows, -1 standing for none.
+__device__ __forceinline__ long long ce_warp_first(long long f)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) {
+		const long long g = __shfl_xor_sync(0xffffffffu, f, o);
+		if (g >= 0 && (f < 0 || g < f))
+			f = g;
+	}
+	return f;
+}
+
+// Counts the valid and the out-of-range targets and writes the scale:
+// upstream / n_valid for a mean, upstream otherwise. Any block size that is
+// a multiple of 32, up to 1024; integers, so the order does not matter.
+extern "C" __global__ void __launch_bounds__(CE_ONE_CTA_MAX)
+cross_entropy_prepare_kernel(float *ws, const void *target, long long M, long long V,
+			     long long ignore_index, float upstream, int mean, unsigned flags)
+{
+	__shared__ long long part[3][32];
+	long long nv = 0, nb = 0, f = -1;
+	for (long long i = threadIdx.x; i < M; i += blockDim.x) {
+		const long long t = ce_target(target, i, flags);
+		if (t == ignore_index)
+			continue;
+		if (t >= 0 && t < V) {
+			nv++;
+		} else {
+			nb++;
+			if (f < 0)
+				f = i;
+		}
+	}
+	nv = ce_warp_sum_ll(nv);
+	nb = ce_warp_sum_ll(nb);
+	f = ce_warp_first(f);
+	if (threadIdx.x % 32 == 0) {
+		part[0][threadIdx.x / 32] = nv;
+		part[1][threadIdx.x / 32] = nb;
+		part[2][threadIdx.x / 32] = f;
+	}
+	__syncthreads();
+	if (threadIdx.x != 0)
+		return;
+	for (unsigned k = 1; k < blockDim.x / 32; k++) {
+		nv += part[0][k];
+		nb += part[1][k];
+		if (part[2][k] >= 0 && (f < 0 || part[2][k] < f))
+			f = part[2][k];
+	}
+	long long *w = (long long *)ws;
+	ws[0] = mean ? upstream / (float)nv : upstream;
+	w[CE_WS_N_VALID] = nv;
+	w[CE_WS_N_BAD] = nb;
+	w[CE_WS_FIRST_BAD] = f;
+}
+
+// out[0] = the sum of the M losses in double / (mean ? n_valid : 1).
+// Deterministic for a given block size (a multiple of 32): thread k sums
+// its contiguous rows in order, each warp its threads' sums by a fixed
+// butterfly, thread 0 the warps' in order.
+extern "C" __global__ void __launch_bounds__(CE_ONE_CTA_MAX)
+cross_entropy_reduce_kernel(float *out, const float *loss, long long M, const float *ws,
+			    int mean)
+{
+	__shared__ double part[32];
+	const long long T = blockDim.x;
+	const long long begin = M * threadIdx.x / T, end = M * (threadIdx.x + 1) / T;
+	double s = 0.0;
+	for (long long i = begin; i < end; i++)
+		s += (double)loss[i];
+	s = ce_warp_sum_d(s);
+	if (threadIdx.x % 32 == 0)
+		part[threadIdx.x / 32] = s;
+	__syncthreads();
+	if (threadIdx.x != 0)
+		return;
+	for (unsigned k = 1; k < blockDim.x / 32; k++)
+		s += part[k];
+	const long long nv = ((const long long *)ws)[CE_WS_N_VALID];
+	out[0] = (float)(mean ? s / (double)nv : s);
+}

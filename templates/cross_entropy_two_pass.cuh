@@ -1,0 +1,61 @@
+// The row kernel of cross_entropy_loop and cross_entropy_smem: one CTA a
+// row (or a persistent grid of them), two passes over the row
+// (cross_entropy_passes.cuh): the first's running max and sum of exps (and
+// sum of z) are merged over the CTA and thread 0 writes the loss; the
+// second writes the gradient from the logits read again: from global
+// memory (cross_entropy_loop: L2 while the rows in flight fit), or from the
+// copy the first pass left in dynamic shared memory (STAGE_ROW 1,
+// cross_entropy_smem: the logits read from global memory once). A row
+// longer than the launch's dynamic shared memory is staged as far as it
+// holds and the rest read again from global memory (bf16 128256: 113K
+// staged, the last 12% read twice).
+//
+// Needs THREADS, VEC, UNROLL, PERSISTENT, STAGE_ROW.
+#pragma once
+
+#include "cross_entropy_passes.cuh"
+
+#define WARPS (THREADS / 32)
+
+#include "softmax_cta_reduce.cuh"
+
+// (THREADS, 1): every register a CTA alone may have; with the first
+// argument only, ptxas held the looped kernel to 64 at 512 threads and
+// spilled (f32 512 x 4 x 4: 36 bytes).
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *loss, float *lse,
+		     const float *scale, long long M, long long V, long long lddx, long long ldx,
+		     long long ignore_index, float label_smoothing, float z_loss, float softcap,
+		     unsigned flags)
+{
+	__shared__ float slot[2][3][32]; // two sets taken in turn, as in cross_entropy_block
+	const bool vec_ok = ce_vec_aligned(dx, lddx, x, ldx, flags);
+	const long long staged = ce_staged_vecs();
+	const float sc = ce_scale(scale);
+	const ce_cap cap = ce_cap_of(softcap);
+	const bool smooth = label_smoothing != 0.0f;
+	const long long step = PERSISTENT ? (long long)gridDim.x : M;
+	int turn = 0;
+	for (long long row = blockIdx.x; row < M; row += step, turn ^= 1) {
+		const elem_t *xr = x + row * ldx;
+		const long long t = ce_target(target, row, flags);
+		const float zt = threadIdx.x == 0 ? ce_target_z(xr, t, V, cap) : 0.0f;
+		ce_online o;
+		float sz;
+		ce_pass_stats(xr, 0, V, vec_ok, staged, cap, smooth, o, sz);
+		// the barriers in the reductions also order thread 0's read of the
+		// target's logit before any write of the row (dx may be x)
+		const float m = cta_max(o.m, slot[turn][0]);
+		const float s = cta_sum(o.s * exp_from_max(o.m, m), slot[turn][1]);
+		if (smooth)
+			sz = cta_sum(sz, slot[turn][2]);
+		if (threadIdx.x == 0)
+			ce_write_loss(loss, lse, row, m, s, sz, zt, t, V, ignore_index,
+				      label_smoothing, z_loss);
+		if (!(flags & CE_WRITE_GRAD))
+			continue;
+		const ce_row r = ce_row_finish(m, s, t, V, ignore_index, label_smoothing, z_loss,
+					       cap, sc);
+		ce_pass_grads(dx + row * lddx, xr, 0, V, vec_ok, staged, r);
+	}
+}

@@ -1,0 +1,544 @@
+/* Tests for the cross_entropy op on the tuner's side (docs/cross-entropy.md):
+ * its reference against values worked out by hand for every option
+ * (ignore_index, out-of-range targets, label smoothing, z-loss, soft-capping,
+ * the scale), the gradient as the loss's derivative, the contract's extreme
+ * rows; its check input and check data; its description; the row results'
+ * comparison; the probe's edge-case rows; its templates (manifests, every
+ * variant compiling for sm_90, clean); the command line and the configs. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/template_fixture.h"
+#include "tests/test_run_fixture.h"
+#include "tuner/check/cross_entropy_rows.h"
+#include "tuner/check/reference.h"
+#include "tuner/ops/ops.h"
+#include "tuner/sweep/cross_entropy_shape.h"
+#include "tuner/sweep/plan.h"
+
+TestSuite(cross_entropy_ref);
+
+/* The reference of one f32 row of N <= 8 logits, target t, options o. */
+static void ref_of(const float *x, long long N, long long t, const ce_options *o, double *grad,
+		   double *loss, double *lse)
+{
+	ce_ref_row(x, AT_F32, 0, N, t, o, grad, loss, lse);
+}
+
+static const float row3[3] = { 1.0f, 2.0f, 3.0f };
+
+/* ln(e + e^2 + e^3) and the probabilities of row3. */
+static double lse3(void)
+{
+	return 3.0 + log(1.0 + exp(-1.0) + exp(-2.0));
+}
+
+static double p3(int j)
+{
+	return exp(row3[j] - lse3());
+}
+
+Test(cross_entropy_ref, plain_loss_is_lse_minus_the_target_logit)
+{
+	ce_options o = CE_OPTIONS_TUNING;
+	double g[3], loss, lse;
+	ref_of(row3, 3, 1, &o, g, &loss, &lse);
+	cr_assert_float_eq(lse, lse3(), 1e-12);
+	cr_assert_float_eq(loss, lse3() - 2.0, 1e-12);
+	for (int j = 0; j < 3; j++)
+		cr_assert_float_eq(g[j], p3(j) - (j == 1), 1e-12, "dx[%d] = %g", j, g[j]);
+}
+
+Test(cross_entropy_ref, ignored_row_has_zero_loss_and_gradient_but_its_lse)
+{
+	ce_options o = CE_OPTIONS_TUNING;
+	double g[3] = { 7, 7, 7 }, loss = 7, lse;
+	ref_of(row3, 3, -100, &o, g, &loss, &lse);
+	cr_assert_eq(loss, 0.0);
+	cr_assert_float_eq(lse, lse3(), 1e-12);
+	for (int j = 0; j < 3; j++)
+		cr_assert_eq(g[j], 0.0);
+	/* an ignore_index inside [0, V) is ignored too, as torch's */
+	o.ignore_index = 2;
+	ref_of(row3, 3, 2, &o, g, &loss, &lse);
+	cr_assert_eq(loss, 0.0);
+	cr_assert_eq(g[2], 0.0);
+	/* a row of NaN is still ignored: loss and gradient 0, lse NaN */
+	const float nan_row[3] = { NAN, 1.0f, 2.0f };
+	o.ignore_index = -100;
+	ref_of(nan_row, 3, -100, &o, g, &loss, &lse);
+	cr_assert_eq(loss, 0.0);
+	cr_assert(isnan(lse));
+	cr_assert_eq(g[0], 0.0);
+}
+
+Test(cross_entropy_ref, out_of_range_target_is_nan_and_never_read)
+{
+	ce_options o = CE_OPTIONS_TUNING;
+	const long long targets[] = { 3, -1, -101, 1000000 };
+	for (size_t k = 0; k < sizeof targets / sizeof *targets; k++) {
+		double g[3], loss, lse;
+		ref_of(row3, 3, targets[k], &o, g, &loss, &lse);
+		cr_assert(isnan(loss), "target %lld: loss %g", targets[k], loss);
+		cr_assert_float_eq(lse, lse3(), 1e-12, "its lse is still written");
+		for (int j = 0; j < 3; j++)
+			cr_assert(isnan(g[j]), "target %lld: dx[%d] = %g", targets[k], j, g[j]);
+	}
+}
+
+Test(cross_entropy_ref, label_smoothing_mixes_in_the_mean_logit)
+{
+	ce_options o = CE_OPTIONS_TUNING;
+	o.label_smoothing = 0.1;
+	double g[3], loss, lse;
+	ref_of(row3, 3, 0, &o, g, &loss, &lse);
+	/* torch: (1 - ls) nll + ls mean_j(-log p_j) = lse - 0.9 z_t - 0.1 / 3 sum z */
+	cr_assert_float_eq(loss, lse3() - 0.9 * 1.0 - 0.1 / 3 * 6.0, 1e-12);
+	for (int j = 0; j < 3; j++)
+		cr_assert_float_eq(g[j], p3(j) - 0.9 * (j == 0) - 0.1 / 3, 1e-12, "dx[%d]", j);
+}
+
+Test(cross_entropy_ref, z_loss_adds_the_squared_lse)
+{
+	ce_options o = CE_OPTIONS_TUNING;
+	o.z_loss = 1e-2;
+	double g[3], loss, lse;
+	ref_of(row3, 3, 2, &o, g, &loss, &lse);
+	cr_assert_float_eq(loss, lse3() - 3.0 + 1e-2 * lse3() * lse3(), 1e-12);
+	for (int j = 0; j < 3; j++)
+		cr_assert_float_eq(g[j], p3(j) * (1 + 2e-2 * lse3()) - (j == 2), 1e-12, "dx[%d]", j);
+}
+
+Test(cross_entropy_ref, softcap_caps_the_logits_and_scales_the_gradient)
+{
+	ce_options o = CE_OPTIONS_TUNING;
+	o.softcap = 2.0;
+	double g[3], loss, lse;
+	ref_of(row3, 3, 1, &o, g, &loss, &lse);
+	double z[3], s = 0;
+	for (int j = 0; j < 3; j++) {
+		z[j] = 2.0 * tanh(row3[j] / 2.0);
+		s += exp(z[j]);
+	}
+	cr_assert_float_eq(lse, log(s), 1e-12);
+	cr_assert_float_eq(loss, log(s) - z[1], 1e-12);
+	for (int j = 0; j < 3; j++) {
+		double th = tanh(row3[j] / 2.0);
+		cr_assert_float_eq(g[j], (exp(z[j]) / s - (j == 1)) * (1 - th * th), 1e-12, "dx[%d]",
+				   j);
+	}
+}
+
+Test(cross_entropy_ref, the_scale_multiplies_the_gradient_only)
+{
+	ce_options o = CE_OPTIONS_TUNING;
+	o.scale = 0.25;
+	double g[3], loss, lse;
+	ref_of(row3, 3, 1, &o, g, &loss, &lse);
+	cr_assert_float_eq(loss, lse3() - 2.0, 1e-12);
+	for (int j = 0; j < 3; j++)
+		cr_assert_float_eq(g[j], 0.25 * (p3(j) - (j == 1)), 1e-12);
+}
+
+/* The loss of row x (doubles, as f64 has no dtype here: through f32 at
+ * values f32 holds exactly) at target t under o. */
+static double loss_at(const float *x, long long N, long long t, const ce_options *o)
+{
+	double loss, lse;
+	ce_ref_row(x, AT_F32, 0, N, t, o, NULL, &loss, &lse);
+	return loss;
+}
+
+Test(cross_entropy_ref, the_gradient_is_the_derivative_of_the_loss_with_every_option)
+{
+	ce_options o = { -100, 0.2, 1e-3, 3.0, 1.0 };
+	float x[5] = { 0.5f, -1.25f, 2.0f, 0.75f, -3.0f };
+	double g[5], loss, lse;
+	ce_ref_row(x, AT_F32, 0, 5, 3, &o, g, &loss, &lse);
+	for (int j = 0; j < 5; j++) {
+		float up[5], down[5];
+		memcpy(up, x, sizeof x);
+		memcpy(down, x, sizeof x);
+		up[j] += 1.0f / 1024;
+		down[j] -= 1.0f / 1024;
+		double d = (loss_at(up, 5, 3, &o) - loss_at(down, 5, 3, &o)) / ((double)up[j] - down[j]);
+		cr_assert_float_eq(g[j], d, 1e-6, "dx[%d] = %.9g, the loss's slope %.9g", j, g[j], d);
+	}
+}
+
+Test(cross_entropy_ref, huge_finite_rows_keep_a_finite_loss)
+{
+	ce_options o = CE_OPTIONS_TUNING;
+	const float x[3] = { 1e30f, 1e30f, -1e30f };
+	double g[3], loss, lse;
+	ref_of(x, 3, 0, &o, g, &loss, &lse);
+	cr_assert_float_eq(loss, log(2.0), 1e-12, "the difference first: ln 2, not 0");
+	cr_assert(isfinite(lse));
+	cr_assert_float_eq(g[0], -0.5, 1e-12);
+	cr_assert_float_eq(g[1], 0.5, 1e-12);
+	cr_assert_eq(g[2], 0.0);
+	ref_of(x, 3, 2, &o, g, &loss, &lse);
+	cr_assert_float_eq(loss / (2.0 * (double)1e30f + log(2.0)), 1.0, 1e-12);
+}
+
+Test(cross_entropy_ref, minus_inf_logits_have_no_probability_and_bad_rows_are_nan)
+{
+	ce_options o = CE_OPTIONS_TUNING;
+	const float masked[3] = { 0.0f, -INFINITY, 0.0f };
+	double g[3], loss, lse;
+	ref_of(masked, 3, 0, &o, g, &loss, &lse);
+	cr_assert_float_eq(loss, log(2.0), 1e-12);
+	cr_assert_float_eq(g[0], -0.5, 1e-12);
+	cr_assert_eq(g[1], 0.0);
+	/* the target at a -inf logit: an infinite loss, as torch's nll */
+	ref_of(masked, 3, 1, &o, g, &loss, &lse);
+	cr_assert(isinf(loss) && loss > 0);
+	cr_assert_eq(g[1], -1.0);
+	const float all_minus_inf[3] = { -INFINITY, -INFINITY, -INFINITY };
+	const float plus_inf[3] = { 0.0f, INFINITY, 1.0f };
+	const float nan_row[3] = { 0.0f, NAN, 1.0f };
+	const float *bad[3] = { all_minus_inf, plus_inf, nan_row };
+	for (int k = 0; k < 3; k++) {
+		ref_of(bad[k], 3, 0, &o, g, &loss, &lse);
+		cr_assert(isnan(loss) && isnan(lse), "row %d: loss %g lse %g", k, loss, lse);
+		for (int j = 0; j < 3; j++)
+			cr_assert(isnan(g[j]), "row %d dx[%d] = %g", k, j, g[j]);
+	}
+}
+
+/* ---- the check input and data ---- */
+
+Test(cross_entropy_ref, check_targets_are_seeded_in_range_and_a_tenth_ignored)
+{
+	const long long M = 10000, N = 50257;
+	long long *a = malloc((size_t)M * sizeof *a), *b = malloc((size_t)M * sizeof *b);
+	ce_check_targets(a, M, N, 7);
+	ce_check_targets(b, M, N, 7);
+	cr_assert_eq(memcmp(a, b, (size_t)M * sizeof *a), 0, "same seed, same targets");
+	long long ignored = 0, top = 0;
+	for (long long i = 0; i < M; i++) {
+		cr_assert(a[i] == CE_CHECK_IGNORE_INDEX || (a[i] >= 0 && a[i] < N), "t[%lld] = %lld", i,
+			  a[i]);
+		ignored += a[i] == CE_CHECK_IGNORE_INDEX;
+		top = a[i] > top ? a[i] : top;
+	}
+	cr_assert(ignored > M / 20 && ignored < M / 5, "%lld of %lld ignored", ignored, M);
+	cr_assert_gt(top, N - N / 10, "targets spread over the vocabulary");
+	ce_check_targets(b, M, N, 8);
+	cr_assert_neq(memcmp(a, b, (size_t)M * sizeof *a), 0);
+	free(a);
+	free(b);
+}
+
+Test(cross_entropy_ref, check_data_holds_targets_aligned_and_the_rows_results)
+{
+	const at_op *op = &cross_entropy_op;
+	const long long M = 13, N = 7; /* f16: 182 bytes of logits, targets from 192 */
+	cr_assert_eq(at_op_side_offset(op, AT_F16, M, N), 192);
+	cr_assert_eq(at_op_input_bytes(op, AT_F16, M, N), 192 + 13 * 8);
+	cr_assert_eq(at_op_ref_count(op, M, N), (size_t)(M * N + 2 * M));
+	void *x = malloc(at_op_input_bytes(op, AT_F16, M, N));
+	double *ref = malloc(at_op_ref_count(op, M, N) * sizeof *ref);
+	ref_op_check_data(op, AT_F16, M, N, 11, x, ref);
+	const long long *t = (const long long *)((const char *)x + 192);
+	long long want[13];
+	ce_check_targets(want, M, N, 11);
+	static const ce_options tuning = CE_OPTIONS_TUNING;
+	for (long long i = 0; i < M; i++) {
+		cr_assert_eq(t[i], want[i]);
+		double g[7], loss, lse;
+		ce_ref_row(x, AT_F16, (size_t)(i * N), N, t[i], &tuning, g, &loss, &lse);
+		for (long long j = 0; j < N; j++)
+			cr_assert_eq(ref[i * N + j], ref_saturate(g[j], AT_F16), "row %lld col %lld", i, j);
+		cr_assert_eq(ref[M * N + 2 * i], ref_saturate(loss, AT_F32), "row %lld's loss", i);
+		cr_assert_eq(ref[M * N + 2 * i + 1], ref_saturate(lse, AT_F32), "row %lld's lse", i);
+	}
+	free(x);
+	free(ref);
+}
+
+Test(cross_entropy_ref, special_rows_are_the_contracts_edge_cases)
+{
+	const long long R = 8, N = 5, ld = 6;
+	float x[8 * 6];
+	long long t[8];
+	for (int i = 0; i < 8 * 6; i++)
+		x[i] = (float)(i % 7) - 3.0f;
+	for (int i = 0; i < 8; i++)
+		t[i] = i % N;
+	ce_special_rows(x, AT_F32, R, N, ld, t);
+	static const ce_options o = CE_OPTIONS_TUNING;
+	double want_loss[8], want_lse[8];
+	int nan_grad[8], zero_grad[8];
+	for (long long i = 0; i < R; i++) {
+		double g[5];
+		ce_ref_row(x, AT_F32, (size_t)(i * ld), N, t[i], &o, g, &want_loss[i], &want_lse[i]);
+		nan_grad[i] = zero_grad[i] = 1;
+		for (int j = 0; j < N; j++) {
+			nan_grad[i] &= isnan(g[j]) != 0;
+			zero_grad[i] &= g[j] == 0.0;
+		}
+	}
+	/* -inf row, +inf, NaN, target N, target -7: NaN loss and gradient */
+	for (int i = 0; i < 5; i++)
+		cr_assert(isnan(want_loss[i]) && nan_grad[i], "row %d: loss %g", i, want_loss[i]);
+	cr_assert(isnan(want_lse[0]) && isnan(want_lse[1]) && isnan(want_lse[2]));
+	cr_assert(isfinite(want_lse[3]) && isfinite(want_lse[4]), "a bad target keeps its lse");
+	cr_assert_eq(t[3], N);
+	cr_assert_eq(t[4], -7);
+	/* ignored NaN row: loss 0, gradient 0, lse NaN */
+	cr_assert_eq(want_loss[5], 0.0);
+	cr_assert(zero_grad[5] && isnan(want_lse[5]));
+	/* the last column, and a row as it was */
+	cr_assert_eq(t[6], N - 1);
+	cr_assert(isfinite(want_loss[6]) && isfinite(want_loss[7]));
+	cr_assert_eq(t[7], 7 % N);
+	/* the padding between rows is not touched */
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(x[i * 6 + 5], (float)((i * 6 + 5) % 7) - 3.0f);
+	/* fewer rows: only those */
+	float y[2 * 5] = { 0 };
+	long long u[2] = { 0, 0 };
+	ce_special_rows(y, AT_F32, 2, 5, 5, u);
+	cr_assert(isinf(y[0]) && y[0] < 0 && isinf(y[7]) && y[7] > 0);
+}
+
+Test(cross_entropy_ref, is_described_with_its_kernel_and_one_read_one_write)
+{
+	const at_op *op = op_find("cross_entropy");
+	cr_assert_eq(op, &cross_entropy_op);
+	cr_assert_str_eq(op->kernel_name, "cross_entropy_kernel");
+	cr_assert_not_null(strstr(op->kernel_signature, "const void *target, float *loss"));
+	cr_assert_eq(op->launch, AT_LAUNCH_CROSS_ENTROPY);
+	cr_assert_eq(at_op_inputs(op), 1);
+	cr_assert_eq(op->side_bytes, 8);
+	cr_assert_eq(op->row_results, 2);
+	cr_assert_eq(at_op_bytes_moved(op, AT_BF16, 4096, 128256), 2.0 * 4096 * 128256 * 2);
+	cr_assert_eq(softmax_op.launch, AT_LAUNCH_ROWS, "the other ops launch as before");
+	cr_assert_eq(at_op_side_offset(&softmax_op, AT_F16, 3, 3), 18, "no side input: no padding");
+}
+
+Test(cross_entropy_ref, row_results_compare_nan_and_infinities_as_values)
+{
+	const double want[8] = { 1.0, 2.0, NAN, 3.0, INFINITY, 4.0, 0.0, 5.0 };
+	const float loss_ok[4] = { 1.0f, NAN, INFINITY, 0.0f };
+	long long bad, first;
+	cr_assert_eq(ce_rows_error(loss_ok, want, 4, 0, &bad, &first), 0.0);
+	cr_assert_eq(bad, 0);
+	cr_assert_eq(first, -1);
+	const float lse_off[4] = { 2.0f, 3.0f, 4.0f, 5.0f * (1 + 1e-3f) };
+	double e = ce_rows_error(lse_off, want, 4, 1, &bad, &first);
+	cr_assert_float_eq(e, 5e-3 / sqrt(54.0), 1e-7);
+	const float loss_bad[4] = { 1.0f, 2.0f, -INFINITY, NAN };
+	ce_rows_error(loss_bad, want, 4, 0, &bad, &first);
+	cr_assert_eq(bad, 3);
+	cr_assert_eq(first, 1);
+}
+
+/* ---- the templates ---- */
+
+static const char *const ce_templates[] = { "cross_entropy_block", "cross_entropy_smem",
+					    "cross_entropy_loop", "cross_entropy_cluster" };
+#define NCE (sizeof ce_templates / sizeof *ce_templates)
+
+TestSuite(cross_entropy_templates, .init = tf_load_templates, .fini = tf_free_templates);
+
+Test(cross_entropy_templates, serve_cross_entropy_only_and_define_the_three_kernels)
+{
+	for (size_t t = 0; t < NCE; t++) {
+		const tmpl_manifest *m = tf_template(ce_templates[t]);
+		cr_assert_str_eq(m->op, "cross_entropy");
+		cr_assert_eq(manifest_serves(m, "cross_entropy"), 1);
+		cr_assert_eq(manifest_serves(m, "softmax"), 0);
+		variant v;
+		variant_defaults(&v, m, AT_BF16);
+		char *src = tf_specialize(&v);
+		cr_assert_not_null(strstr(src, "cross_entropy_kernel("), "%s", ce_templates[t]);
+		cr_assert_not_null(strstr(src, "cross_entropy_prepare_kernel("));
+		cr_assert_not_null(strstr(src, "cross_entropy_reduce_kernel("));
+		free(src);
+	}
+	size_t n;
+	const tmpl_manifest *all = tf_templates(&n);
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(all[i].name, "cross_entropy", 13) != 0)
+			cr_assert_eq(manifest_serves(&all[i], "cross_entropy"), 0, "%s", all[i].name);
+}
+
+Test(cross_entropy_templates, every_vocabulary_has_a_variant_and_smem_holds_its_row)
+{
+	const long long vocab[] = { 1, 7, 1000, 8192, 32000, 50257, 128256, 151936, 262144 };
+	const at_dtype dts[] = { AT_F32, AT_F16, AT_BF16 };
+	for (size_t k = 0; k < sizeof vocab / sizeof *vocab; k++)
+		for (int d = 0; d < 3; d++) {
+			variant *vs;
+			size_t n = tf_enumerate(tf_template("cross_entropy_loop"), 90, dts[d], 64,
+						vocab[k], &vs);
+			cr_assert_gt(n, 0, "V = %lld %s: no looped variant", vocab[k],
+				     at_dtype_name(dts[d]));
+			free(vs);
+		}
+	/* bf16 32000 and f32 16384 still fit in registers */
+	variant *vs;
+	size_t n = tf_enumerate(tf_template("cross_entropy_block"), 90, AT_BF16, 4096, 32000, &vs);
+	cr_assert_gt(n, 0);
+	free(vs);
+	/* the staged row: 50257 f32 (201 KB) fits whole; bf16 128256 (256 KB)
+	 * as far as a CTA's shared memory holds; bf16 262144 (512 KB) not */
+	n = tf_enumerate(tf_template("cross_entropy_smem"), 90, AT_F32, 64, 50257, &vs);
+	cr_assert_gt(n, 0);
+	for (size_t i = 0; i < n; i++) {
+		launch_geometry g = tf_geometry(&vs[i], 90, 64, 50257);
+		cr_assert_eq(g.dyn_smem, 50260 * 4);
+		cr_assert_eq(g.max_n, 50260);
+	}
+	free(vs);
+	n = tf_enumerate(tf_template("cross_entropy_smem"), 90, AT_BF16, 64, 128256, &vs);
+	cr_assert_gt(n, 0);
+	for (size_t i = 0; i < n; i++) {
+		launch_geometry g = tf_geometry(&vs[i], 90, 64, 128256);
+		cr_assert_lt(g.dyn_smem, 128256 * 2);
+		cr_assert_gt(g.dyn_smem, 200 * 1024);
+		cr_assert_eq(g.dyn_smem % 16, 0);
+		cr_assert_eq(g.max_n, 128256);
+	}
+	free(vs);
+	n = tf_enumerate(tf_template("cross_entropy_smem"), 90, AT_BF16, 64, 262144, &vs);
+	cr_assert_eq(n, 0);
+	free(vs);
+	/* past that, a cluster holds the row: 2 CTAs of 256 KB for bf16 262144
+	 * do not fit, 4 do */
+	n = tf_enumerate(tf_template("cross_entropy_cluster"), 90, AT_BF16, 64, 262144, &vs);
+	cr_assert_gt(n, 0);
+	for (size_t i = 0; i < n; i++) {
+		launch_geometry g = tf_geometry(&vs[i], 90, 64, 262144);
+		cr_assert_geq(tf_value(&vs[i], "cluster"), 4);
+		cr_assert_eq(g.ctas_per_row, tf_value(&vs[i], "cluster"));
+		cr_assert_eq(g.dyn_smem, 262144 * 2 / g.ctas_per_row);
+	}
+	free(vs);
+	n = tf_enumerate(tf_template("cross_entropy_cluster"), 80, AT_BF16, 64, 262144, &vs);
+	cr_assert_eq(n, 0, "clusters need sm_90");
+	free(vs);
+}
+
+/* Every variant of template name at (dt, M, N), compiled once a distinct
+ * source; returns how many it compiled. */
+static size_t compile_every_variant(tf_seen *seen, const char *name, at_dtype dt, long long M,
+				    long long N)
+{
+	const tmpl_manifest *m = tf_template(name);
+	variant *vs;
+	size_t n = tf_enumerate(m, 90, dt, M, N, &vs), compiled = 0;
+	cr_assert_gt(n, 0, "%s %s has no variant at %lld x %lld", name, at_dtype_name(dt), M, N);
+	for (size_t i = 0; i < n; i++) {
+		char *src = tf_specialize(&vs[i]);
+		if (tf_seen_add(seen, src)) {
+			free(src);
+			continue;
+		}
+		compiled_kernel k;
+		tf_compile_clean(&vs[i], src, 90, &k);
+		compiled_kernel_free(&k);
+		compiled++;
+	}
+	free(vs);
+	return compiled;
+}
+
+Test(cross_entropy_templates, every_variant_compiles_at_a_few_shapes, .timeout = 600)
+{
+	static const struct {
+		const char *name;
+		at_dtype dt;
+		long long M, N;
+	} shapes[] = {
+		{ "cross_entropy_block", AT_F32, 4096, 1000 },
+		{ "cross_entropy_block", AT_F16, 4096, 8192 },
+		{ "cross_entropy_block", AT_BF16, 64, 32000 },
+		{ "cross_entropy_block", AT_F32, 1, 16384 },
+		{ "cross_entropy_smem", AT_F32, 64, 50257 },
+		{ "cross_entropy_smem", AT_BF16, 4096, 100000 },
+		{ "cross_entropy_smem", AT_F16, 1, 32000 },
+		{ "cross_entropy_smem", AT_BF16, 64, 151936 },
+		{ "cross_entropy_loop", AT_F32, 1, 1000 },
+		{ "cross_entropy_loop", AT_BF16, 64, 262144 },
+		{ "cross_entropy_loop", AT_F16, 4096, 151936 },
+		{ "cross_entropy_cluster", AT_F32, 64, 262144 },
+		{ "cross_entropy_cluster", AT_BF16, 1, 262144 },
+		{ "cross_entropy_cluster", AT_F16, 4096, 151936 },
+	};
+	tf_seen seen = { 0 };
+	size_t total = 0;
+	for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+		total += compile_every_variant(&seen, shapes[i].name, shapes[i].dt, shapes[i].M,
+					       shapes[i].N);
+	cr_log_info("%zu kernels compiled", total);
+	tf_seen_free(&seen);
+}
+
+/* ---- the command line and the configs ---- */
+
+TestSuite(cross_entropy_cli, .init = tmp_setup, .fini = tmp_teardown);
+
+Test(cross_entropy_cli, templates_lists_the_op_and_its_kernel)
+{
+	tr_result r = RUN("templates");
+	tr_expect_status(&r, 0);
+	for (size_t t = 0; t < NCE; t++)
+		tr_expect_in(r.out, ce_templates[t]);
+	tr_expect_in(r.out, "op: cross_entropy: cross-entropy loss");
+	tr_expect_in(r.out, "kernel cross_entropy_kernel(elem *dx, const elem *x, const void *target");
+	tr_free(&r);
+}
+
+Test(cross_entropy_cli, gen_prints_and_compiles_a_variant, .timeout = 60)
+{
+	tr_result r = RUN("gen", "--template", "cross_entropy_block", "--op", "cross_entropy",
+			  "--dtype", "bf16", "--param", "elems_per_thread=32", "--param", "vec=8",
+			  "-M", "4096", "-N", "8192", "--compile");
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.out, "cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target");
+	tr_expect_in(r.out, "0 bytes spilled, 0 bytes stack");
+	tr_free(&r);
+	r = RUN("gen", "--template", "cross_entropy_smem", "--op", "softmax");
+	tr_expect_status(&r, 2);
+	tr_free(&r);
+}
+
+Test(cross_entropy_cli, selftest_says_it_does_not_run_the_op_yet)
+{
+	tr_result r = RUN("selftest", "--op", "cross_entropy");
+	cr_assert_neq(r.status, 0);
+	tr_free(&r);
+}
+
+/* The shapes of config path: all cross_entropy, served by a template each,
+ * none above max_bytes of f32 logits. */
+static size_t check_config(const char *path, double max_bytes)
+{
+	sweep_plan p;
+	at_error err = { { 0 } };
+	cr_assert_eq(plan_load(&p, path, "templates", &err), 0, "%s: %s", path, err.msg);
+	for (size_t i = 0; i < p.nshapes; i++) {
+		const sweep_shape *s = &p.shapes[i];
+		cr_assert_str_eq(s->op, "cross_entropy");
+		cr_assert((double)s->M * (double)s->N * 4 <= max_bytes, "%lld x %lld", s->M, s->N);
+		int served = 0;
+		for (size_t t = 0; t < p.ntemplates; t++)
+			served += plan_template_serves(&p.templates[t], s);
+		cr_assert_eq(served, (int)NCE, "%lld x %lld: every cross_entropy template", s->M, s->N);
+	}
+	size_t n = p.nshapes;
+	plan_free(&p);
+	return n;
+}
+
+Test(cross_entropy_cli, the_configs_load_with_their_shapes)
+{
+	cr_assert_eq(check_config("configs/cross_entropy.yaml", 4.0 * (1 << 30)), 69);
+	cr_assert_eq(check_config("configs/quick-cross-entropy.yaml", 1.0 * (1 << 30)), 14);
+}
