@@ -364,7 +364,20 @@ Test(reference, compare_perturbed_element_gives_exact_rel_l2)
 	const double ref2[4] = { 1.0, 0.0, 0.0, 1.0 };
 	uint16_t h[4] = { 0x3800 /* 0.5 */, 0x3400 /* 0.25 */, 0x0000, 0x3c00 };
 	r = ref_compare(h, AT_F16, 2, 2, 2, ref2);
-	cr_assert_eq(r.rel_l2, sqrt((0.25 + 0.0625) / 2.0), "rel_l2 = %.17g", r.rel_l2);
+	/* less f16's floor, 2^-24 an element (ref_floor) */
+	cr_assert_eq(r.rel_l2, sqrt((0.25 + 0.0625 - 4 * 0x1p-48) / 2.0), "rel_l2 = %.17g",
+		     r.rel_l2);
+}
+
+Test(reference, the_floor_forgives_rounding_at_the_bottom_of_the_range)
+{
+	/* exact values far below f16's smallest subnormal round to zeros */
+	const double ref[4] = { 1e-9, 2e-9, 1e-9, 3e-9 };
+	uint16_t zeros[4] = { 0 };
+	cr_assert_eq(ref_compare(zeros, AT_F16, 1, 4, 4, ref).rel_l2, 0);
+	/* a whole subnormal step off on each is not forgiven */
+	uint16_t off[4] = { 2, 2, 2, 2 }; /* 2 x 2^-24 */
+	cr_assert_gt(ref_compare(off, AT_F16, 1, 4, 4, ref).rel_l2, 1e-2);
 }
 
 Test(reference, compare_uses_the_output_row_stride)

@@ -94,6 +94,6 @@ int gpu_compare_run(gpu_compare *g, at_dtype dt, CUdeviceptr y, CUdeviceptr ref,
 	memcpy(&first, &sums[3], sizeof first);
 	out->mismatches = (long long)bad;
 	out->first_bad = bad ? (long long)first : -1;
-	out->rel_l2 = sums[1] > 0 ? sqrt(sums[0] / sums[1]) : sqrt(sums[0]);
+	out->rel_l2 = ref_rel_l2(sums[0], sums[1], M * N, dt);
 	return 0;
 }

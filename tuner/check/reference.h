@@ -77,6 +77,11 @@ typedef struct check_result {
 	long long first_bad;  /* index of the first such element, -1 if none */
 } check_result;
 
+/* ||y - ref|| / ||ref|| from the sums of squares over count elements,
+ * less the dtype's floor (ref_floor) an element: the one definition of the
+ * checks' relative error (ref_compare, gpu_compare, the selftest's rows). */
+double ref_rel_l2(double diff2, double norm2, long long count, at_dtype dt);
+
 /* Compares y (dtype dt, row stride ldy) with ref. */
 check_result ref_compare(const void *y, at_dtype dt, long long M, long long N,
 			 long long ldy, const double *ref);

@@ -378,11 +378,8 @@ int st_check_row(const st_shape *s, at_dtype dt, long long r, const void *got,
 		d2 += (g - w) * (g - w);
 		n2 += w * w;
 	}
-	double rel = n2 > 0 ? sqrt(d2 / n2) : sqrt(d2), tol = ref_tolerance(dt);
-	/* the dtype's floor, an element's worth each, on top of the relative
-	 * tolerance: rows of values near the bottom of the range round there */
-	double floor2 = (double)s->N * ref_floor(dt) * ref_floor(dt);
-	if (!(d2 <= tol * tol * n2 + floor2)) {
+	double rel = ref_rel_l2(d2, n2, s->N, dt), tol = ref_tolerance(dt);
+	if (!(rel <= tol)) {
 		snprintf(reason, cap, "row %lld (%s): relative L2 error %.3g exceeds %.0e", r, kind,
 			 rel, tol);
 		return 0;
