@@ -40,9 +40,16 @@ struct grad_r_t {
 	float hi, lo;
 };
 
+// y dy exactly: in double for f32; a product of two halves (11 or 8 bit
+// significands) is exact in float already, so half precision converts
+// once, not twice (its bandwidth is conversions' bound here)
 __device__ __forceinline__ grad_acc_t grad_term(float y, float dy)
 {
+#if DTYPE_F32
 	return (double)y * (double)dy;
+#else
+	return (double)(y * dy);
+#endif
 }
 
 // r as the write takes it; an r beyond float's range is hi alone (an
