@@ -60,26 +60,12 @@ __device__ __forceinline__ void ce_pass_stats(const elem_t *xr, long long c0, lo
 	o.m = NEG_INF_F;
 	o.s = 0.0f;
 	sz = 0.0f;
-	// the next step's loads are issued before this step's exps: with one
-	// CTA an SM (a staged row fills shared memory) the loads in flight
-	// were only those of one step, and the half-precision rows ran at
-	// about 55% of a copy on the H200
-	vec_t next[UNROLL];
-#pragma unroll
-	for (int u = 0; u < UNROLL; u++)
-		load_vec(next[u], xr, c0 + ((long long)u * THREADS + threadIdx.x) * VEC, c1, vec_ok);
 	for (long long base = c0; base < c1; base += STEP) {
 		vec_t v[UNROLL];
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++)
-			v[u] = next[u];
-		if (base + STEP < c1) {
-#pragma unroll
-			for (int u = 0; u < UNROLL; u++)
-				load_vec(next[u], xr,
-					 base + STEP + ((long long)u * THREADS + threadIdx.x) * VEC, c1,
-					 vec_ok);
-		}
+			load_vec(v[u], xr, base + ((long long)u * THREADS + threadIdx.x) * VEC, c1,
+				 vec_ok);
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++) {
 			const long long col = base + ((long long)u * THREADS + threadIdx.x) * VEC;
@@ -101,22 +87,13 @@ __device__ __forceinline__ void ce_pass_grads(elem_t *dxr, const elem_t *xr, lon
 					      long long c1, bool vec_ok, long long staged,
 					      const ce_row &r)
 {
-	// as ce_pass_stats: the next step's reads in flight during this one's
-	vec_t next[UNROLL];
-#pragma unroll
-	for (int u = 0; u < UNROLL; u++) {
-		const long long col = c0 + ((long long)u * THREADS + threadIdx.x) * VEC;
-		if (col < c1)
-			next[u] = ce_reread(xr, col, (col - c0) / VEC, c1, vec_ok, staged);
-	}
 	for (long long base = c0; base < c1; base += STEP) {
 		vec_t v[UNROLL];
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++) {
-			v[u] = next[u];
-			const long long col = base + STEP + ((long long)u * THREADS + threadIdx.x) * VEC;
+			const long long col = base + ((long long)u * THREADS + threadIdx.x) * VEC;
 			if (col < c1)
-				next[u] = ce_reread(xr, col, (col - c0) / VEC, c1, vec_ok, staged);
+				v[u] = ce_reread(xr, col, (col - c0) / VEC, c1, vec_ok, staged);
 		}
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++) {
