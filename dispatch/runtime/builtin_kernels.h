@@ -1,4 +1,4 @@
-/* The built-in kernels the library falls back to: the softmax_online
+/* The built-in kernels the library falls back to: each op family's looped
  * template specialised per op and dtype with the params of builtin_params.h (the
  * build generates their sources into build/builtin/ and embeds them as fat
  * binaries). */
@@ -12,9 +12,9 @@
 #include "dispatch/policy/row_ops.h"
 #include "dispatch/runtime/launch_geometry.h"
 
-#define BUILTIN_EXTERN(opi, op, dt, name, params)                  \
-	extern const unsigned char atd_builtin_##op##_online_##name[]; \
-	extern const size_t atd_builtin_##op##_online_##name##_size;
+#define BUILTIN_EXTERN(opi, op, tmpl, dt, name, params) \
+	extern const unsigned char atd_builtin_##op##_##name[]; \
+	extern const size_t atd_builtin_##op##_##name##_size;
 BUILTIN_KERNELS(BUILTIN_EXTERN)
 #undef BUILTIN_EXTERN
 

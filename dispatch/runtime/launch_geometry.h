@@ -33,14 +33,15 @@ int launch_softmax_backward(CUfunction fn, const launch_geometry *g, unsigned gr
 			    long long N, long long lddx, long long ldy, long long lddy,
 			    unsigned flags, CUstream stream, at_error *err);
 
-/* The index of the flags argument, the last of the signature: a kernel
- * without it was built before it existed (and before the numerics that
- * came with it), and is not launched. */
+/* The index of softmax's flags argument, the last of its signature; each
+ * op's is in its row of dispatch/policy/row_ops.h (the backward ops': 8).
+ * A kernel without it was built before it existed (and before the
+ * numerics that came with it), and is not launched. */
 #define LAUNCH_FLAGS_PARAM 6
 
-/* 0 when fn takes the signature above (its flags argument is a 4-byte
- * parameter at LAUNCH_FLAGS_PARAM), else -1 with a message saying that the
- * kernel predates it. */
-int launch_check_signature(CUfunction fn, at_error *err);
+/* 0 when fn takes a 4-byte flags parameter at index flags_param (the last
+ * of its op's signature), else -1 with a message saying that the kernel
+ * predates it. */
+int launch_check_signature(CUfunction fn, int flags_param, at_error *err);
 
 #endif

@@ -11,9 +11,8 @@
 #include "dispatch/runtime/builtin_kernels.h"
 #include "dispatch/runtime/handle.h"
 #include "dispatch/runtime/modules.h"
+#include "dispatch/policy/row_ops.h"
 #include "dispatch/policy/tuned_db.h"
-
-#define BUILTIN_ENTRY "softmax_kernel"
 
 static long long module_key(const atdi_entry *e, int op, at_dtype dtype)
 {
@@ -75,7 +74,8 @@ static atd_status load_tuned(atd_handle *h, const atdi_ctx_info *ci, const atdi_
 		return s;
 	s = load_image(code.image, code.entry, mod, fn, why, cap);
 	at_error sig;
-	if (s == ATD_OK && launch_check_signature(*fn, &sig) != 0) {
+	if (s == ATD_OK &&
+	    launch_check_signature(*fn, atdi_op_desc_of(e->op)->flags_param, &sig) != 0) {
 		cudrv.cuModuleUnload(*mod);
 		*mod = NULL;
 		snprintf(why, cap, "%s", sig.msg);
@@ -95,10 +95,10 @@ static atd_status load_builtin(const atdi_ctx_info *ci, int op, at_dtype dtype, 
 {
 	const void *image = atdi_builtin_image(op, dtype);
 	if (!image) {
-		snprintf(why, cap, "no built-in kernel for dtype %d", (int)dtype);
+		snprintf(why, cap, "no built-in kernel for %s", atdi_op_dtype_name(op, (int)dtype));
 		return ATD_ERR_NO_KERNEL;
 	}
-	atd_status s = load_image(image, BUILTIN_ENTRY, mod, fn, why, cap);
+	atd_status s = load_image(image, atdi_op_desc_of(op)->kernel, mod, fn, why, cap);
 	if (s != ATD_OK) {
 		char inner[ATDI_MSG_CAP];
 		snprintf(inner, sizeof inner, "%s", why);
@@ -116,7 +116,7 @@ static atd_status load_derived(atd_handle *h, const atdi_jit_job *job, CUmodule 
 	size_t size = 0;
 	atd_status s = atdi_jit_get(&h->jit, job, &image, &size, why, cap);
 	if (s == ATD_OK)
-		s = load_image(image, BUILTIN_ENTRY, mod, fn, why, cap);
+		s = load_image(image, atdi_op_desc_of(job->op)->kernel, mod, fn, why, cap);
 	free(image);
 	return s;
 }

@@ -265,6 +265,45 @@ ATD_API atd_status atd_log_softmax(atd_handle *h, atd_dtype dtype, void *y, cons
 				   int64_t M, int64_t N, int64_t ldy, int64_t ldx, unsigned flags,
 				   void *stream);
 
+/*
+** The backward of softmax over rows, as PyTorch's _softmax_backward_data:
+** dx[i*lddx + j] = y_ij * (dy_ij - sum_k dy_ik * y_ik), for i < M, j < N,
+** from y, the forward's output (atd_softmax's y), and dy, the gradient of
+** the loss with respect to it. dx == dy (in place: the gradient written
+** over dy) is allowed, other overlaps are not; y is only read. Stream,
+** asynchrony and dtypes as atd_softmax; math and the row's sum in f32.
+** flags: 0, or the forward's ATD_MASKED_ZERO (accepted so that a caller
+** may pass the forward's flags on; it changes nothing: a masked row's y of
+** zeros gives dx = 0). Unknown bits are ATD_ERR_INVALID_ARGUMENT.
+**
+** NUMERICS: a y row with a NaN (the forward's +inf or NaN rows) or a
+** non-finite dy gives NaN in the row; a finite dy at any magnitude the
+** dtype holds is computed without overflow where the result fits.
+**
+** Served by the softmax_backward templates: shapes tuned for the op by
+** their winners, others derived from the nearest winner of softmax_backward
+** or log_softmax_backward (never from a forward op's: another kernel), or
+** the built-in kernel. Returns ATD_OK, or with nothing launched:
+** ATD_ERR_INVALID_ARGUMENT (NULL handle or pointer, M or N < 1, a stride
+** < N, unknown dtype or flags), ATD_ERR_NO_DRIVER, ATD_ERR_NO_CONTEXT,
+** ATD_ERR_CUDA, ATD_ERR_NO_MEMORY, ATD_ERR_KERNEL_ALTERED, as atd_softmax.
+*/
+ATD_API atd_status atd_softmax_backward(atd_handle *h, atd_dtype dtype, void *dx, const void *y,
+					const void *dy, int64_t M, int64_t N, int64_t lddx,
+					int64_t ldy, int64_t lddy, unsigned flags, void *stream);
+
+/*
+** The backward of log_softmax, as PyTorch's _log_softmax_backward_data:
+** dx_ij = dy_ij - e^(y_ij) * sum_k dy_ik, from y, the forward's output
+** (atd_log_softmax's y), and dy. As atd_softmax_backward in every other
+** respect (in place over dy, strides, flags, status codes). A masked row
+** (y all -inf) gives dx = dy; a y of NaN gives NaN.
+*/
+ATD_API atd_status atd_log_softmax_backward(atd_handle *h, atd_dtype dtype, void *dx,
+					    const void *y, const void *dy, int64_t M, int64_t N,
+					    int64_t lddx, int64_t ldy, int64_t lddy, unsigned flags,
+					    void *stream);
+
 /* What would serve a shape: a dry run of atd_softmax's own decision, by
  * the same code, compiling, loading and launching nothing. It takes a
  * derived kernel to compile (and, in background mode, to be built: where
@@ -308,9 +347,14 @@ typedef struct atd_gpu {
 ATD_API atd_status atd_query_gpu(atd_handle *h, const atd_gpu *gpu, atd_dtype dtype,
 				 int64_t M, int64_t N, atd_choice *out);
 
-/* The row ops, for the queries of any op (atd_query and atd_query_gpu
- * answer for softmax). */
-typedef enum atd_op { ATD_OP_SOFTMAX = 0, ATD_OP_LOG_SOFTMAX = 1 } atd_op;
+/* The ops, for the queries of any op (atd_query and atd_query_gpu answer
+ * for softmax). */
+typedef enum atd_op {
+	ATD_OP_SOFTMAX = 0,
+	ATD_OP_LOG_SOFTMAX = 1,
+	ATD_OP_SOFTMAX_BACKWARD = 2,
+	ATD_OP_LOG_SOFTMAX_BACKWARD = 3,
+} atd_op;
 
 /* atd_query and atd_query_gpu for op (an unknown op is
  * ATD_ERR_INVALID_ARGUMENT). */

@@ -34,7 +34,7 @@ from .torch_ops import default_handle, set_default_handle
 
 __version__ = _library.VERSION  # the library's, as the CLI's (tests/test_library.py)
 
-__all__ = ["softmax", "log_softmax", "query", "version", "library_path", "Handle", "Choice", "default_handle",
+__all__ = ["softmax", "log_softmax", "softmax_backward", "log_softmax_backward", "query", "version", "library_path", "Handle", "Choice", "default_handle",
            "set_default_handle", "Error", "InvalidArgument", "NoDriver", "NoContext", "CudaError",
            "DatabaseMissing", "DatabaseCorrupt", "DatabaseNewer", "OutOfHostMemory", "NoKernel", "KernelAltered",
            "LibraryNotFound", "Unavailable", "DatabaseWarning"]
@@ -62,8 +62,8 @@ def log_softmax(x, dim=-1, out=None, masked_zero=False):
     """log_softmax of the CUDA tensor x along dim, as torch.log_softmax(x, dim).
 
     As softmax in dtypes, layouts, out= (x itself: in place), streams and
-    errors, with autograd
-    (dx = dy - exp(y) * sum(dy)) and under torch.compile. Numerics as
+    errors, with autograd through the library's backward kernel
+    (log_softmax_backward) and under torch.compile. Numerics as
     torch.log_softmax at every value: (x - max) - log(sum exp(x - max)),
     the difference first; -inf elements give -inf; +inf or NaN in a row,
     NaN; a row of all -inf gives NaN, or -inf with masked_zero=True.
@@ -71,8 +71,30 @@ def log_softmax(x, dim=-1, out=None, masked_zero=False):
     return _torch_ops.log_softmax(x, dim, out, masked_zero)
 
 
+def softmax_backward(y, dy, dim=-1, out=None):
+    """The gradient of softmax's input, as PyTorch's autograd computes it:
+    dx = y * (dy - sum(dy * y)) along dim, from y = softmax(x, dim) and dy,
+    the gradient of the loss with respect to y (the library's backward
+    kernel; C: atd_softmax_backward). y and dy: CUDA tensors of one shape
+    and dtype (float32, float16, bfloat16). out: None (a new tensor), dy
+    itself (dx written over dy, no new memory), or a tensor of y's shape.
+    Math in float32; a custom op (torch.compile keeps it). Raises as
+    softmax.
+    """
+    return _torch_ops.softmax_backward(y, dy, dim, out)
+
+
+def log_softmax_backward(y, dy, dim=-1, out=None):
+    """The gradient of log_softmax's input: dx = dy - exp(y) * sum(dy)
+    along dim, from y = log_softmax(x, dim) and dy; as softmax_backward
+    otherwise (C: atd_log_softmax_backward).
+    """
+    return _torch_ops.log_softmax_backward(y, dy, dim, out)
+
+
 def query(dtype, M, N, gpu=None, op="softmax"):
-    """What serves op ("softmax", or "log_softmax") of M rows of N elements of dtype ("f32", "f16",
+    """What serves op ("softmax", "log_softmax", "softmax_backward" or
+    "log_softmax_backward") of M rows of N elements of dtype ("f32", "f16",
     "bf16" or a torch dtype) through the default handle: a Choice (level,
     template, params, gpu, tuned_shape, tuned_us, from_params). gpu: None
     for the current CUDA device (needs a GPU), or a dict describing one,

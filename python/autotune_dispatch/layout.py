@@ -67,6 +67,37 @@ def check(x, dim=-1, out=None, what="autotune_dispatch.softmax"):
     return d
 
 
+def check_grad(y, dy, dim=-1, what="autotune_dispatch.softmax_backward"):
+    """Checks a backward op's arguments (TensorInfo each: the forward's
+    output y and the gradient dy) and returns dim normalized: as check,
+    with dy matching y in dtype, device and shape."""
+    if y.dtype not in DTYPES:
+        raise TypeError(f"{what}: y is {y.dtype}; the library computes float32, float16 and bfloat16")
+    if not y.device.startswith("cuda"):
+        raise ValueError(f"{what}: y is on {y.device}; it must be a CUDA tensor")
+    d = normalize_dim(dim, len(y.shape))
+    if dy.dtype != y.dtype:
+        raise TypeError(f"{what}: dy is {dy.dtype} and y is {y.dtype}; they must match")
+    if dy.device != y.device:
+        raise ValueError(f"{what}: dy is on {dy.device} and y on {y.device}; they must match")
+    if tuple(dy.shape) != tuple(y.shape):
+        raise ValueError(f"{what}: dy has shape {list(dy.shape)} and y {list(y.shape)}; "
+                         "they must match")
+    return d
+
+
+def rows(shape, strides):
+    """(M, N, ld): the tensor as M rows of N contiguous elements ld apart,
+    in one launch, or None when it is not (the caller makes it contiguous).
+    For the backward ops, whose three tensors take one launch."""
+    if not shape:
+        return (1, 1, 1)
+    p = plan(shape, strides, strides, max_launches=1)
+    if p is None or p.outer:
+        return None
+    return (p.M, p.N, p.ldx)
+
+
 def non_overlapping(shape, strides):
     """Whether no two indices of the tensor address the same element (a
     sufficient test: dimensions by stride, each stride past the extent of

@@ -66,7 +66,7 @@ ATD_OPEN_TUNE = 8
 
 # atd_dtype by name
 DTYPES = {"f32": 0, "f16": 1, "bf16": 2}
-OPS = {"softmax": 0, "log_softmax": 1}  # atd_op
+OPS = {"softmax": 0, "log_softmax": 1, "softmax_backward": 2, "log_softmax_backward": 3}  # atd_op
 
 
 class Choice(ctypes.Structure):
@@ -176,6 +176,12 @@ def _declare(so):
                                   c.c_int64, c.c_int64, c.c_uint, c.c_void_p]
     so.atd_log_softmax.restype = c.c_int
     so.atd_log_softmax.argtypes = so.atd_softmax_ex.argtypes
+    so.atd_softmax_backward.restype = c.c_int
+    so.atd_softmax_backward.argtypes = [c.c_void_p, c.c_int, c.c_void_p, c.c_void_p, c.c_void_p,
+                                        c.c_int64, c.c_int64, c.c_int64, c.c_int64, c.c_int64,
+                                        c.c_uint, c.c_void_p]
+    so.atd_log_softmax_backward.restype = c.c_int
+    so.atd_log_softmax_backward.argtypes = so.atd_softmax_backward.argtypes
     so.atd_query.restype = c.c_int
     so.atd_query.argtypes = [c.c_void_p, c.c_int, c.c_int64, c.c_int64, c.POINTER(Choice)]
     so.atd_query_op.restype = c.c_int

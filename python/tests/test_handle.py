@@ -156,6 +156,17 @@ class Query(unittest.TestCase):
         with self.assertRaises(ValueError):
             self.h.query("f32", 4096, 1024, gpu=H100, op="layernorm")
 
+    def test_a_backward_op_is_never_served_by_a_forward_winner(self):
+        # the example database has softmax's winners only: the backward ops
+        # get the built-in kernel of their own family, never softmax's code
+        for op in ("softmax_backward", "log_softmax_backward"):
+            for jit in (self.h, atd.Handle(EXAMPLE_DB, fallback=False, jit="off")):
+                c = jit.query("f32", 4096, 1024, gpu=H100, op=op)
+                self.assertEqual(c.level, "built-in", op)
+                self.assertEqual(c.template, "softmax_backward_loop", op)
+                if jit is not self.h:
+                    jit.close()
+
     def test_dtype_names(self):
         for name in ("bf16", "bfloat16", "torch.bfloat16"):
             self.assertEqual(self.h.query(name, 4096, 1024, gpu=H100).template,

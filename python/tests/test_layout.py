@@ -61,6 +61,49 @@ class Checks(unittest.TestCase):
         self.assertEqual(layout.check(x, -1, info((4, 8), (16, 1))), 1)
 
 
+class GradChecks(unittest.TestCase):
+    what = "autotune_dispatch.softmax_backward"
+
+    def test_y_and_dy_must_match(self):
+        y = info((4, 8))
+        self.assertEqual(layout.check_grad(y, info((4, 8), (16, 1))), 1)
+        self.assertEqual(layout.check_grad(y, info((4, 8)), 0), 0)
+        with self.assertRaises(TypeError) as c:
+            layout.check_grad(y, info((4, 8), dtype="float16"))
+        self.assertEqual(str(c.exception), f"{self.what}: dy is float16 and y is float32; they must match")
+        with self.assertRaises(ValueError) as c:
+            layout.check_grad(y, info((4, 8), device="cuda:1"))
+        self.assertIn("dy is on cuda:1 and y on cuda:0", str(c.exception))
+        with self.assertRaises(ValueError) as c:
+            layout.check_grad(y, info((4, 7)))
+        self.assertIn("dy has shape [4, 7] and y [4, 8]", str(c.exception))
+
+    def test_y_must_be_a_cuda_tensor_the_library_computes(self):
+        with self.assertRaises(TypeError) as c:
+            layout.check_grad(info((4, 8), dtype="float64"), info((4, 8), dtype="float64"),
+                              what="autotune_dispatch.log_softmax_backward")
+        self.assertEqual(str(c.exception), "autotune_dispatch.log_softmax_backward: y is float64; "
+                         "the library computes float32, float16 and bfloat16")
+        with self.assertRaises(ValueError):
+            layout.check_grad(info((4, 8), device="cpu"), info((4, 8), device="cpu"))
+        with self.assertRaises(IndexError):
+            layout.check_grad(info((4, 8)), info((4, 8)), 2)
+
+
+class GradRows(unittest.TestCase):
+    def test_rows_of_one_stride_are_one_launch(self):
+        self.assertEqual(layout.rows((2, 3, 5), (15, 5, 1)), (6, 5, 5))
+        self.assertEqual(layout.rows((4, 5), (8, 1)), (4, 5, 8))  # x[:, :5] of 4 x 8
+        self.assertEqual(layout.rows((), ()), (1, 1, 1))
+        self.assertEqual(layout.rows((1, 7), (99, 1)), (1, 7, 7))
+
+    def test_anything_else_is_made_contiguous_first(self):
+        self.assertIsNone(layout.rows((4, 5), (1, 4)))       # the last dim not contiguous
+        self.assertIsNone(layout.rows((4, 5), (0, 0)))       # an expanded gradient (sum's)
+        self.assertIsNone(layout.rows((3, 4, 5), (30, 5, 1)))  # rows of two strides
+        self.assertIsNone(layout.rows((4, 5), (3, 1)))       # rows that overlap
+
+
 class Plans(unittest.TestCase):
     def test_contiguous_batch_dims_are_one_launch(self):
         self.assertEqual(layout.plan((2, 3, 5), (15, 5, 1), (15, 5, 1)), Plan(6, 5, 5, 5, ()))

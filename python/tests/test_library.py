@@ -213,6 +213,17 @@ class Versions(unittest.TestCase):
         for name, value in (("F32", "f32"), ("F16", "f16"), ("BF16", "bf16")):
             code = int(re.search(rf"ATD_{name} = (\d+)", text).group(1))
             self.assertEqual(library.DTYPES[value], code)
+        ops = {m.group(1).lower(): int(m.group(2))
+               for m in re.finditer(r"\bATD_OP_(\w+) = (\d+)", text)}
+        self.assertEqual(library.OPS, ops)
+
+    @needs_library
+    def test_the_backward_calls_take_the_headers_arguments(self):
+        so = library.library()
+        for name in ("atd_softmax_backward", "atd_log_softmax_backward"):
+            # handle, dtype, dx, y, dy, M, N, lddx, ldy, lddy, flags, stream
+            self.assertEqual(len(getattr(so, name).argtypes), 12, name)
+            self.assertIn(f"ATD_API atd_status {name}(", header_text())
 
     @needs_library
     def test_version_is_the_librarys(self):
