@@ -17,7 +17,8 @@ except ImportError:
 
 import autotune_dispatch as atd
 
-from test_gpu import DTYPES, HAVE_GPU, REQUIRED, TOLERANCE, OnTheGpu
+import test_gpu  # as a module: its OnTheGpu imported by name would run here again
+from test_gpu import DTYPES, HAVE_GPU, REQUIRED, TOLERANCE
 
 # many short rows (warp), rows in registers (block), long rows (loop)
 SHAPES = ((4096, 7), (4096, 33), (1031, 1000), (263, 4097), (27, 12289), (27, 70001), (5, 262147))
@@ -45,9 +46,9 @@ OPS = tuple(FORWARD)
 
 @unittest.skipUnless(HAVE_GPU or REQUIRED, "needs PyTorch with a CUDA GPU")
 class BackwardOnTheGpu(unittest.TestCase):
-    setUpClass = OnTheGpu.setUpClass
-    data = OnTheGpu.data
-    extreme_rows = OnTheGpu.extreme_rows
+    setUpClass = test_gpu.OnTheGpu.setUpClass
+    data = test_gpu.OnTheGpu.data
+    extreme_rows = test_gpu.OnTheGpu.extreme_rows
 
     def call(self, op, y, dy, **kw):
         return getattr(atd, op)(y, dy, **kw)
