@@ -214,8 +214,8 @@ Test(dispatch_show, an_unknown_op_is_a_usage_error_naming_it)
 			  "--cc", "9.0", NULL),
 		     2);
 	cr_assert_str_eq(err, "autotune show: no op \"layernorm\": the dispatch library serves "
-			      "softmax, log_softmax, softmax_backward and log_softmax_backward\n"
-			      "see 'autotune help show'\n");
+			      "softmax, log_softmax, softmax_backward, log_softmax_backward, "
+			      "cross_entropy\nsee 'autotune help show'\n");
 }
 
 Test(dispatch_show, log_softmax_is_derived_from_softmax_winners_when_it_has_none)

@@ -11,6 +11,7 @@ _Static_assert(ATDI_SOFTMAX == (int)ATD_OP_SOFTMAX, "atd_op");
 _Static_assert(ATDI_LOG_SOFTMAX == (int)ATD_OP_LOG_SOFTMAX, "atd_op");
 _Static_assert(ATDI_SOFTMAX_BACKWARD == (int)ATD_OP_SOFTMAX_BACKWARD, "atd_op");
 _Static_assert(ATDI_LOG_SOFTMAX_BACKWARD == (int)ATD_OP_LOG_SOFTMAX_BACKWARD, "atd_op");
+_Static_assert(ATDI_CROSS_ENTROPY == (int)ATD_OP_CROSS_ENTROPY, "atd_op");
 
 static double uniform(long long N) { return 1.0 / (double)N; }
 static double log_uniform(long long N) { return -log((double)N); }
@@ -18,20 +19,29 @@ static double zero(long long N) { (void)N; return 0.0; }
 
 static const atdi_op_desc ops[ATDI_NOPS] = {
 	[ATDI_SOFTMAX] = { "softmax", "softmax_kernel", ATDI_SOFTMAX, ATDI_SIG_ROW, 1, 6,
-			   { "f32", "f16", "bf16" }, uniform },
+			   { NULL, NULL }, { "f32", "f16", "bf16" }, uniform },
 	[ATDI_LOG_SOFTMAX] = { "log_softmax", "softmax_kernel", ATDI_SOFTMAX, ATDI_SIG_ROW, 1, 6,
+			       { NULL, NULL },
 			       { "log_softmax f32", "log_softmax f16", "log_softmax bf16" },
 			       log_uniform },
 	[ATDI_SOFTMAX_BACKWARD] = { "softmax_backward", "softmax_backward_kernel",
-				    ATDI_SOFTMAX_BACKWARD, ATDI_SIG_ROW_GRAD, 2, 8,
+				    ATDI_SOFTMAX_BACKWARD, ATDI_SIG_ROW_GRAD, 2, 8, { NULL, NULL },
 				    { "softmax_backward f32", "softmax_backward f16",
 				      "softmax_backward bf16" },
 				    zero },
 	[ATDI_LOG_SOFTMAX_BACKWARD] = { "log_softmax_backward", "softmax_backward_kernel",
 					ATDI_SOFTMAX_BACKWARD, ATDI_SIG_ROW_GRAD, 2, 8,
+					{ NULL, NULL },
 					{ "log_softmax_backward f32", "log_softmax_backward f16",
 					  "log_softmax_backward bf16" },
 					zero },
+	/* docs/cross-entropy.md; its targets make it no row op of zeros to
+	 * tune online */
+	[ATDI_CROSS_ENTROPY] = { "cross_entropy", "cross_entropy_kernel", ATDI_CROSS_ENTROPY,
+				 ATDI_SIG_CROSS_ENTROPY, 1, 14,
+				 { "cross_entropy_prepare_kernel", "cross_entropy_reduce_kernel" },
+				 { "cross_entropy f32", "cross_entropy f16", "cross_entropy bf16" },
+				 NULL },
 };
 
 const atdi_op_desc *atdi_op_desc_of(int op)

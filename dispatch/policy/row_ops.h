@@ -13,6 +13,7 @@ typedef enum atdi_op {
 	ATDI_LOG_SOFTMAX = 1,
 	ATDI_SOFTMAX_BACKWARD = 2,
 	ATDI_LOG_SOFTMAX_BACKWARD = 3,
+	ATDI_CROSS_ENTROPY = 4, /* N is V */
 	ATDI_NOPS
 } atdi_op;
 
@@ -20,6 +21,7 @@ typedef enum atdi_op {
 typedef enum atdi_signature {
 	ATDI_SIG_ROW,      /* (y, x, M, N, ldy, ldx, flags): launch_softmax */
 	ATDI_SIG_ROW_GRAD, /* (dx, y, dy, M, N, lddx, ldy, lddy, flags): launch_softmax_backward */
+	ATDI_SIG_CROSS_ENTROPY, /* ce_launch_args: launch_cross_entropy */
 	ATDI_NSIGS
 } atdi_signature;
 
@@ -33,9 +35,12 @@ typedef struct atdi_op_desc {
 	atdi_signature signature;
 	int ninputs;     /* tensors of M x N read (1: x; 2: y and dy) */
 	int flags_param; /* index of the kernel's last parameter, its flags */
+	/* Kernels the op's code defines beside its own and its call launches
+	 * around it (cross_entropy's prepare and reduce); NULL: none. */
+	const char *aux[2];
 	const char *kinds[3]; /* per dtype, as messages and the online store name a shape */
 	/* The output's elements when every input is 0 (online tuning's check
-	 * that a variant runs and writes). */
+	 * that a variant runs and writes); NULL: the op is not tuned online. */
 	double (*of_zeros)(long long N);
 } atdi_op_desc;
 

@@ -11,7 +11,9 @@ static const builtin_kernel builtins[ATDI_NOPS][AT_DTYPE_COUNT] = { BUILTIN_KERN
 
 const builtin_kernel *builtin_kernel_for(int op, at_dtype dt)
 {
-	return op >= 0 && op < ATDI_NOPS && (unsigned)dt < AT_DTYPE_COUNT
+	/* an op of no built-in kernel (cross_entropy until its templates
+	 * come) has an empty row */
+	return op >= 0 && op < ATDI_NOPS && (unsigned)dt < AT_DTYPE_COUNT && builtins[op][dt].fatbin
 		       ? &builtins[op][dt]
 		       : (const builtin_kernel *)0;
 }

@@ -25,7 +25,8 @@ typedef struct builtin_kernel {
 	launch_geometry geom;
 } builtin_kernel;
 
-/* The built-in kernel of op (atdi_op) for dt (NULL for an unknown one). */
+/* The built-in kernel of op (atdi_op) for dt (NULL for an unknown one, or
+ * an op without one). */
 const builtin_kernel *builtin_kernel_for(int op, at_dtype dt);
 
 /* Bytes of its fat binary (0 for an unknown op or dtype). */

@@ -122,6 +122,16 @@ int launch_softmax_backward(CUfunction fn, const launch_geometry *g, unsigned gr
 	return launch_args(fn, g, grid, args, stream, err);
 }
 
+int launch_cross_entropy(CUfunction fn, const launch_geometry *g, unsigned grid,
+			 const ce_launch_args *a, CUstream stream, at_error *err)
+{
+	ce_launch_args c = *a; /* the launch takes pointers to non-const arguments */
+	void *args[] = { &c.dx, &c.x, &c.target, &c.loss, &c.lse, &c.scale, &c.M, &c.V, &c.lddx,
+			 &c.ldx, &c.ignore_index, &c.label_smoothing, &c.z_loss, &c.softcap,
+			 &c.flags };
+	return launch_args(fn, g, grid, args, stream, err);
+}
+
 int launch_check_signature(CUfunction fn, int flags_param, at_error *err)
 {
 	size_t offset = 0, size = 0;

@@ -33,6 +33,23 @@ int launch_softmax_backward(CUfunction fn, const launch_geometry *g, unsigned gr
 			    long long N, long long lddx, long long ldy, long long lddy,
 			    unsigned flags, CUstream stream, at_error *err);
 
+/* Every argument of cross_entropy_kernel (docs/cross-entropy.md), in its
+ * order: dx (0 when flags lack CE_WRITE_GRAD), x, target, loss, lse (0:
+ * none), scale (a device float; 0: 1.0f), M, V, lddx, ldx, ignore_index,
+ * label_smoothing, z_loss, softcap, flags (CE_TARGET_I32 1u,
+ * CE_WRITE_GRAD 2u). */
+typedef struct ce_launch_args {
+	CUdeviceptr dx, x, target, loss, lse, scale;
+	long long M, V, lddx, ldx, ignore_index;
+	float label_smoothing, z_loss, softcap;
+	unsigned flags;
+} ce_launch_args;
+
+/* Launches fn, a cross_entropy_kernel, over a->M rows as launch_softmax
+ * does: the same grid, cooperatively if g says so. */
+int launch_cross_entropy(CUfunction fn, const launch_geometry *g, unsigned grid,
+			 const ce_launch_args *a, CUstream stream, at_error *err);
+
 /* The index of softmax's flags argument, the last of its signature; each
  * op's is in its row of dispatch/policy/row_ops.h (the backward ops': 8).
  * A kernel without it was built before it existed (and before the

@@ -19,7 +19,8 @@ typedef struct atdi_row_args {
 } atdi_row_args;
 
 /* Launches fn, a kernel of op d, with args (the struct of d's signature:
- * atdi_row_args for the row ops) as launch_softmax does. */
+ * atdi_row_args for the row ops, ce_launch_args for cross_entropy) as
+ * launch_softmax does. */
 int atdi_launch_op(const atdi_op_desc *d, CUfunction fn, const launch_geometry *g,
 		   unsigned grid, const void *args, CUstream stream, at_error *err);
 

@@ -8,7 +8,19 @@
 #define AT_DISPATCH_RUN_OP_H
 
 #include "common/dtype.h"
+#include "dispatch/policy/lookup.h"
 #include "include/autotune/dispatch.h"
+
+/* What runs op over (dtype, M, N) in the current context, into r: the
+ * lookup's entry, or resolved now (atdi_resolve). For an op whose call
+ * launches more than its kernel (cross_entropy). */
+atd_status atdi_op_resolved(atd_handle *h, int op, at_dtype dtype, long long M, long long N,
+			    atdi_resolved *r);
+
+/* The handle's message for a launch of r that failed (msg: why); returns
+ * ATD_ERR_CUDA. fn is the public call's name. */
+atd_status atdi_launch_failed(atd_handle *h, const char *fn, const atdi_resolved *r, int op,
+			      at_dtype dtype, long long M, long long N, const char *msg);
 
 /* Runs op (atdi_op) over (dtype, M, N) with args (op_launch.h: the
  * struct of the op's signature) on stream. fn is the public call's name,

@@ -182,6 +182,10 @@ atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dt
 		return ATD_ERR_NO_KERNEL;
 	}
 	const atdi_op_desc *d = atdi_op_desc_of(op);
+	if (!d->of_zeros) {
+		snprintf(why, cap, "online tuning does not serve %s", d->name);
+		return ATD_ERR_NO_KERNEL;
+	}
 	scratch s;
 	if (scratch_make(&s, (size_t)M * (size_t)N * at_dtype_size(dtype), d->ninputs, why, cap) != 0) {
 		scratch_free(&s);
@@ -198,7 +202,7 @@ atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dt
 		unsigned grid;
 		char inner[ATDI_MSG_CAP];
 		at_error err;
-		if (atdi_module_derived(h, ci, &job, &fn, inner, sizeof inner) != ATD_OK ||
+		if (atdi_module_derived(h, ci, &job, &fn, NULL, inner, sizeof inner) != ATD_OK ||
 		    launch_grid(&cand[i].geom, fn, M, ci->gpu.sm_count, &grid, &err) != 0)
 			continue;
 		double us = time_variant(&s, fn, &cand[i].geom, grid, d, dtype, M, N);

@@ -25,8 +25,8 @@ kernel, may compile it (NVRTC) and loads it, none of which may happen
 while a stream is being captured; the captured graph keeps that kernel.
 """
 from .errors import (Error, InvalidArgument, NoDriver, NoContext, CudaError, DatabaseMissing,
-                     DatabaseCorrupt, DatabaseNewer, OutOfHostMemory, NoKernel, KernelAltered, LibraryNotFound,
-                     Unavailable)
+                     DatabaseCorrupt, DatabaseNewer, OutOfHostMemory, NoKernel, KernelAltered, TargetError,
+                     LibraryNotFound, Unavailable)
 from .handle import Choice, DatabaseWarning, Handle
 from . import library as _library
 from . import torch_ops as _torch_ops
@@ -36,7 +36,7 @@ __version__ = _library.VERSION  # the library's, as the CLI's (tests/test_librar
 
 __all__ = ["softmax", "log_softmax", "softmax_backward", "log_softmax_backward", "query", "version", "library_path", "Handle", "Choice", "default_handle",
            "set_default_handle", "Error", "InvalidArgument", "NoDriver", "NoContext", "CudaError",
-           "DatabaseMissing", "DatabaseCorrupt", "DatabaseNewer", "OutOfHostMemory", "NoKernel", "KernelAltered",
+           "DatabaseMissing", "DatabaseCorrupt", "DatabaseNewer", "OutOfHostMemory", "NoKernel", "KernelAltered", "TargetError",
            "LibraryNotFound", "Unavailable", "DatabaseWarning"]
 
 

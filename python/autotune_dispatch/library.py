@@ -66,7 +66,8 @@ ATD_OPEN_TUNE = 8
 
 # atd_dtype by name
 DTYPES = {"f32": 0, "f16": 1, "bf16": 2}
-OPS = {"softmax": 0, "log_softmax": 1, "softmax_backward": 2, "log_softmax_backward": 3}  # atd_op
+OPS = {"softmax": 0, "log_softmax": 1, "softmax_backward": 2, "log_softmax_backward": 3,
+       "cross_entropy": 4}  # atd_op
 
 
 class Choice(ctypes.Structure):
