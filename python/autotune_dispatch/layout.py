@@ -98,6 +98,42 @@ def rows(shape, strides):
     return (p.M, p.N, p.ldx)
 
 
+CE_WHAT = "autotune_dispatch.cross_entropy"
+
+
+def check_cross_entropy(logits, target, label_smoothing=0.0, reduction="mean", z_loss=0.0,
+                        softcap=None, what=CE_WHAT):
+    """Checks cross_entropy's arguments (TensorInfo of the logits [..., V]
+    and of the targets [...], the options) and returns (M, V): the rows and
+    the classes. TypeError for a dtype the library has not (targets: int64
+    or int32), ValueError for a device, a shape or an option out of range."""
+    if logits.dtype not in DTYPES:
+        raise TypeError(f"{what}: logits are {logits.dtype}; the library computes float32, "
+                        "float16 and bfloat16")
+    if not logits.device.startswith("cuda"):
+        raise ValueError(f"{what}: logits are on {logits.device}; they must be a CUDA tensor")
+    if target.dtype not in ("int64", "int32"):
+        raise TypeError(f"{what}: target is {target.dtype}; it must be int64 or int32")
+    if target.device != logits.device:
+        raise ValueError(f"{what}: target is on {target.device} and logits on {logits.device}")
+    if len(logits.shape) < 1 or tuple(target.shape) != tuple(logits.shape[:-1]):
+        raise ValueError(f"{what}: target has shape {list(target.shape)}; logits of shape "
+                         f"{list(logits.shape)} need {list(logits.shape[:-1])} (classes last)")
+    if reduction not in ("none", "sum", "mean"):
+        raise ValueError(f"{what}: reduction must be 'none', 'sum' or 'mean', got {reduction!r}")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"{what}: label_smoothing must be in [0, 1], got {label_smoothing}")
+    if not 0.0 <= z_loss < math.inf:
+        raise ValueError(f"{what}: z_loss must be finite and at least 0, got {z_loss}")
+    if softcap is not None and not 0.0 < softcap < math.inf:
+        raise ValueError(f"{what}: softcap must be None or finite and positive, got {softcap}")
+    V = logits.shape[-1]
+    M = math.prod(logits.shape[:-1])
+    if V < 1:
+        raise ValueError(f"{what}: the logits have no classes (shape {list(logits.shape)})")
+    return M, V
+
+
 def non_overlapping(shape, strides):
     """Whether no two indices of the tensor address the same element (a
     sufficient test: dimensions by stride, each stride past the extent of

@@ -164,3 +164,54 @@ class Overlap(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CrossEntropyChecks(unittest.TestCase):
+    what = "autotune_dispatch.cross_entropy"
+
+    def check(self, logits=None, target=None, **kw):
+        logits = logits or info((6, 4, 1000), dtype="bfloat16")
+        target = target or info((6, 4), dtype="int64")
+        return layout.check_cross_entropy(logits, target, **kw)
+
+    def test_rows_and_classes(self):
+        self.assertEqual(self.check(), (24, 1000))
+        self.assertEqual(self.check(target=info((6, 4), dtype="int32")), (24, 1000))
+        self.assertEqual(self.check(info((1000,)), info((), dtype="int64")), (1, 1000))
+        for r in ("none", "sum", "mean"):
+            self.assertEqual(self.check(reduction=r), (24, 1000))
+        self.assertEqual(self.check(label_smoothing=1.0, z_loss=1e-4, softcap=30.0), (24, 1000))
+
+    def test_bad_options_are_refused_naming_them(self):
+        cases = [({"reduction": "avg"}, "reduction must be 'none', 'sum' or 'mean', got 'avg'"),
+                 ({"label_smoothing": -0.1}, "label_smoothing must be in [0, 1], got -0.1"),
+                 ({"label_smoothing": 1.5}, "label_smoothing must be in [0, 1], got 1.5"),
+                 ({"label_smoothing": float("nan")}, "label_smoothing must be in [0, 1]"),
+                 ({"z_loss": -1e-4}, "z_loss must be finite and at least 0, got -0.0001"),
+                 ({"z_loss": float("inf")}, "z_loss must be finite and at least 0"),
+                 ({"softcap": 0.0}, "softcap must be None or finite and positive, got 0.0"),
+                 ({"softcap": -30.0}, "softcap must be None or finite and positive")]
+        for kw, says in cases:
+            with self.subTest(**kw):
+                with self.assertRaises(ValueError) as c:
+                    self.check(**kw)
+                self.assertIn(f"{self.what}: {says}", str(c.exception))
+
+    def test_bad_tensors_are_refused(self):
+        with self.assertRaises(TypeError) as c:
+            self.check(info((4, 8), dtype="float64"), info((4,), dtype="int64"))
+        self.assertIn("logits are float64", str(c.exception))
+        with self.assertRaises(TypeError) as c:
+            self.check(info((4, 8)), info((4,), dtype="float32"))
+        self.assertIn("target is float32; it must be int64 or int32", str(c.exception))
+        with self.assertRaises(ValueError):
+            self.check(info((4, 8), device="cpu"), info((4,), dtype="int64", device="cpu"))
+        with self.assertRaises(ValueError):
+            self.check(info((4, 8)), info((4,), dtype="int64", device="cuda:1"))
+        with self.assertRaises(ValueError) as c:
+            self.check(info((4, 8)), info((8,), dtype="int64"))
+        self.assertIn("target has shape [8]; logits of shape [4, 8] need [4] (classes last)",
+                      str(c.exception))
+        with self.assertRaises(ValueError) as c:
+            self.check(info((4, 0)), info((4,), dtype="int64"))
+        self.assertIn("no classes", str(c.exception))
