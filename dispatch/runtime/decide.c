@@ -215,7 +215,7 @@ atd_status atdi_decide(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype 
 	}
 	if (s == ATD_OK)
 		return ATD_OK;
-	if (!plan.entry && first_warning(h, notes, op, dtype, M, N))
+	if (!plan.entry && builtin_kernel_for(op, dtype) && first_warning(h, notes, op, dtype, M, N))
 		atdi_note(notes, ATD_LOG_WARNING,
 			  "no tuned kernel for %s M=%lld N=%lld on %s (sm_%d): using the built-in "
 			  "kernel",
