@@ -18,12 +18,6 @@
  * n_valid, at 16 the out-of-range targets, at 24 the first such row;
  * the row losses that reduce sums follow. */
 #define WS_HEAD 32
-/* The block of prepare and reduce: any multiple of 32 up to 1024 gives the
- * same answer, and one fixed block makes reduce's sum order fixed. */
-#define ONE_CTA 1024
-/* The kernels' flags (docs/cross-entropy.md). */
-#define CE_TARGET_I32 1u
-#define CE_WRITE_GRAD 2u
 
 ATD_API size_t atd_cross_entropy_workspace_size(int64_t M)
 {
@@ -89,10 +83,14 @@ static atd_status check_arguments(atd_handle *h, atd_dtype dtype, const void *lo
 	return check_options(h, o);
 }
 
-/* fn over one CTA of ONE_CTA threads. */
-static int launch_one_cta(CUfunction fn, void **args, CUstream stream, at_error *err)
+/* The reduce kernel over its one CTA, of the tuner's size (its sum's
+ * order, and so its result, is the same in both). */
+static int launch_reduce(CUfunction fn, CUdeviceptr out, CUdeviceptr losses, long long M,
+			 CUdeviceptr ws, int mean, CUstream stream, at_error *err)
 {
-	CU_TRY(err, cudrv.cuLaunchKernel(fn, 1, 1, 1, ONE_CTA, 1, 1, 0, stream, args, NULL));
+	void *args[] = { &out, &losses, &M, &ws, &mean };
+	CU_TRY(err, cudrv.cuLaunchKernel(fn, 1, 1, 1, CE_ONE_CTA_THREADS, 1, 1, 0, stream, args,
+					 NULL));
 	return 0;
 }
 
@@ -171,8 +169,8 @@ ATD_API atd_status atd_cross_entropy(atd_handle *h, atd_dtype dtype, const void 
 	float upstream = o->upstream;
 	at_error err;
 	int check;
-	void *prepare[] = { &ws, &tg, &m, &v, &ignore, &upstream, &mean, &flags };
-	if (launch_one_cta(r.aux[0], prepare, st, &err) != 0)
+	if (launch_cross_entropy_prepare(r.aux[0], ws, tg, m, v, ignore, upstream, mean, flags, st,
+					 &err) != 0)
 		return atdi_launch_failed(h, FN, &r, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V,
 					  err.msg);
 	if ((s = wants_check(h, o, st, &check)) != ATD_OK ||
@@ -186,9 +184,8 @@ ATD_API atd_status atd_cross_entropy(atd_handle *h, atd_dtype dtype, const void 
 	if (launch_cross_entropy(r.fn, &r.geom, r.grid, &a, st, &err) != 0)
 		return atdi_launch_failed(h, FN, &r, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V,
 					  err.msg);
-	CUdeviceptr out = (CUdeviceptr)(uintptr_t)loss;
-	void *reduce[] = { &out, &losses, &m, &ws, &mean };
-	if (o->reduction != ATD_REDUCTION_NONE && launch_one_cta(r.aux[1], reduce, st, &err) != 0)
+	if (o->reduction != ATD_REDUCTION_NONE &&
+	    launch_reduce(r.aux[1], (CUdeviceptr)(uintptr_t)loss, losses, m, ws, mean, st, &err) != 0)
 		return atdi_launch_failed(h, FN, &r, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V,
 					  err.msg);
 	return ATD_OK;

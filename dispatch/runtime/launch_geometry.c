@@ -125,11 +125,22 @@ int launch_softmax_backward(CUfunction fn, const launch_geometry *g, unsigned gr
 int launch_cross_entropy(CUfunction fn, const launch_geometry *g, unsigned grid,
 			 const ce_launch_args *a, CUstream stream, at_error *err)
 {
-	ce_launch_args c = *a; /* the launch takes pointers to non-const arguments */
-	void *args[] = { &c.dx, &c.x, &c.target, &c.loss, &c.lse, &c.scale, &c.M, &c.V, &c.lddx,
-			 &c.ldx, &c.ignore_index, &c.label_smoothing, &c.z_loss, &c.softcap,
-			 &c.flags };
+	ce_launch_args c = *a; /* the driver takes pointers to non-const copies */
+	void *args[] = { &c.dx,	    &c.x,     &c.target,	  &c.loss,
+			 &c.lse,    &c.scale, &c.M,		  &c.V,
+			 &c.lddx,   &c.ldx,   &c.ignore_index,	  &c.label_smoothing,
+			 &c.z_loss, &c.softcap, &c.flags };
 	return launch_args(fn, g, grid, args, stream, err);
+}
+
+int launch_cross_entropy_prepare(CUfunction fn, CUdeviceptr ws, CUdeviceptr target, long long M,
+				 long long V, long long ignore_index, float upstream, int mean,
+				 unsigned flags, CUstream stream, at_error *err)
+{
+	void *args[] = { &ws, &target, &M, &V, &ignore_index, &upstream, &mean, &flags };
+	CU_TRY(err, cudrv.cuLaunchKernel(fn, 1, 1, 1, CE_ONE_CTA_THREADS, 1, 1, 0, stream, args,
+					 NULL));
+	return 0;
 }
 
 int launch_check_signature(CUfunction fn, int flags_param, at_error *err)

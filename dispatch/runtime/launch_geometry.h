@@ -33,11 +33,14 @@ int launch_softmax_backward(CUfunction fn, const launch_geometry *g, unsigned gr
 			    long long N, long long lddx, long long ldy, long long lddy,
 			    unsigned flags, CUstream stream, at_error *err);
 
-/* Every argument of cross_entropy_kernel (docs/cross-entropy.md), in its
- * order: dx (0 when flags lack CE_WRITE_GRAD), x, target, loss, lse (0:
- * none), scale (a device float; 0: 1.0f), M, V, lddx, ldx, ignore_index,
- * label_smoothing, z_loss, softcap, flags (CE_TARGET_I32 1u,
- * CE_WRITE_GRAD 2u). */
+/* The cross_entropy kernel's flags (docs/cross-entropy.md). */
+#define CE_TARGET_I32 1u /* targets are int32, else int64 */
+#define CE_WRITE_GRAD 2u /* dx written; without it dx is untouched and may be 0 */
+
+/* Every argument of cross_entropy_kernel, in its order (dx, x, target,
+ * loss, lse, scale, M, V, lddx, ldx, ignore_index, label_smoothing,
+ * z_loss, softcap, flags): strides in elements; lse and scale may be 0
+ * (scale 0: 1.0f). */
 typedef struct ce_launch_args {
 	CUdeviceptr dx, x, target, loss, lse, scale;
 	long long M, V, lddx, ldx, ignore_index;
@@ -45,10 +48,22 @@ typedef struct ce_launch_args {
 	unsigned flags;
 } ce_launch_args;
 
-/* Launches fn, a cross_entropy_kernel, over a->M rows as launch_softmax
- * does: the same grid, cooperatively if g says so. */
+/* Launches fn, a cross_entropy_kernel, on stream as launch_softmax does:
+ * the same grid, cooperatively if g says so. */
 int launch_cross_entropy(CUfunction fn, const launch_geometry *g, unsigned grid,
 			 const ce_launch_args *a, CUstream stream, at_error *err);
+
+/* The threads of the one CTA of cross_entropy_prepare_kernel and
+ * cross_entropy_reduce_kernel: fixed, so that the reduction's order (and
+ * its float result) is the same every call. */
+#define CE_ONE_CTA_THREADS 256
+
+/* Launches fn, a source's cross_entropy_prepare_kernel (one CTA): ws gets
+ * the gradient's scale, n_valid, the out-of-range targets and the first
+ * such row. */
+int launch_cross_entropy_prepare(CUfunction fn, CUdeviceptr ws, CUdeviceptr target, long long M,
+				 long long V, long long ignore_index, float upstream, int mean,
+				 unsigned flags, CUstream stream, at_error *err);
 
 /* The index of softmax's flags argument, the last of its signature; each
  * op's is in its row of dispatch/policy/row_ops.h (the backward ops': 8).
