@@ -65,15 +65,15 @@ int launch_cross_entropy_prepare(CUfunction fn, CUdeviceptr ws, CUdeviceptr targ
 				 long long V, long long ignore_index, float upstream, int mean,
 				 unsigned flags, CUstream stream, at_error *err);
 
-/* The index of softmax's flags argument, the last of its signature; each
- * op's is in its row of dispatch/policy/row_ops.h (the backward ops': 8).
- * A kernel without it was built before it existed (and before the
- * numerics that came with it), and is not launched. */
+/* The index of the flags argument, the last of the signature: a kernel
+ * without it was built before it existed (and before the numerics that
+ * came with it), and is not launched. */
 #define LAUNCH_FLAGS_PARAM 6
 
 /* 0 when fn takes a 4-byte flags parameter at index flags_param (the last
- * of its op's signature), else -1 with a message saying that the kernel
- * predates it. */
+ * of its op's signature: LAUNCH_FLAGS_PARAM for softmax's, each op's in
+ * its row of dispatch/policy/row_ops.h), else -1 with a message saying
+ * that the kernel predates it. */
 int launch_check_signature(CUfunction fn, int flags_param, at_error *err);
 
 #endif
