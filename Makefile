@@ -84,7 +84,7 @@ $(BUILD)/obj/schema_sql.o: $(BUILD)/obj/schema_sql.c
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # ---- the dispatch library (libautotune-dispatch) ----------------------------
-# Its built-in kernels are the softmax_online template specialised per op and dtype
+# Its built-in kernels are each op family's looped template specialised per op and dtype
 # with the params of dispatch/policy/builtin_params.h: build/emit-builtin generates
 # their sources into $(BUILD)/builtin/ (never committed), compiled here to fat
 # binaries: SASS for sm_80 and sm_90, PTX for the rest.
@@ -104,9 +104,11 @@ $(BUILD)/emit-builtin: $(BUILD)/obj/gen/emit_builtin_main.o $(GEN_TOOL_OBJ)
 
 # On the generator's sources rather than its binary, so that a build tree
 # given the plain build's outputs (fuzz/sanitize.sh) keeps them.
-BUILTIN_NAMES := $(foreach o,softmax log_softmax,$(foreach d,$(BUILTIN_DTYPES),$(o)_online_$(d)))
+BUILTIN_OPS := softmax log_softmax softmax_backward log_softmax_backward cross_entropy
+BUILTIN_NAMES := $(foreach o,$(BUILTIN_OPS),$(foreach d,$(BUILTIN_DTYPES),$(o)_$(d)))
 $(BUILD)/builtin/%.cu: gen/emit_builtin_main.c dispatch/policy/builtin_params.h $(GEN_SRC) $(COMMON_SRC) \
-		templates/softmax_online.yaml templates/softmax_online.cu $(wildcard templates/*.cuh) \
+		$(foreach t,softmax_online softmax_backward_loop cross_entropy_loop,templates/$(t).yaml templates/$(t).cu) \
+		$(wildcard templates/*.cuh) \
 		| $(BUILD)/emit-builtin
 	@mkdir -p $(dir $@)
 	$(Q)$(BUILD)/emit-builtin templates $* $@

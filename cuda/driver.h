@@ -40,6 +40,7 @@
 	X(cuMemcpyHtoD, CUDA_VERSION) \
 	X(cuMemcpyDtoH, CUDA_VERSION) \
 	X(cuMemcpyDtoDAsync, CUDA_VERSION) \
+	X(cuMemcpyDtoHAsync, CUDA_VERSION) \
 	X(cuMemsetD32Async, CUDA_VERSION) \
 	X(cuMemsetD8Async, CUDA_VERSION) \
 	X(cuModuleLoadData, CUDA_VERSION) \
@@ -55,6 +56,7 @@
 	X(cuStreamCreate, CUDA_VERSION) \
 	X(cuStreamDestroy, CUDA_VERSION) \
 	X(cuStreamSynchronize, CUDA_VERSION) \
+	X(cuStreamIsCapturing, CUDA_VERSION) \
 	X(cuEventCreate, CUDA_VERSION) \
 	X(cuEventDestroy, CUDA_VERSION) \
 	X(cuEventRecord, CUDA_VERSION) \

@@ -1,5 +1,5 @@
-/* build/emit-builtin TEMPLATES_DIR DTYPE OUT.cu: the source of the dispatch
- * library's built-in kernel for DTYPE, its template specialised with the
+/* build/emit-builtin TEMPLATES_DIR OP_DTYPE OUT.cu: the source of the dispatch
+ * library's built-in kernel for OP and DTYPE, its template specialised with the
  * params of dispatch/policy/builtin_params.h exactly as `autotune gen` would, under
  * a first line saying what generated it. Run by the Makefile, which compiles
  * the sources to the fat binaries the library embeds. */
@@ -11,12 +11,12 @@
 #include "gen/specialize.h"
 
 typedef struct builtin_spec {
-	const char *name; /* "softmax_online_f32": its files' stem */
-	const char *op, *dtype, *params;
+	const char *name; /* "softmax_backward_f32": its files' stem */
+	const char *op, *template_name, *dtype, *params;
 } builtin_spec;
 
-#define BUILTIN_SPEC(opi, op, dt, dtname, params) \
-	{ #op "_online_" #dtname, #op, #dtname, params },
+#define BUILTIN_SPEC(opi, op, tmpl, dt, dtname, params) \
+	{ #op "_" #dtname, #op, tmpl, #dtname, params },
 static const builtin_spec specs[] = { BUILTIN_KERNELS(BUILTIN_SPEC) };
 
 static const tmpl_manifest *find_template(const tmpl_manifest *ms, size_t n, const char *name)
@@ -31,10 +31,10 @@ static const tmpl_manifest *find_template(const tmpl_manifest *ms, size_t n, con
 static char *builtin_source(const tmpl_manifest *ms, size_t n, const builtin_spec *b,
 			    at_error *err)
 {
-	const tmpl_manifest *t = find_template(ms, n, BUILTIN_TEMPLATE);
+	const tmpl_manifest *t = find_template(ms, n, b->template_name);
 	at_dtype dt;
 	if (!t) {
-		at_error_set(err, "no template %s", BUILTIN_TEMPLATE);
+		at_error_set(err, "no template %s", b->template_name);
 		return NULL;
 	}
 	if (at_dtype_parse(b->dtype, &dt)) {
@@ -44,7 +44,7 @@ static char *builtin_source(const tmpl_manifest *ms, size_t n, const builtin_spe
 	variant v;
 	variant_defaults(&v, t, dt);
 	if (!manifest_serves(t, b->op)) {
-		at_error_set(err, "template %s does not compute %s", BUILTIN_TEMPLATE, b->op);
+		at_error_set(err, "template %s does not compute %s", b->template_name, b->op);
 		return NULL;
 	}
 	v.op = manifest_source_op(t, b->op);
@@ -59,7 +59,7 @@ static char *builtin_source(const tmpl_manifest *ms, size_t n, const builtin_spe
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: emit-builtin TEMPLATES_DIR OP_online_DTYPE OUT.cu\n");
+		fprintf(stderr, "usage: emit-builtin TEMPLATES_DIR OP_DTYPE OUT.cu\n");
 		return 2;
 	}
 	const builtin_spec *b = NULL;

@@ -410,7 +410,9 @@ Test(dispatch_open, every_status_has_its_string)
 #undef CHECK_STATUS
 	cr_assert_str_eq(atd_status_string(ATD_OK), "success");
 	cr_assert_str_eq(atd_status_string(ATD_ERR_NO_KERNEL), "no kernel can serve this call");
-	cr_assert_str_eq(atd_status_string((atd_status)11), "unknown status");
+	cr_assert_str_eq(atd_status_string(ATD_ERR_TARGET),
+			 "a target is outside [0, V) and not ignore_index");
+	cr_assert_str_eq(atd_status_string((atd_status)12), "unknown status");
 	cr_assert_str_eq(atd_status_string((atd_status)-1), "unknown status");
 	cr_assert_str_eq(atd_level_name(ATD_LEVEL_EXACT), "exact");
 	cr_assert_str_eq(atd_level_name(ATD_LEVEL_NEAREST), "nearest");

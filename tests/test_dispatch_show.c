@@ -214,7 +214,8 @@ Test(dispatch_show, an_unknown_op_is_a_usage_error_naming_it)
 			  "--cc", "9.0", NULL),
 		     2);
 	cr_assert_str_eq(err, "autotune show: no op \"layernorm\": the dispatch library serves "
-			      "softmax and log_softmax\nsee 'autotune help show'\n");
+			      "softmax, log_softmax, softmax_backward, log_softmax_backward, "
+			      "cross_entropy\nsee 'autotune help show'\n");
 }
 
 Test(dispatch_show, log_softmax_is_derived_from_softmax_winners_when_it_has_none)
@@ -261,4 +262,26 @@ Test(dispatch_show, without_a_gpu_or_a_description_it_fails)
 	cr_assert(strstr(err, "no NVIDIA driver") != NULL, "%s", err);
 	cr_assert(strstr(err, "--gpu NAME --cc X.Y") != NULL, "%s", err);
 	cr_assert_str_eq(out, "");
+}
+
+Test(dispatch_show, a_backward_op_is_shown_from_its_own_winners)
+{
+	tdb *db = td_db_new("show.db");
+	long long gpu = td_gpu(db, H100, 9, 0, 132, 85520809984LL);
+	td_shape(db, td_sweep(db, gpu), gpu, "softmax_backward", AT_F16, 4096, 1024,
+		 "softmax_backward_block", "threads=128 vec=8 elems_per_thread=8 persistent=0", 9.5,
+		 1024);
+	tdb_close(db);
+	snprintf(db_path, sizeof db_path, "%s", tmp_path("show.db"));
+	cr_assert_eq(show("--op", "softmax_backward", "--dtype", "f16", "-M", "4096", "-N", "1024",
+			  "--db", db_path, "--gpu", H100, "--cc", "9.0", NULL),
+		     0, "%s", err);
+	cr_assert(strstr(out, "shape       softmax_backward f16 M=4096 N=1024\n") != NULL, "%s", out);
+	cr_assert(strstr(out, "level       exact\n") != NULL, "%s", out);
+	cr_assert(strstr(out, "template    softmax_backward_block\n") != NULL, "%s", out);
+	/* softmax at that shape: never the backward kernel */
+	cr_assert_eq(show("--dtype", "f16", "-M", "4096", "-N", "1024", "--db", db_path, "--gpu",
+			  H100, "--cc", "9.0", NULL),
+		     0, "%s", err);
+	cr_assert(strstr(out, "softmax_backward") == NULL, "%s", out);
 }

@@ -22,6 +22,7 @@ struct CUfunc_st;
 
 typedef struct atdi_resolved {
 	struct CUfunc_st *fn; /* a CUfunction */
+	struct CUfunc_st *aux[2]; /* the op's other kernels (row_ops.h), or NULL */
 	launch_geometry geom;
 	unsigned grid;
 	atd_level level;            /* the level that actually runs */

@@ -1,17 +1,53 @@
-/* The row-wise ops the library serves, as indices: one public call each
- * (atd_softmax, atd_log_softmax), named in the database's winners.op and
- * in the manifests (a template computes its `op:` and its `also_ops:`,
- * common/template_rules.h). */
+/* The ops the library serves, one table (row_ops.c): each op's name (the
+ * database's winners.op, the manifests' `op:`/`also_ops:`), the kernel
+ * every template of its family defines, how that kernel is called, and
+ * what a row of zeros gives. Adding an op to the library is a row here, a
+ * launcher for a new signature (dispatch/runtime/op_launch.h), a built-in
+ * kernel (builtin_params.h) and its public call: decide, resolve, the
+ * module loader and online tuning take the op's row, never its index. */
 #ifndef AT_DISPATCH_ROW_OPS_H
 #define AT_DISPATCH_ROW_OPS_H
 
 typedef enum atdi_op {
 	ATDI_SOFTMAX = 0,
 	ATDI_LOG_SOFTMAX = 1,
+	ATDI_SOFTMAX_BACKWARD = 2,
+	ATDI_LOG_SOFTMAX_BACKWARD = 3,
+	ATDI_CROSS_ENTROPY = 4, /* N is V */
 	ATDI_NOPS
 } atdi_op;
 
-/* "softmax", "log_softmax"; "?" out of range. */
+/* How an op's kernel takes its arguments: which launcher runs it. */
+typedef enum atdi_signature {
+	ATDI_SIG_ROW,      /* (y, x, M, N, ldy, ldx, flags): launch_softmax */
+	ATDI_SIG_ROW_GRAD, /* (dx, y, dy, M, N, lddx, ldy, lddy, flags): launch_softmax_backward */
+	ATDI_SIG_CROSS_ENTROPY, /* ce_launch_args: launch_cross_entropy */
+	ATDI_NSIGS
+} atdi_signature;
+
+typedef struct atdi_op_desc {
+	const char *name;   /* "softmax_backward": the tuner's and the database's */
+	const char *kernel; /* "softmax_backward_kernel": the entry point of its code */
+	/* The op whose templates compute this one (their manifests' `op:`):
+	 * winners and models serve across ops of one family only, whose
+	 * kernels share a signature. */
+	int family;
+	atdi_signature signature;
+	int ninputs;     /* tensors of M x N read (1: x; 2: y and dy) */
+	int flags_param; /* index of the kernel's last parameter, its flags */
+	/* Kernels the op's code defines beside its own and its call launches
+	 * around it (cross_entropy's prepare and reduce); NULL: none. */
+	const char *aux[2];
+	const char *kinds[3]; /* per dtype, as messages and the online store name a shape */
+	/* The output's elements when every input is 0 (online tuning's check
+	 * that a variant runs and writes); NULL: the op is not tuned online. */
+	double (*of_zeros)(long long N);
+} atdi_op_desc;
+
+/* The row of op, or NULL out of range. */
+const atdi_op_desc *atdi_op_desc_of(int op);
+
+/* "softmax", "log_softmax", ...; "?" out of range. */
 const char *atdi_op_name(int op);
 
 /* "f32" for softmax (as the library always said it), "log_softmax f32"
@@ -20,5 +56,9 @@ const char *atdi_op_dtype_name(int op, int dtype);
 
 /* The op called name: its index, or -1 for one the library does not serve. */
 int atdi_op_find(const char *name);
+
+/* Whether a winner of op a may serve op b through its template's rules:
+ * both in one family (the same kernel signature). */
+int atdi_ops_share_code(int a, int b);
 
 #endif

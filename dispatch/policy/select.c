@@ -54,8 +54,10 @@ static double distance(const atdi_entry *e, const atdi_gpu_row *g, int op, long 
 		d += w->short_penalty;
 	if (g->seeds)
 		d += w->seed_penalty;
+	/* another family's winner computes another kernel (forward against
+	 * backward: another signature), which no rule turns into this op */
 	if (e->op != op)
-		d += w->other_op_penalty;
+		d += atdi_ops_share_code(e->op, op) ? w->other_op_penalty : INFINITY;
 	return d;
 }
 

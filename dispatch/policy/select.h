@@ -21,9 +21,10 @@ typedef struct atdi_weights {
 	/* It is one of the library's seeds (seed_winners.h): it has no code, so
 	 * it serves only through its template's rules. */
 	double seed_penalty;
-	/* It is another op's winner (softmax's for a log_softmax query): its
-	 * code computes that op, so it serves only through its template's
-	 * rules, compiled for the query's op. */
+	/* It is another op's winner of the query op's family (softmax's for a
+	 * log_softmax query): its code computes that op, so it serves only
+	 * through its template's rules, compiled for the query's op. Another
+	 * family's winner (a forward op's for a backward query) never ranks. */
 	double other_op_penalty;
 } atdi_weights;
 

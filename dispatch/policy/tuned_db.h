@@ -18,7 +18,8 @@ struct sqlite3;
  * ATD_ERR_NO_MEMORY with *out NULL and a message in msg. */
 atd_status atdi_db_open(const char *path, struct sqlite3 **out, char *msg, size_t cap);
 
-/* Reads the gpus and every usable softmax winner into t (emptied first):
+/* Reads the gpus and every usable winner of an op the library serves
+ * (row_ops.h) into t (emptied first):
  * rows with a NULL result_id, no stored code, an unknown dtype or a
  * nonsensical geometry are left out; those with no stored code are listed
  * in t->missing, for warnings. Returns ATD_OK, ATD_ERR_DB_CORRUPT

@@ -11,18 +11,17 @@
 #include "dispatch/runtime/builtin_image.h"
 
 #pragma GCC visibility push(hidden)
-#define BUILTIN_DECLARE(opi, op, dt, name, params)                 \
-	extern const unsigned char atd_builtin_##op##_online_##name[]; \
-	extern const size_t atd_builtin_##op##_online_##name##_size;
+#define BUILTIN_DECLARE(opi, op, tmpl, dt, name, params) \
+	extern const unsigned char atd_builtin_##op##_##name[]; \
+	extern const size_t atd_builtin_##op##_##name##_size;
 BUILTIN_KERNELS(BUILTIN_DECLARE)
 #pragma GCC visibility pop
 
 const void *atdi_builtin_image(int op, at_dtype dtype)
 {
-#define BUILTIN_IMAGE(opi, o, dt, name, params)                                     \
-	if (op == opi && dtype == dt)                                               \
-		return atd_builtin_##o##_online_##name##_size ? atd_builtin_##o##_online_##name \
-							      : NULL;
+#define BUILTIN_IMAGE(opi, o, tmpl, dt, name, params) \
+	if (op == opi && dtype == dt)                  \
+		return atd_builtin_##o##_##name##_size ? atd_builtin_##o##_##name : NULL;
 	BUILTIN_KERNELS(BUILTIN_IMAGE)
 	return NULL;
 }

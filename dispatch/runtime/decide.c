@@ -86,6 +86,9 @@ static atd_status use_builtin(atd_handle *h, const atdi_ctx_info *ci, const atdi
 {
 	char why[ATDI_MSG_CAP] = "";
 	const builtin_kernel *b = builtin_kernel_for(op, dtype);
+	if (!b)
+		return atdi_fail(h, ATD_ERR_NO_KERNEL, "%s M=%lld N=%lld: no tuned kernel serves it "
+				 "and the library has no built-in one", atdi_op_dtype_name(op, dtype), M, N);
 	atd_status s = l->stored(l, h, ci, NULL, op, dtype, &b->geom, M, out, why, sizeof why);
 	if (s != ATD_OK)
 		return atdi_fail(h, s, "%s M=%lld N=%lld: %s", atdi_op_dtype_name(op, dtype), M, N, why);
@@ -212,7 +215,7 @@ atd_status atdi_decide(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype 
 	}
 	if (s == ATD_OK)
 		return ATD_OK;
-	if (!plan.entry && first_warning(h, notes, op, dtype, M, N))
+	if (!plan.entry && builtin_kernel_for(op, dtype) && first_warning(h, notes, op, dtype, M, N))
 		atdi_note(notes, ATD_LOG_WARNING,
 			  "no tuned kernel for %s M=%lld N=%lld on %s (sm_%d): using the built-in "
 			  "kernel",

@@ -143,13 +143,13 @@ int launch_cross_entropy_prepare(CUfunction fn, CUdeviceptr ws, CUdeviceptr targ
 	return 0;
 }
 
-int launch_check_signature(CUfunction fn, at_error *err)
+int launch_check_signature(CUfunction fn, int flags_param, at_error *err)
 {
 	size_t offset = 0, size = 0;
-	CUresult rc = cudrv.cuFuncGetParamInfo(fn, LAUNCH_FLAGS_PARAM, &offset, &size);
+	CUresult rc = cudrv.cuFuncGetParamInfo(fn, (size_t)flags_param, &offset, &size);
 	if (rc == CUDA_SUCCESS && size == sizeof(unsigned))
 		return 0;
 	return at_error_set(err, "the kernel takes no flags argument (parameter %d): it was "
 			    "built by autotune 0.2 or older, whose kernels gave NaN for logits "
-			    "above about 1e29; tune again", LAUNCH_FLAGS_PARAM);
+			    "above about 1e29; tune again", flags_param);
 }

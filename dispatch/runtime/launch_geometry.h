@@ -70,9 +70,10 @@ int launch_cross_entropy_prepare(CUfunction fn, CUdeviceptr ws, CUdeviceptr targ
  * came with it), and is not launched. */
 #define LAUNCH_FLAGS_PARAM 6
 
-/* 0 when fn takes the signature above (its flags argument is a 4-byte
- * parameter at LAUNCH_FLAGS_PARAM), else -1 with a message saying that the
- * kernel predates it. */
-int launch_check_signature(CUfunction fn, at_error *err);
+/* 0 when fn takes a 4-byte flags parameter at index flags_param (the last
+ * of its op's signature: LAUNCH_FLAGS_PARAM for softmax's, each op's in
+ * its row of dispatch/policy/row_ops.h), else -1 with a message saying
+ * that the kernel predates it. */
+int launch_check_signature(CUfunction fn, int flags_param, at_error *err);
 
 #endif

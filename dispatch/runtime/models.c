@@ -47,7 +47,7 @@ const perf_model *atdi_model_for(atd_handle *h, const atd_gpu *gpu, int op,
 	for (size_t i = 0; i < h->table.nmodels; i++) {
 		const atdi_model_row *r = &h->table.models[i];
 		if (!atdi_same_model(&h->table.gpus[r->gpu], gpu) ||
-		    (r->op != op && r->op != ATDI_SOFTMAX))
+		    (r->op != op && r->op != atdi_op_desc_of(op)->family))
 			continue;
 		if (best < 0 || r->op == op)
 			best = (long)i;

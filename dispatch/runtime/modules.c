@@ -11,9 +11,8 @@
 #include "dispatch/runtime/builtin_kernels.h"
 #include "dispatch/runtime/handle.h"
 #include "dispatch/runtime/modules.h"
+#include "dispatch/policy/row_ops.h"
 #include "dispatch/policy/tuned_db.h"
-
-#define BUILTIN_ENTRY "softmax_kernel"
 
 static long long module_key(const atdi_entry *e, int op, at_dtype dtype)
 {
@@ -44,26 +43,32 @@ static atd_status cuda_reason(CUresult rc, const char *what, char *why, size_t c
 	return load_status(rc);
 }
 
-/* Loads image and finds entry in it. */
-static atd_status load_image(const void *image, const char *entry, CUmodule *mod, CUfunction *fn,
-			     char *why, size_t cap)
+/* Loads image and finds op's kernel in it (entry: its name), and the op's
+ * other kernels into aux. */
+static atd_status load_image(const void *image, int op, const char *entry, CUmodule *mod,
+			     CUfunction *fn, CUfunction *aux, char *why, size_t cap)
 {
 	CUresult rc = cudrv.cuModuleLoadData(mod, image);
 	if (rc != CUDA_SUCCESS)
 		return cuda_reason(rc, "cuModuleLoadData", why, cap);
-	rc = cudrv.cuModuleGetFunction(fn, *mod, entry);
-	if (rc != CUDA_SUCCESS) {
-		cudrv.cuModuleUnload(*mod);
-		*mod = NULL;
-		char what[160];
-		snprintf(what, sizeof what, "cuModuleGetFunction(%s)", entry);
-		return cuda_reason(rc, what, why, cap);
+	const atdi_op_desc *d = atdi_op_desc_of(op);
+	const char *names[3] = { entry, d->aux[0], d->aux[1] };
+	CUfunction *outs[3] = { fn, &aux[0], &aux[1] };
+	for (int i = 0; i < 3 && names[i]; i++) {
+		rc = cudrv.cuModuleGetFunction(outs[i], *mod, names[i]);
+		if (rc != CUDA_SUCCESS) {
+			cudrv.cuModuleUnload(*mod);
+			*mod = NULL;
+			char what[160];
+			snprintf(what, sizeof what, "cuModuleGetFunction(%s)", names[i]);
+			return cuda_reason(rc, what, why, cap);
+		}
 	}
 	return ATD_OK;
 }
 
 static atd_status load_tuned(atd_handle *h, const atdi_ctx_info *ci, const atdi_entry *e,
-			     CUmodule *mod, CUfunction *fn, char *why, size_t cap)
+			     CUmodule *mod, CUfunction *fn, CUfunction *aux, char *why, size_t cap)
 {
 	if (!h->db) {
 		snprintf(why, cap, "the database is closed");
@@ -73,9 +78,10 @@ static atd_status load_tuned(atd_handle *h, const atdi_ctx_info *ci, const atdi_
 	atd_status s = atdi_db_code(h->db, e->result_id, ci->arch, &code, why, cap);
 	if (s != ATD_OK)
 		return s;
-	s = load_image(code.image, code.entry, mod, fn, why, cap);
+	s = load_image(code.image, e->op, code.entry, mod, fn, aux, why, cap);
 	at_error sig;
-	if (s == ATD_OK && launch_check_signature(*fn, &sig) != 0) {
+	if (s == ATD_OK &&
+	    launch_check_signature(*fn, atdi_op_desc_of(e->op)->flags_param, &sig) != 0) {
 		cudrv.cuModuleUnload(*mod);
 		*mod = NULL;
 		snprintf(why, cap, "%s", sig.msg);
@@ -91,14 +97,14 @@ static atd_status load_tuned(atd_handle *h, const atdi_ctx_info *ci, const atdi_
 }
 
 static atd_status load_builtin(const atdi_ctx_info *ci, int op, at_dtype dtype, CUmodule *mod,
-			       CUfunction *fn, char *why, size_t cap)
+			       CUfunction *fn, CUfunction *aux, char *why, size_t cap)
 {
 	const void *image = atdi_builtin_image(op, dtype);
 	if (!image) {
-		snprintf(why, cap, "no built-in kernel for dtype %d", (int)dtype);
+		snprintf(why, cap, "no built-in kernel for %s", atdi_op_dtype_name(op, (int)dtype));
 		return ATD_ERR_NO_KERNEL;
 	}
-	atd_status s = load_image(image, BUILTIN_ENTRY, mod, fn, why, cap);
+	atd_status s = load_image(image, op, atdi_op_desc_of(op)->kernel, mod, fn, aux, why, cap);
 	if (s != ATD_OK) {
 		char inner[ATDI_MSG_CAP];
 		snprintf(inner, sizeof inner, "%s", why);
@@ -110,13 +116,14 @@ static atd_status load_builtin(const atdi_ctx_info *ci, int op, at_dtype dtype, 
 }
 
 static atd_status load_derived(atd_handle *h, const atdi_jit_job *job, CUmodule *mod,
-			       CUfunction *fn, char *why, size_t cap)
+			       CUfunction *fn, CUfunction *aux, char *why, size_t cap)
 {
 	void *image = NULL;
 	size_t size = 0;
 	atd_status s = atdi_jit_get(&h->jit, job, &image, &size, why, cap);
 	if (s == ATD_OK)
-		s = load_image(image, BUILTIN_ENTRY, mod, fn, why, cap);
+		s = load_image(image, job->op, atdi_op_desc_of(job->op)->kernel, mod, fn, aux, why,
+			       cap);
 	free(image);
 	return s;
 }
@@ -137,8 +144,8 @@ static const atdi_module *find_module(const atd_handle *h, const atdi_ctx_info *
 /* Loads the module of (key, jit_key) once per context: e's, the built-in
  * for (op, dtype) (e NULL, job NULL), or the derived job's. */
 static atd_status module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_entry *e, int op,
-			    at_dtype dtype, const atdi_jit_job *job, CUfunction *fn, char *why,
-			    size_t cap)
+			    at_dtype dtype, const atdi_jit_job *job, CUfunction *fn, CUfunction *aux,
+			    char *why, size_t cap)
 {
 	char jit_key[1400];
 	long long key = job ? ATDI_DERIVED_KEY : module_key(e, op, dtype);
@@ -149,6 +156,8 @@ static atd_status module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_e
 		if (!found->mod)
 			snprintf(why, cap, "%s", found->reason ? found->reason : "it failed to load");
 		*fn = found->fn;
+		if (aux)
+			memcpy(aux, found->aux, sizeof found->aux);
 		return found->mod ? ATD_OK : found->status;
 	}
 	if (h->nmods == h->mod_cap) {
@@ -166,9 +175,9 @@ static atd_status module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_e
 		snprintf(why, cap, "out of memory");
 		return ATD_ERR_NO_MEMORY;
 	}
-	m.status = job ? load_derived(h, job, &m.mod, &m.fn, why, cap)
-		   : e ? load_tuned(h, ci, e, &m.mod, &m.fn, why, cap)
-		       : load_builtin(ci, op, dtype, &m.mod, &m.fn, why, cap);
+	m.status = job ? load_derived(h, job, &m.mod, &m.fn, m.aux, why, cap)
+		   : e ? load_tuned(h, ci, e, &m.mod, &m.fn, m.aux, why, cap)
+		       : load_builtin(ci, op, dtype, &m.mod, &m.fn, m.aux, why, cap);
 	/* Out of host memory is not the module's fault: try again next time. */
 	if (m.status == ATD_ERR_NO_MEMORY) {
 		free(m.jit_key);
@@ -178,19 +187,21 @@ static atd_status module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_e
 		m.reason = strdup(why); /* NULL (no memory) gives a generic reason */
 	h->mods[h->nmods++] = m;
 	*fn = m.fn;
+	if (aux)
+		memcpy(aux, m.aux, sizeof m.aux);
 	return m.status;
 }
 
 atd_status atdi_module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_entry *e, int op,
-			  at_dtype dtype, CUfunction *fn, char *why, size_t cap)
+			  at_dtype dtype, CUfunction *fn, CUfunction *aux, char *why, size_t cap)
 {
-	return module_fn(h, ci, e, op, dtype, NULL, fn, why, cap);
+	return module_fn(h, ci, e, op, dtype, NULL, fn, aux, why, cap);
 }
 
 atd_status atdi_module_derived(atd_handle *h, const atdi_ctx_info *ci, const atdi_jit_job *job,
-			       CUfunction *fn, char *why, size_t cap)
+			       CUfunction *fn, CUfunction *aux, char *why, size_t cap)
 {
-	return module_fn(h, ci, NULL, job->op, job->dtype, job, fn, why, cap);
+	return module_fn(h, ci, NULL, job->op, job->dtype, job, fn, aux, why, cap);
 }
 
 void atdi_modules_unload(atd_handle *h)

@@ -22,6 +22,7 @@ typedef struct atdi_module {
 	char *jit_key; /* ATDI_DERIVED_KEY: atdi_jit_key of the variant */
 	CUmodule mod;  /* NULL if loading failed */
 	CUfunction fn;
+	CUfunction aux[2]; /* the op's other kernels (atdi_op_desc.aux), or NULL */
 	atd_status status; /* why it failed */
 	char *reason;
 } atdi_module;
@@ -29,15 +30,17 @@ typedef struct atdi_module {
 /* e's function (the built-in for (op, dtype) when e is NULL) in ctx, the current
  * context, loading its module on first use; a failure is remembered and
  * returned again without retrying. With slow held. On failure, why gets
- * the reason and the handle's message is left alone. */
+ * the reason and the handle's message is left alone. aux (2, or NULL)
+ * gets the op's other kernels from the same module (a module without
+ * them does not load). */
 atd_status atdi_module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_entry *e, int op,
-			  at_dtype dtype, CUfunction *fn, char *why, size_t cap);
+			  at_dtype dtype, CUfunction *fn, CUfunction *aux, char *why, size_t cap);
 
 /* The derived variant's function in ci's context (the current one): its
  * cubin from atdi_jit_get (compiled on first use), loaded once per context
  * like a tuned module. With slow held; why as for atdi_module_fn. */
 atd_status atdi_module_derived(atd_handle *h, const atdi_ctx_info *ci, const atdi_jit_job *job,
-			       CUfunction *fn, char *why, size_t cap);
+			       CUfunction *fn, CUfunction *aux, char *why, size_t cap);
 
 /* Unloads every module in its own context and restores the caller's. */
 void atdi_modules_unload(atd_handle *h);

@@ -14,8 +14,9 @@
 #include "dispatch/runtime/resolve.h"
 #include "dispatch/runtime/tune.h"
 
-/* fn's grid for M (launch_grid also opts into its shared memory), into out. */
-static atd_status prepare_launch(const atdi_ctx_info *ci, CUfunction fn,
+/* fn's grid for M (launch_grid also opts into its shared memory), into
+ * out with fn and the op's other kernels (aux). */
+static atd_status prepare_launch(const atdi_ctx_info *ci, CUfunction fn, const CUfunction *aux,
 				 const launch_geometry *g, long long M, atdi_resolved *out,
 				 char *why, size_t cap)
 {
@@ -25,6 +26,8 @@ static atd_status prepare_launch(const atdi_ctx_info *ci, CUfunction fn,
 		return ATD_ERR_NO_KERNEL;
 	}
 	out->fn = fn;
+	out->aux[0] = aux[0];
+	out->aux[1] = aux[1];
 	out->geom = *g;
 	return ATD_OK;
 }
@@ -34,9 +37,9 @@ static atd_status load_stored(const atdi_loader *l, atd_handle *h, const atdi_ct
 			      long long M, atdi_resolved *out, char *why, size_t cap)
 {
 	(void)l;
-	CUfunction fn;
-	atd_status s = atdi_module_fn(h, ci, e, op, dtype, &fn, why, cap);
-	return s == ATD_OK ? prepare_launch(ci, fn, g, M, out, why, cap) : s;
+	CUfunction fn, aux[2];
+	atd_status s = atdi_module_fn(h, ci, e, op, dtype, &fn, aux, why, cap);
+	return s == ATD_OK ? prepare_launch(ci, fn, aux, g, M, out, why, cap) : s;
 }
 
 static atd_status load_rules(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
@@ -44,9 +47,9 @@ static atd_status load_rules(const atdi_loader *l, atd_handle *h, const atdi_ctx
 			     atdi_resolved *out, char *why, size_t cap)
 {
 	(void)l;
-	CUfunction fn;
-	atd_status s = atdi_module_derived(h, ci, job, &fn, why, cap);
-	return s == ATD_OK ? prepare_launch(ci, fn, g, M, out, why, cap) : s;
+	CUfunction fn, aux[2];
+	atd_status s = atdi_module_derived(h, ci, job, &fn, aux, why, cap);
+	return s == ATD_OK ? prepare_launch(ci, fn, aux, g, M, out, why, cap) : s;
 }
 
 static int poll_compile(const atdi_loader *l, atd_handle *h, const atdi_jit_job *job)

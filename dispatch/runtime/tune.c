@@ -22,6 +22,7 @@
 #include "dispatch/runtime/launch_geometry.h"
 #include "dispatch/runtime/models.h"
 #include "dispatch/runtime/modules.h"
+#include "dispatch/runtime/op_launch.h"
 #include "dispatch/runtime/tune.h"
 #include "dispatch/policy/template_table.h"
 
@@ -34,7 +35,7 @@
 #define TUNE_REPS 10
 
 typedef struct scratch {
-	CUdeviceptr x, y;
+	CUdeviceptr x, y; /* x: the op's inputs, one after the other */
 	/* written before each timed launch, as triton.testing.do_bench does:
 	 * twice the L2, so that every launch reads its input from DRAM and
 	 * finds the L2 full of dirty lines, as in an application. Timed with
@@ -74,22 +75,25 @@ static size_t flush_bytes(void)
 	return bytes < (8u << 20) ? 8u << 20 : bytes;
 }
 
-/* Buffers of M x N zeros (every row's softmax is 1/N) and the events. */
-static int scratch_make(scratch *s, size_t bytes, char *why, size_t cap)
+/* Inputs of zeros (ninputs tensors of bytes each: every row's softmax is
+ * 1/N, see atdi_op_desc.of_zeros), an output and the events. */
+static int scratch_make(scratch *s, size_t bytes, int ninputs, char *why, size_t cap)
 {
 	memset(s, 0, sizeof *s);
-	size_t free_b = 0, total = 0, flush = flush_bytes();
-	if (cudrv.cuMemGetInfo(&free_b, &total) != CUDA_SUCCESS || 2 * bytes + flush > free_b / 2) {
+	size_t free_b = 0, total = 0, flush = flush_bytes(), in = (size_t)ninputs * bytes;
+	if (cudrv.cuMemGetInfo(&free_b, &total) != CUDA_SUCCESS || in + bytes + flush > free_b / 2) {
 		snprintf(why, cap, "the shape's %zu MB of scratch is more than a quarter of free GPU memory",
-			 (2 * bytes + flush) >> 20);
+			 (in + bytes + flush) >> 20);
 		return -1;
 	}
 	s->flush_words = flush / 4;
-	if (cudrv.cuMemAlloc(&s->x, bytes) != CUDA_SUCCESS ||
+	if (cudrv.cuMemAlloc(&s->x, in) != CUDA_SUCCESS ||
 	    cudrv.cuMemAlloc(&s->y, bytes) != CUDA_SUCCESS ||
 	    cudrv.cuMemAlloc(&s->flush, flush) != CUDA_SUCCESS ||
 	    cudrv.cuStreamCreate(&s->stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
-	    cudrv.cuMemsetD8Async(s->x, 0, bytes, s->stream) != CUDA_SUCCESS) {
+	    cudrv.cuMemsetD8Async(s->x, 0, in, s->stream) != CUDA_SUCCESS ||
+	    /* NaN (all bits set) until a variant writes it */
+	    cudrv.cuMemsetD8Async(s->y, 0xff, bytes, s->stream) != CUDA_SUCCESS) {
 		snprintf(why, cap, "could not set up scratch buffers");
 		return -1;
 	}
@@ -114,11 +118,12 @@ static float half_to_float(unsigned short h, at_dtype dt)
 	return (h & 0x8000) ? -v : v;
 }
 
-/* The first output element after one launch of a row of zeros is 1/N, or
- * log_softmax's -ln N (a check that the variant runs and writes, not a
- * full one: the templates' variants are checked by the sweep and the
- * selftest). */
-static int output_ok(const scratch *s, int op, at_dtype dt, long long N)
+/* The first output element after one launch over inputs of zeros is what
+ * the op gives for them (softmax's 1/N, log_softmax's -ln N, the backward
+ * ops' 0; the output was NaN before): a check that the variant runs and
+ * writes, not a full one (the templates' variants are checked by the sweep
+ * and the selftest). */
+static int output_ok(const scratch *s, const atdi_op_desc *op, at_dtype dt, long long N)
 {
 	unsigned char raw[4] = { 0 };
 	if (cudrv.cuStreamSynchronize(s->stream) != CUDA_SUCCESS ||
@@ -132,7 +137,7 @@ static int output_ok(const scratch *s, int op, at_dtype dt, long long N)
 		memcpy(&h, raw, 2);
 		v = half_to_float(h, dt);
 	}
-	float want = op == ATDI_LOG_SOFTMAX ? -logf((float)N) : 1.0f / (float)N;
+	float want = (float)op->of_zeros(N);
 	return fabsf(v - want) <= (dt == AT_F32 ? 1e-3f : 2e-2f) * fabsf(want);
 }
 
@@ -144,11 +149,13 @@ static int cmp_float(const void *a, const void *b)
 
 /* Median microseconds of the variant, or -1 (its launch or check failed). */
 static double time_variant(scratch *s, CUfunction fn, const launch_geometry *g, unsigned grid,
-			   int op, at_dtype dt, long long M, long long N)
+			   const atdi_op_desc *op, at_dtype dt, long long M, long long N)
 {
 	at_error err;
+	size_t bytes = (size_t)M * (size_t)N * at_dtype_size(dt);
+	atdi_row_args a = { s->y, { s->x, s->x + bytes }, M, N, N, { N, N }, 0 };
 	for (int i = 0; i < TUNE_WARMUP; i++)
-		if (launch_softmax(fn, g, grid, s->y, s->x, M, N, N, N, 0, s->stream, &err) != 0)
+		if (atdi_launch_op(op, fn, g, grid, &a, s->stream, &err) != 0)
 			return -1;
 	if (!output_ok(s, op, dt, N))
 		return -1;
@@ -157,7 +164,7 @@ static double time_variant(scratch *s, CUfunction fn, const launch_geometry *g, 
 		    CUDA_SUCCESS)
 			return -1;
 		cudrv.cuEventRecord(s->ev[2 * i], s->stream);
-		if (launch_softmax(fn, g, grid, s->y, s->x, M, N, N, N, 0, s->stream, &err) != 0)
+		if (atdi_launch_op(op, fn, g, grid, &a, s->stream, &err) != 0)
 			return -1;
 		cudrv.cuEventRecord(s->ev[2 * i + 1], s->stream);
 	}
@@ -248,8 +255,13 @@ atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dt
 		snprintf(why, cap, "no model and no winner near it to take candidates from");
 		return ATD_ERR_NO_KERNEL;
 	}
+	const atdi_op_desc *d = atdi_op_desc_of(op);
+	if (!d->of_zeros) {
+		snprintf(why, cap, "online tuning does not serve %s", d->name);
+		return ATD_ERR_NO_KERNEL;
+	}
 	scratch s;
-	if (scratch_make(&s, (size_t)M * (size_t)N * at_dtype_size(dtype), why, cap) != 0) {
+	if (scratch_make(&s, (size_t)M * (size_t)N * at_dtype_size(dtype), d->ninputs, why, cap) != 0) {
 		scratch_free(&s);
 		return ATD_ERR_NO_KERNEL;
 	}
@@ -265,10 +277,10 @@ atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dt
 		unsigned grid;
 		char inner[ATDI_MSG_CAP];
 		at_error err;
-		if (atdi_module_derived(h, ci, &job, &fn, inner, sizeof inner) != ATD_OK ||
+		if (atdi_module_derived(h, ci, &job, &fn, NULL, inner, sizeof inner) != ATD_OK ||
 		    launch_grid(&cand[i].geom, fn, M, ci->gpu.sm_count, &grid, &err) != 0)
 			continue;
-		double us = time_variant(&s, fn, &cand[i].geom, grid, op, dtype, M, N);
+		double us = time_variant(&s, fn, &cand[i].geom, grid, d, dtype, M, N);
 		(*tried)++;
 		if (us > 0) {
 			spent_ms += (us * (TUNE_WARMUP + TUNE_REPS) + TUNE_REPS * flush_us) / 1e3;

@@ -129,7 +129,8 @@ ATD_API const char *atd_version(void);
 	X(ATD_ERR_DB_NEWER, 7, "the tuning database has a newer schema")           \
 	X(ATD_ERR_NO_MEMORY, 8, "out of host memory")                              \
 	X(ATD_ERR_NO_KERNEL, 9, "no kernel can serve this call")                  \
-	X(ATD_ERR_KERNEL_ALTERED, 10, "a stored kernel does not match its digest")
+	X(ATD_ERR_KERNEL_ALTERED, 10, "a stored kernel does not match its digest")  \
+	X(ATD_ERR_TARGET, 11, "a target is outside [0, V) and not ignore_index")
 
 typedef enum atd_status {
 #define ATD_STATUS_ENUM(name, value, text) name = value,
@@ -265,6 +266,127 @@ ATD_API atd_status atd_log_softmax(atd_handle *h, atd_dtype dtype, void *y, cons
 				   int64_t M, int64_t N, int64_t ldy, int64_t ldx, unsigned flags,
 				   void *stream);
 
+/*
+** The backward of softmax over rows, as PyTorch's _softmax_backward_data:
+** dx[i*lddx + j] = y_ij * (dy_ij - sum_k dy_ik * y_ik), for i < M, j < N,
+** from y, the forward's output (atd_softmax's y), and dy, the gradient of
+** the loss with respect to it. dx == dy (in place: the gradient written
+** over dy) is allowed, other overlaps are not; y is only read. Stream,
+** asynchrony and dtypes as atd_softmax; math and the row's sum in f32.
+** flags: 0, or the forward's ATD_MASKED_ZERO (accepted so that a caller
+** may pass the forward's flags on; it changes nothing: a masked row's y of
+** zeros gives dx = 0). Unknown bits are ATD_ERR_INVALID_ARGUMENT.
+**
+** NUMERICS: a y row with a NaN (the forward's +inf or NaN rows) or a
+** non-finite dy gives NaN in the row; a finite dy at any magnitude the
+** dtype holds is computed without overflow where the result fits.
+**
+** Served by the softmax_backward templates: shapes tuned for the op by
+** their winners, others derived from the nearest winner of softmax_backward
+** or log_softmax_backward (never from a forward op's: another kernel), or
+** the built-in kernel. Returns ATD_OK, or with nothing launched:
+** ATD_ERR_INVALID_ARGUMENT (NULL handle or pointer, M or N < 1, a stride
+** < N, unknown dtype or flags), ATD_ERR_NO_DRIVER, ATD_ERR_NO_CONTEXT,
+** ATD_ERR_CUDA, ATD_ERR_NO_MEMORY, ATD_ERR_KERNEL_ALTERED, as atd_softmax.
+*/
+ATD_API atd_status atd_softmax_backward(atd_handle *h, atd_dtype dtype, void *dx, const void *y,
+					const void *dy, int64_t M, int64_t N, int64_t lddx,
+					int64_t ldy, int64_t lddy, unsigned flags, void *stream);
+
+/*
+** The backward of log_softmax, as PyTorch's _log_softmax_backward_data:
+** dx_ij = dy_ij - e^(y_ij) * sum_k dy_ik, from y, the forward's output
+** (atd_log_softmax's y), and dy. As atd_softmax_backward in every other
+** respect (in place over dy, strides, flags, status codes). A masked row
+** (y all -inf) gives dx = dy; a y of NaN gives NaN.
+*/
+ATD_API atd_status atd_log_softmax_backward(atd_handle *h, atd_dtype dtype, void *dx,
+					    const void *y, const void *dy, int64_t M, int64_t N,
+					    int64_t lddx, int64_t ldy, int64_t lddy, unsigned flags,
+					    void *stream);
+
+/*
+** CROSS-ENTROPY (docs/cross-entropy.md is the contract): over logits x
+** [M x V] (rows ldlogits apart) and targets t [M] (int64, or int32), per
+** row i, with z = softcap > 0 ? softcap * tanh(x / softcap) : x and
+** lse = ln(sum_j e^(z_j - max z)) + max z (the difference first):
+**   loss_i = lse - (1 - ls) z_t - (ls / V) sum_j z_j + zl * lse^2
+** (ls: label_smoothing as torch defines it; zl: z_loss; at ls = zl = 0
+** torch's cross_entropy), and, when dlogits is given, the gradient of the
+** reduced loss times upstream:
+**   dz_j = scale * (p_j (1 + 2 zl lse) - (1 - ls)[j == t] - ls / V),
+**   p_j = e^(z_j - lse), dx_j = dz_j (1 - (z_j / softcap)^2) with softcap,
+** scale = upstream / n_valid for MEAN, upstream for SUM and NONE.
+** A row whose target is ignore_index has loss 0 and a gradient row of 0
+** (its lse is still written); n_valid counts the other rows (MEAN over 0
+** valid rows is NaN, as torch). Rows follow softmax's numerics: a finite
+** row of any magnitude gives a finite loss and lse; -inf logits give
+** p = 0; a +inf or NaN logit, or a row of all -inf, gives NaN.
+*/
+typedef enum atd_reduction {
+	ATD_REDUCTION_NONE = 0, /* loss: M floats */
+	ATD_REDUCTION_SUM = 1,  /* loss: 1 float, the sum in double, in row order */
+	ATD_REDUCTION_MEAN = 2, /* loss: 1 float, the sum / n_valid */
+} atd_reduction;
+
+typedef enum atd_index_type { ATD_INDEX_I64 = 0, ATD_INDEX_I32 = 1 } atd_index_type;
+
+/* Flags of atd_cross_entropy_opts. */
+#define ATD_TRUST_TARGETS 1u /* no check of the targets (no stream sync): a
+				target out of range gives its row NaN */
+
+typedef struct atd_cross_entropy_opts {
+	int64_t ignore_index;       /* -100 */
+	float label_smoothing;      /* 0, in [0, 1] */
+	float z_loss;               /* 0, >= 0 */
+	float softcap;              /* 0: none, else > 0 */
+	atd_reduction reduction;    /* MEAN */
+	atd_index_type target_type; /* I64 */
+	float upstream;             /* 1: the grad of the reduced loss */
+	unsigned flags;             /* ATD_TRUST_TARGETS */
+} atd_cross_entropy_opts;
+
+#define ATD_CROSS_ENTROPY_DEFAULTS \
+	{ -100, 0.0f, 0.0f, 0.0f, ATD_REDUCTION_MEAN, ATD_INDEX_I64, 1.0f, 0u }
+
+/* Bytes of device memory atd_cross_entropy needs as its workspace for M
+ * rows: 32 (the scale, n_valid, the out-of-range targets' count and first
+ * row), then M floats (the row losses that SUM and MEAN reduce). */
+ATD_API size_t atd_cross_entropy_workspace_size(int64_t M);
+
+/*
+** The cross-entropy loss of M rows of V logits against their targets, on
+** `stream`, into loss (M floats for ATD_REDUCTION_NONE, else 1), lse (M
+** floats, or NULL) and, unless dlogits is NULL, the gradient (rows lddlogits
+** apart; dlogits == logits overwrites the logits in place, other overlaps
+** are not allowed). opts NULL means ATD_CROSS_ENTROPY_DEFAULTS. workspace:
+** device memory of atd_cross_entropy_workspace_size(M) bytes, 8-byte
+** aligned, not used by another call in flight. Every pointer is a device
+** pointer but opts.
+**
+** TARGETS: a prepare kernel counts them; unless opts->flags has
+** ATD_TRUST_TARGETS or the stream is capturing a CUDA graph, the call then
+** synchronises the stream and, when a target is outside [0, V) and not
+** ignore_index, returns ATD_ERR_TARGET naming the first such row and its
+** target, with nothing more launched (loss, lse and dlogits untouched).
+** Trusted or captured, such rows are NaN (loss and gradient), never a read
+** out of bounds. Served as every op: the tuned winner of (cross_entropy,
+** dtype, M, V), else derived, else the built-in cross_entropy kernel.
+**
+** Returns ATD_OK, ATD_ERR_TARGET, or with nothing launched:
+** ATD_ERR_INVALID_ARGUMENT (NULL handle, logits, target, loss or workspace;
+** M or V < 1; ldlogits < V; lddlogits < V with dlogits; unknown dtype,
+** reduction, target type or flags; label_smoothing outside [0, 1]; z_loss
+** < 0; softcap < 0; a NaN option; a misaligned workspace), ATD_ERR_NO_DRIVER,
+** ATD_ERR_NO_CONTEXT, ATD_ERR_CUDA, ATD_ERR_NO_MEMORY, ATD_ERR_NO_KERNEL
+** (no kernel serves the shape), ATD_ERR_KERNEL_ALTERED.
+*/
+ATD_API atd_status atd_cross_entropy(atd_handle *h, atd_dtype dtype, const void *logits,
+				     int64_t ldlogits, const void *target, int64_t M, int64_t V,
+				     const atd_cross_entropy_opts *opts, float *loss, float *lse,
+				     void *dlogits, int64_t lddlogits, void *workspace,
+				     void *stream);
+
 /* What would serve a shape: a dry run of atd_softmax's own decision, by
  * the same code, compiling, loading and launching nothing. It takes a
  * derived kernel to compile (and, in background mode, to be built: where
@@ -308,9 +430,15 @@ typedef struct atd_gpu {
 ATD_API atd_status atd_query_gpu(atd_handle *h, const atd_gpu *gpu, atd_dtype dtype,
 				 int64_t M, int64_t N, atd_choice *out);
 
-/* The row ops, for the queries of any op (atd_query and atd_query_gpu
- * answer for softmax). */
-typedef enum atd_op { ATD_OP_SOFTMAX = 0, ATD_OP_LOG_SOFTMAX = 1 } atd_op;
+/* The ops, for the queries of any op (atd_query and atd_query_gpu answer
+ * for softmax). */
+typedef enum atd_op {
+	ATD_OP_SOFTMAX = 0,
+	ATD_OP_LOG_SOFTMAX = 1,
+	ATD_OP_SOFTMAX_BACKWARD = 2,
+	ATD_OP_LOG_SOFTMAX_BACKWARD = 3,
+	ATD_OP_CROSS_ENTROPY = 4, /* N is V, the number of classes */
+} atd_op;
 
 /* atd_query and atd_query_gpu for op (an unknown op is
  * ATD_ERR_INVALID_ARGUMENT). */

@@ -69,6 +69,12 @@ class KernelAltered(Error):
     status, status_name = 10, "ATD_ERR_KERNEL_ALTERED"
 
 
+class TargetError(Error):
+    """A cross-entropy target is outside [0, V) and not ignore_index (the
+    message names the first such row); nothing more was launched."""
+    status, status_name = 11, "ATD_ERR_TARGET"
+
+
 class LibraryNotFound(Error):
     """libautotune-dispatch could not be found or loaded (the message lists
     where it was looked for), or it is of a version this package does not
@@ -83,7 +89,7 @@ class Unavailable(Error):
 # By status code; tests/test_errors.py checks it against the header's list.
 BY_STATUS = {cls.status: cls for cls in (InvalidArgument, NoDriver, NoContext, CudaError,
                                          DatabaseMissing, DatabaseCorrupt, DatabaseNewer,
-                                         OutOfHostMemory, NoKernel, KernelAltered)}
+                                         OutOfHostMemory, NoKernel, KernelAltered, TargetError)}
 
 
 def from_status(status, message):

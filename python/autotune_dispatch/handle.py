@@ -127,7 +127,7 @@ class Handle:
                       None if builtin else c.tuned_us, _text(c.from_params))
 
     def query(self, dtype, M, N, gpu=None, op="softmax"):
-        """What would serve op ("softmax" or "log_softmax") of M rows of N
+        """What would serve op (a key of library.OPS: "softmax", ...) of M rows of N
         elements of dtype ("f32", "f16", "bf16" or a torch dtype).
 
         gpu None: the GPU of the current CUDA context (with PyTorch, the

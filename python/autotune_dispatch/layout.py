@@ -67,6 +67,73 @@ def check(x, dim=-1, out=None, what="autotune_dispatch.softmax"):
     return d
 
 
+def check_grad(y, dy, dim=-1, what="autotune_dispatch.softmax_backward"):
+    """Checks a backward op's arguments (TensorInfo each: the forward's
+    output y and the gradient dy) and returns dim normalized: as check,
+    with dy matching y in dtype, device and shape."""
+    if y.dtype not in DTYPES:
+        raise TypeError(f"{what}: y is {y.dtype}; the library computes float32, float16 and bfloat16")
+    if not y.device.startswith("cuda"):
+        raise ValueError(f"{what}: y is on {y.device}; it must be a CUDA tensor")
+    d = normalize_dim(dim, len(y.shape))
+    if dy.dtype != y.dtype:
+        raise TypeError(f"{what}: dy is {dy.dtype} and y is {y.dtype}; they must match")
+    if dy.device != y.device:
+        raise ValueError(f"{what}: dy is on {dy.device} and y on {y.device}; they must match")
+    if tuple(dy.shape) != tuple(y.shape):
+        raise ValueError(f"{what}: dy has shape {list(dy.shape)} and y {list(y.shape)}; "
+                         "they must match")
+    return d
+
+
+def rows(shape, strides):
+    """(M, N, ld): the tensor as M rows of N contiguous elements ld apart,
+    in one launch, or None when it is not (the caller makes it contiguous).
+    For the backward ops, whose three tensors take one launch."""
+    if not shape:
+        return (1, 1, 1)
+    p = plan(shape, strides, strides, max_launches=1)
+    if p is None or p.outer:
+        return None
+    return (p.M, p.N, p.ldx)
+
+
+CE_WHAT = "autotune_dispatch.cross_entropy"
+
+
+def check_cross_entropy(logits, target, label_smoothing=0.0, reduction="mean", z_loss=0.0,
+                        softcap=None, what=CE_WHAT):
+    """Checks cross_entropy's arguments (TensorInfo of the logits [..., V]
+    and of the targets [...], the options) and returns (M, V): the rows and
+    the classes. TypeError for a dtype the library has not (targets: int64
+    or int32), ValueError for a device, a shape or an option out of range."""
+    if logits.dtype not in DTYPES:
+        raise TypeError(f"{what}: logits are {logits.dtype}; the library computes float32, "
+                        "float16 and bfloat16")
+    if not logits.device.startswith("cuda"):
+        raise ValueError(f"{what}: logits are on {logits.device}; they must be a CUDA tensor")
+    if target.dtype not in ("int64", "int32"):
+        raise TypeError(f"{what}: target is {target.dtype}; it must be int64 or int32")
+    if target.device != logits.device:
+        raise ValueError(f"{what}: target is on {target.device} and logits on {logits.device}")
+    if len(logits.shape) < 1 or tuple(target.shape) != tuple(logits.shape[:-1]):
+        raise ValueError(f"{what}: target has shape {list(target.shape)}; logits of shape "
+                         f"{list(logits.shape)} need {list(logits.shape[:-1])} (classes last)")
+    if reduction not in ("none", "sum", "mean"):
+        raise ValueError(f"{what}: reduction must be 'none', 'sum' or 'mean', got {reduction!r}")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"{what}: label_smoothing must be in [0, 1], got {label_smoothing}")
+    if not 0.0 <= z_loss < math.inf:
+        raise ValueError(f"{what}: z_loss must be finite and at least 0, got {z_loss}")
+    if softcap is not None and not 0.0 < softcap < math.inf:
+        raise ValueError(f"{what}: softcap must be None or finite and positive, got {softcap}")
+    V = logits.shape[-1]
+    M = math.prod(logits.shape[:-1])
+    if V < 1:
+        raise ValueError(f"{what}: the logits have no classes (shape {list(logits.shape)})")
+    return M, V
+
+
 def non_overlapping(shape, strides):
     """Whether no two indices of the tensor address the same element (a
     sufficient test: dimensions by stride, each stride past the extent of

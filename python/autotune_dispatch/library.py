@@ -66,7 +66,8 @@ ATD_OPEN_TUNE = 8
 
 # atd_dtype by name
 DTYPES = {"f32": 0, "f16": 1, "bf16": 2}
-OPS = {"softmax": 0, "log_softmax": 1}  # atd_op
+OPS = {"softmax": 0, "log_softmax": 1, "softmax_backward": 2, "log_softmax_backward": 3,
+       "cross_entropy": 4}  # atd_op
 
 
 class Choice(ctypes.Structure):
@@ -82,6 +83,17 @@ class Gpu(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("cc_major", ctypes.c_int), ("cc_minor", ctypes.c_int),
                 ("sm_count", ctypes.c_int), ("mem_bytes", ctypes.c_int64)]
 
+
+class CrossEntropyOpts(ctypes.Structure):
+    """atd_cross_entropy_opts."""
+    _fields_ = [("ignore_index", ctypes.c_int64), ("label_smoothing", ctypes.c_float),
+                ("z_loss", ctypes.c_float), ("softcap", ctypes.c_float), ("reduction", ctypes.c_int),
+                ("target_type", ctypes.c_int), ("upstream", ctypes.c_float), ("flags", ctypes.c_uint)]
+
+
+REDUCTIONS = {"none": 0, "sum": 1, "mean": 2}  # atd_reduction
+INDEX_TYPES = {"int64": 0, "int32": 1}  # atd_index_type
+TRUST_TARGETS = 1  # ATD_TRUST_TARGETS
 
 IN_CHECKOUT = "the source checkout (make lib)"
 BUILT_FROM = "the checkout it was built from"
@@ -176,6 +188,18 @@ def _declare(so):
                                   c.c_int64, c.c_int64, c.c_uint, c.c_void_p]
     so.atd_log_softmax.restype = c.c_int
     so.atd_log_softmax.argtypes = so.atd_softmax_ex.argtypes
+    so.atd_softmax_backward.restype = c.c_int
+    so.atd_softmax_backward.argtypes = [c.c_void_p, c.c_int, c.c_void_p, c.c_void_p, c.c_void_p,
+                                        c.c_int64, c.c_int64, c.c_int64, c.c_int64, c.c_int64,
+                                        c.c_uint, c.c_void_p]
+    so.atd_log_softmax_backward.restype = c.c_int
+    so.atd_log_softmax_backward.argtypes = so.atd_softmax_backward.argtypes
+    so.atd_cross_entropy_workspace_size.restype = c.c_size_t
+    so.atd_cross_entropy_workspace_size.argtypes = [c.c_int64]
+    so.atd_cross_entropy.restype = c.c_int
+    so.atd_cross_entropy.argtypes = [c.c_void_p, c.c_int, c.c_void_p, c.c_int64, c.c_void_p, c.c_int64,
+                                     c.c_int64, c.POINTER(CrossEntropyOpts), c.c_void_p, c.c_void_p,
+                                     c.c_void_p, c.c_int64, c.c_void_p, c.c_void_p]
     so.atd_query.restype = c.c_int
     so.atd_query.argtypes = [c.c_void_p, c.c_int, c.c_int64, c.c_int64, c.POINTER(Choice)]
     so.atd_query_op.restype = c.c_int

@@ -7,8 +7,13 @@ opaque operation:
   autotune_dispatch::softmax_out(Tensor x, Tensor(a!) out) -> ()
   autotune_dispatch::softmax_(Tensor(a!) x) -> ()  in place
 
-Each has a fake implementation (shapes only, and the same argument checks)
-for tracing; softmax has a backward (y * (g - sum(g * y))), so it trains.
+  autotune_dispatch::softmax_backward(Tensor y, Tensor dy) -> Tensor
+  autotune_dispatch::softmax_backward_(Tensor y, Tensor(a!) dy) -> ()  dx over dy
+
+and the same for log_softmax. Each has a fake implementation (shapes only,
+and the same argument checks) for tracing; softmax and log_softmax have
+autograd through the library's backward kernels (no PyTorch arithmetic),
+so they train, under torch.compile too.
 The ops run on the current stream of the tensor's device, through the
 default handle (default_handle(): $AUTOTUNE_DB or autotune.db, with
 fallback). PyTorch is optional: without it this module imports, and every
@@ -166,31 +171,106 @@ def _launch(handle, x, y, flags=0, log=False):
         ys = y if y.is_contiguous() and y is not x else torch.empty(x.shape, dtype=x.dtype,
                                                                      device=x.device)
         p, offsets = _plan_of(xs, ys)
-    code = _recall(_codes, x.dtype)
-    if code is None:
-        code = _remember(_codes, x.dtype, lib.DTYPES[layout.DTYPES[str(x.dtype).replace("torch.", "")]])
+    code = _dtype_code(x)
     size = x.element_size()
     so, h = handle._so, handle.pointer
     call = so.atd_log_softmax if log else so.atd_softmax_ex
-    index = x.device.index if x.device.index is not None else torch.cuda.current_device()
-    stream = _current_stream(index)
+    index, stream = _device_stream(x)
     xp, yp = xs.data_ptr(), ys.data_ptr()
-    current = torch.cuda.current_device()
     for ox, oy in offsets:
-        args = (h, code, yp + oy * size, xp + ox * size, p.M, p.N, p.ldy, p.ldx, flags, stream)
-        if index != current:
-            with torch.cuda.device(index):
-                status = call(*args)
-        else:
-            status = call(*args)
-        if status == errors.NoContext.status:  # this thread had not touched CUDA yet
-            make_context_current(x.device)
-            with torch.cuda.device(index):
-                status = call(*args)
-        if status != 0:
-            raise handle.fail(status)
+        _call(handle, x.device, index, call,
+              (h, code, yp + oy * size, xp + ox * size, p.M, p.N, p.ldy, p.ldx, flags, stream))
     if ys is not y:
         y.copy_(ys)
+
+
+def _dtype_code(t):
+    code = _recall(_codes, t.dtype)
+    if code is None:
+        code = _remember(_codes, t.dtype, lib.DTYPES[layout.DTYPES[str(t.dtype).replace("torch.", "")]])
+    return code
+
+
+def _device_stream(t):
+    """t's device index and the raw current stream there."""
+    index = t.device.index if t.device.index is not None else torch.cuda.current_device()
+    return index, _current_stream(index)
+
+
+def _call(handle, device, index, call, args):
+    """call(*args) on device index (current there), making the context
+    current first where this thread had none; raises the library's error."""
+    if index != torch.cuda.current_device():
+        with torch.cuda.device(index):
+            status = call(*args)
+    else:
+        status = call(*args)
+    if status == errors.NoContext.status:  # this thread had not touched CUDA yet
+        make_context_current(device)
+        with torch.cuda.device(index):
+            status = call(*args)
+    if status != 0:
+        raise handle.fail(status)
+
+
+def _rows_of(t):
+    """layout.rows of t, cached by shape and strides."""
+    key = ("rows", t.shape, t.stride())
+    hit = _recall(_plans, key)
+    if hit is None:
+        hit = _remember(_plans, key, layout.rows(tuple(t.shape), tuple(t.stride())) or False)
+    return hit or None
+
+
+def _launch_grad(handle, y, dy, dx, log=False):
+    """dx = the backward of softmax (log: log_softmax) from its output y and
+    the gradient dy, over the last dimension (same shape, dtype and device);
+    dx may be dy (in place). One launch: a tensor whose rows do not take one
+    stride goes through a contiguous copy."""
+    if y.numel() == 0:
+        return
+    ys = y if _rows_of(y) else y.contiguous()
+    gs = dy if _rows_of(dy) else dy.contiguous()
+    if dx is dy:
+        ds = gs
+    else:
+        ds = dx if _rows_of(dx) else torch.empty(y.shape, dtype=y.dtype, device=y.device)
+    (M, N, ldy), (_, _, lddy), (_, _, lddx) = _rows_of(ys), _rows_of(gs), _rows_of(ds)
+    so = handle._so
+    call = so.atd_log_softmax_backward if log else so.atd_softmax_backward
+    index, stream = _device_stream(y)
+    _call(handle, y.device, index, call,
+          (handle.pointer, _dtype_code(y), ds.data_ptr(), ys.data_ptr(), gs.data_ptr(), M, N,
+           lddx, ldy, lddy, 0, stream))
+    if ds is not dx:
+        dx.copy_(ds)
+
+
+def _check_apart(y, dy, what):
+    """dx written over dy: dy's elements distinct, and y not among them."""
+    distinct, extent = _layout_facts(dy)
+    if not distinct:
+        raise ValueError(f"{what}: dy has elements that share memory (an expanded or "
+                         "overlapping view); it cannot take the gradient in place")
+    if y.numel() == 0:
+        return
+    size = y.element_size()
+    a, c = y.data_ptr(), dy.data_ptr()
+    if a < c + extent * size and c < a + _layout_facts(y)[1] * size:
+        raise ValueError(f"{what}: y overlaps dy, which the gradient is written over")
+
+
+def _check_grad(y, dy, what, dim=-1):
+    """layout.check_grad of y and dy: dim normalized, or an error; cached
+    as _check is."""
+    if not isinstance(y, torch.Tensor) or not isinstance(dy, torch.Tensor):
+        raise TypeError(f"{what}: y and dy must be torch.Tensor")
+    key = ("grad", y.dtype, y.device, y.shape, dim, what, dy.dtype, dy.device, dy.shape)
+    d = _recall(_checks, key)
+    if d is None:
+        d = layout.check_grad(layout.info_of(y), layout.info_of(dy), dim, what)
+        _remember(_checks, key, d)
+    return d
 
 
 def _check(x, out=None, what="autotune_dispatch.softmax", dim=-1):
@@ -253,9 +333,10 @@ if torch is not None and hasattr(getattr(torch, "library", None), "custom_op"):
             ctx.save_for_backward(output)
 
         def _backward(ctx, grad):
+            # a new tensor, never over grad: autograd may hand the same
+            # gradient to other consumers (both inputs of an add)
             (y,) = ctx.saved_tensors
-            yf, gf = y.float(), grad.float()
-            return (yf * (gf - (gf * yf).sum(-1, keepdim=True))).to(grad.dtype), None
+            return torch.ops.autotune_dispatch.softmax_backward(y, grad), None
 
         _softmax_op.register_autograd(_backward, setup_context=_setup_context)
 
@@ -291,11 +372,8 @@ if torch is not None and hasattr(getattr(torch, "library", None), "custom_op"):
             return torch.empty(x.shape, dtype=x.dtype, device=x.device)
 
         def _log_backward(ctx, grad):
-            # dx = dy - exp(y) * sum(dy), in float32 (the library's backward
-            # kernels are not written yet: docs/NOTES.md)
             (y,) = ctx.saved_tensors
-            gf = grad.float()
-            return (gf - y.float().exp() * gf.sum(-1, keepdim=True)).to(grad.dtype), None
+            return torch.ops.autotune_dispatch.log_softmax_backward(y, grad), None
 
         _log_softmax_op.register_autograd(_log_backward, setup_context=_setup_context)
 
@@ -317,6 +395,34 @@ if torch is not None and hasattr(getattr(torch, "library", None), "custom_op"):
         @_log_softmax_inplace_op.register_fake
         def _(x, masked_zero=False):
             _check(x, what="autotune_dispatch.log_softmax")
+
+        def _register_backward(name, log):
+            what = f"autotune_dispatch.{name}"
+
+            @torch.library.custom_op(f"autotune_dispatch::{name}", mutates_args=())
+            def _op(y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
+                _check_grad(y, dy, what)
+                dx = torch.empty(y.shape, dtype=y.dtype, device=y.device)
+                _launch_grad(default_handle(), y, dy, dx, log)
+                return dx
+
+            @_op.register_fake
+            def _(y, dy):
+                _check_grad(y, dy, what)
+                return torch.empty(y.shape, dtype=y.dtype, device=y.device)
+
+            @torch.library.custom_op(f"autotune_dispatch::{name}_", mutates_args=("dy",))
+            def _inplace_op(y: torch.Tensor, dy: torch.Tensor) -> None:
+                _check_grad(y, dy, what)
+                _check_apart(y, dy, what)
+                _launch_grad(default_handle(), y, dy, dy, log)
+
+            @_inplace_op.register_fake
+            def _(y, dy):
+                _check_grad(y, dy, what)
+
+        _register_backward("softmax_backward", False)
+        _register_backward("log_softmax_backward", True)
 
         _registered = True
 
@@ -374,3 +480,43 @@ def softmax(x, dim=-1, out=None, masked_zero=False):
         return softmax_eager(default_handle(), x, dim, out, masked_zero)
     masked_zero = bool(masked_zero)
     return _through_ops("softmax", x, dim, out, masked_zero, "autotune_dispatch.softmax")
+
+
+def _backward_of(name, y, dy, dim, out):
+    """The backward op name over y's and dy's dim: a new tensor, or into
+    out (dy itself: in place, dy's memory reused)."""
+    what = f"autotune_dispatch.{name}"
+    require_torch(what)
+    log = name.startswith("log_")
+    if not _is_compiling():
+        _check_grad(y, dy, what, dim)
+        if out is not None and out is not dy:
+            _check(y, out, what=what)
+    d = layout.normalize_dim(dim, y.dim())
+    last = d == max(y.dim(), 1) - 1
+    if not _registered:  # a PyTorch without torch.library.custom_op (before 2.4)
+        y_last, dy_last = y.movedim(d, -1), dy.movedim(d, -1)
+        target = dy_last if out is dy else torch.empty(y_last.shape, dtype=y.dtype, device=y.device)
+        _launch_grad(default_handle(), y_last, dy_last, target, log)
+        if out is dy:
+            return dy
+        dx = target.movedim(-1, d)
+        return dx if out is None else out.copy_(dx)
+    ops = torch.ops.autotune_dispatch
+    if out is dy and last:
+        getattr(ops, name + "_")(y, dy)
+        return dy
+    dx = getattr(ops, name)(y.movedim(d, -1), dy.movedim(d, -1)).movedim(-1, d)
+    return dx if out is None else out.copy_(dx)
+
+
+def softmax_backward(y, dy, dim=-1, out=None):
+    """The gradient of softmax's input from its output y and dy (see
+    autotune_dispatch.softmax_backward)."""
+    return _backward_of("softmax_backward", y, dy, dim, out)
+
+
+def log_softmax_backward(y, dy, dim=-1, out=None):
+    """The gradient of log_softmax's input from its output y and dy (see
+    autotune_dispatch.log_softmax_backward)."""
+    return _backward_of("log_softmax_backward", y, dy, dim, out)

@@ -19,7 +19,7 @@ from helpers import EXAMPLE_DB, H100, header_text, needs_library
 class StatusTable(unittest.TestCase):
     def test_one_exception_per_status_of_the_header(self):
         listed = re.findall(r"X\((ATD_\w+), (\d+), \"([^\"]+)\"\)", header_text())
-        self.assertEqual(len(listed), 11)
+        self.assertEqual(len(listed), 12)
         for name, value, _ in listed:
             value = int(value)
             if value == 0:
@@ -155,6 +155,17 @@ class Query(unittest.TestCase):
         self.assertNotEqual(c.level, "exact")
         with self.assertRaises(ValueError):
             self.h.query("f32", 4096, 1024, gpu=H100, op="layernorm")
+
+    def test_a_backward_op_is_never_served_by_a_forward_winner(self):
+        # the example database has softmax's winners only: the backward ops
+        # get the built-in kernel of their own family, never softmax's code
+        for op in ("softmax_backward", "log_softmax_backward"):
+            for jit in (self.h, atd.Handle(EXAMPLE_DB, fallback=False, jit="off")):
+                c = jit.query("f32", 4096, 1024, gpu=H100, op=op)
+                self.assertEqual(c.level, "built-in", op)
+                self.assertEqual(c.template, "softmax_backward_loop", op)
+                if jit is not self.h:
+                    jit.close()
 
     def test_dtype_names(self):
         for name in ("bf16", "bfloat16", "torch.bfloat16"):

@@ -61,6 +61,49 @@ class Checks(unittest.TestCase):
         self.assertEqual(layout.check(x, -1, info((4, 8), (16, 1))), 1)
 
 
+class GradChecks(unittest.TestCase):
+    what = "autotune_dispatch.softmax_backward"
+
+    def test_y_and_dy_must_match(self):
+        y = info((4, 8))
+        self.assertEqual(layout.check_grad(y, info((4, 8), (16, 1))), 1)
+        self.assertEqual(layout.check_grad(y, info((4, 8)), 0), 0)
+        with self.assertRaises(TypeError) as c:
+            layout.check_grad(y, info((4, 8), dtype="float16"))
+        self.assertEqual(str(c.exception), f"{self.what}: dy is float16 and y is float32; they must match")
+        with self.assertRaises(ValueError) as c:
+            layout.check_grad(y, info((4, 8), device="cuda:1"))
+        self.assertIn("dy is on cuda:1 and y on cuda:0", str(c.exception))
+        with self.assertRaises(ValueError) as c:
+            layout.check_grad(y, info((4, 7)))
+        self.assertIn("dy has shape [4, 7] and y [4, 8]", str(c.exception))
+
+    def test_y_must_be_a_cuda_tensor_the_library_computes(self):
+        with self.assertRaises(TypeError) as c:
+            layout.check_grad(info((4, 8), dtype="float64"), info((4, 8), dtype="float64"),
+                              what="autotune_dispatch.log_softmax_backward")
+        self.assertEqual(str(c.exception), "autotune_dispatch.log_softmax_backward: y is float64; "
+                         "the library computes float32, float16 and bfloat16")
+        with self.assertRaises(ValueError):
+            layout.check_grad(info((4, 8), device="cpu"), info((4, 8), device="cpu"))
+        with self.assertRaises(IndexError):
+            layout.check_grad(info((4, 8)), info((4, 8)), 2)
+
+
+class GradRows(unittest.TestCase):
+    def test_rows_of_one_stride_are_one_launch(self):
+        self.assertEqual(layout.rows((2, 3, 5), (15, 5, 1)), (6, 5, 5))
+        self.assertEqual(layout.rows((4, 5), (8, 1)), (4, 5, 8))  # x[:, :5] of 4 x 8
+        self.assertEqual(layout.rows((), ()), (1, 1, 1))
+        self.assertEqual(layout.rows((1, 7), (99, 1)), (1, 7, 7))
+
+    def test_anything_else_is_made_contiguous_first(self):
+        self.assertIsNone(layout.rows((4, 5), (1, 4)))       # the last dim not contiguous
+        self.assertIsNone(layout.rows((4, 5), (0, 0)))       # an expanded gradient (sum's)
+        self.assertIsNone(layout.rows((3, 4, 5), (30, 5, 1)))  # rows of two strides
+        self.assertIsNone(layout.rows((4, 5), (3, 1)))       # rows that overlap
+
+
 class Plans(unittest.TestCase):
     def test_contiguous_batch_dims_are_one_launch(self):
         self.assertEqual(layout.plan((2, 3, 5), (15, 5, 1), (15, 5, 1)), Plan(6, 5, 5, 5, ()))
@@ -121,3 +164,54 @@ class Overlap(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CrossEntropyChecks(unittest.TestCase):
+    what = "autotune_dispatch.cross_entropy"
+
+    def check(self, logits=None, target=None, **kw):
+        logits = logits or info((6, 4, 1000), dtype="bfloat16")
+        target = target or info((6, 4), dtype="int64")
+        return layout.check_cross_entropy(logits, target, **kw)
+
+    def test_rows_and_classes(self):
+        self.assertEqual(self.check(), (24, 1000))
+        self.assertEqual(self.check(target=info((6, 4), dtype="int32")), (24, 1000))
+        self.assertEqual(self.check(info((1000,)), info((), dtype="int64")), (1, 1000))
+        for r in ("none", "sum", "mean"):
+            self.assertEqual(self.check(reduction=r), (24, 1000))
+        self.assertEqual(self.check(label_smoothing=1.0, z_loss=1e-4, softcap=30.0), (24, 1000))
+
+    def test_bad_options_are_refused_naming_them(self):
+        cases = [({"reduction": "avg"}, "reduction must be 'none', 'sum' or 'mean', got 'avg'"),
+                 ({"label_smoothing": -0.1}, "label_smoothing must be in [0, 1], got -0.1"),
+                 ({"label_smoothing": 1.5}, "label_smoothing must be in [0, 1], got 1.5"),
+                 ({"label_smoothing": float("nan")}, "label_smoothing must be in [0, 1]"),
+                 ({"z_loss": -1e-4}, "z_loss must be finite and at least 0, got -0.0001"),
+                 ({"z_loss": float("inf")}, "z_loss must be finite and at least 0"),
+                 ({"softcap": 0.0}, "softcap must be None or finite and positive, got 0.0"),
+                 ({"softcap": -30.0}, "softcap must be None or finite and positive")]
+        for kw, says in cases:
+            with self.subTest(**kw):
+                with self.assertRaises(ValueError) as c:
+                    self.check(**kw)
+                self.assertIn(f"{self.what}: {says}", str(c.exception))
+
+    def test_bad_tensors_are_refused(self):
+        with self.assertRaises(TypeError) as c:
+            self.check(info((4, 8), dtype="float64"), info((4,), dtype="int64"))
+        self.assertIn("logits are float64", str(c.exception))
+        with self.assertRaises(TypeError) as c:
+            self.check(info((4, 8)), info((4,), dtype="float32"))
+        self.assertIn("target is float32; it must be int64 or int32", str(c.exception))
+        with self.assertRaises(ValueError):
+            self.check(info((4, 8), device="cpu"), info((4,), dtype="int64", device="cpu"))
+        with self.assertRaises(ValueError):
+            self.check(info((4, 8)), info((4,), dtype="int64", device="cuda:1"))
+        with self.assertRaises(ValueError) as c:
+            self.check(info((4, 8)), info((8,), dtype="int64"))
+        self.assertIn("target has shape [8]; logits of shape [4, 8] need [4] (classes last)",
+                      str(c.exception))
+        with self.assertRaises(ValueError) as c:
+            self.check(info((4, 0)), info((4,), dtype="int64"))
+        self.assertIn("no classes", str(c.exception))

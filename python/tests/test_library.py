@@ -1,5 +1,6 @@
 """Finding and loading libautotune-dispatch (autotune_dispatch/library.py)
 and the versions that must agree: no GPU, no PyTorch."""
+import ctypes
 import os
 import re
 import shutil
@@ -213,6 +214,52 @@ class Versions(unittest.TestCase):
         for name, value in (("F32", "f32"), ("F16", "f16"), ("BF16", "bf16")):
             code = int(re.search(rf"ATD_{name} = (\d+)", text).group(1))
             self.assertEqual(library.DTYPES[value], code)
+        ops = {m.group(1).lower(): int(m.group(2))
+               for m in re.finditer(r"\bATD_OP_(\w+) = (\d+)", text)}
+        self.assertEqual(library.OPS, ops)
+
+    def test_the_cross_entropy_options_are_the_headers_struct(self):
+        o = library.CrossEntropyOpts
+        # int64, three floats, two enums, a float, an unsigned: as C lays them out
+        self.assertEqual([getattr(o, f).offset for f, _ in o._fields_], [0, 8, 12, 16, 20, 24, 28, 32])
+        self.assertEqual(ctypes.sizeof(o), 40)
+        text = header_text()
+        self.assertIn("{ -100, 0.0f, 0.0f, 0.0f, ATD_REDUCTION_MEAN, ATD_INDEX_I64, 1.0f, 0u }", text)
+        for name, code in library.REDUCTIONS.items():
+            self.assertIn(f"ATD_REDUCTION_{name.upper()} = {code}", text)
+        self.assertIn(f"#define ATD_TRUST_TARGETS {library.TRUST_TARGETS}u", text)
+
+    @needs_library
+    def test_cross_entropy_checks_its_options_through_ctypes(self):
+        so = library.library()
+        self.assertEqual(so.atd_cross_entropy_workspace_size(1000), 32 + 4000)
+        h = ctypes.c_void_p()
+        self.assertEqual(so.atd_open(b"/nonexistent/absent.db", library.ATD_OPEN_FALLBACK, ctypes.byref(h)), 0)
+        buf = ctypes.create_string_buffer(4096)
+        p = ctypes.addressof(buf)
+        try:
+            def call(**kw):
+                o = library.CrossEntropyOpts(-100, 0.0, 0.0, 0.0, 2, 0, 1.0, 0)
+                for k, v in kw.items():
+                    setattr(o, k, v)
+                return so.atd_cross_entropy(h, 0, p, 8, p + 1024, 4, 8, o, p + 2048, None, None, 8,
+                                            p + 3072, None)
+            self.assertEqual(call(label_smoothing=2.0), 1)
+            self.assertIn(b"label_smoothing must be in [0, 1] (it is 2)", so.atd_errmsg(h))
+            self.assertEqual(call(reduction=7), 1)
+            self.assertIn(b"unknown reduction 7", so.atd_errmsg(h))
+            # valid: past the checks, this machine stops at the driver or context
+            self.assertIn(call(), (0, 2, 3))
+        finally:
+            so.atd_close(h)
+
+    @needs_library
+    def test_the_backward_calls_take_the_headers_arguments(self):
+        so = library.library()
+        for name in ("atd_softmax_backward", "atd_log_softmax_backward"):
+            # handle, dtype, dx, y, dy, M, N, lddx, ldy, lddy, flags, stream
+            self.assertEqual(len(getattr(so, name).argtypes), 12, name)
+            self.assertIn(f"ATD_API atd_status {name}(", header_text())
 
     @needs_library
     def test_version_is_the_librarys(self):

@@ -9,6 +9,7 @@
 #include "common/dtype.h"
 #include "common/shape_bound.h"
 #include "db/tuning_db.h"
+#include "dispatch/policy/row_ops.h"
 #include "dispatch/runtime/described_gpu.h"
 #include "include/autotune/dispatch.h"
 #include "tuner/cli/cli.h"
@@ -49,7 +50,7 @@ static int parse_cc(const char *cmd, const cli_option *opt, const char *text, vo
 const cli_option cli_show_options[] = {
 	CLI_LLONG('M', NULL, "M", O(M), 1, AT_SHAPE_MAX_DIM, "the number of rows (required)"),
 	CLI_LLONG('N', NULL, "N", O(N), 1, AT_SHAPE_MAX_DIM, "the row length (required)"),
-	CLI_STRING(0, "op", "OP", O(op), "the op: softmax (default) or log_softmax"),
+	CLI_STRING(0, "op", "OP", O(op), "the op: softmax (default), log_softmax, softmax_backward, log_softmax_backward or cross_entropy (N: V)"),
 	CLI_CALLBACK(0, "dtype", "DTYPE", parse_dtype, "f32 (default), f16 or bf16"),
 	CLI_STRING(0, "db", "FILE", O(db_path),
 		   "the tuning database (default autotune.db, or $AUTOTUNE_DB)"),
@@ -85,9 +86,10 @@ static int parse_show(int argc, char **argv, show_options *o)
 	return 0;
 }
 
+/* the library's own table of ops (atd_op and its indices agree) */
 static atd_op op_of(const show_options *o)
 {
-	return strcmp(o->op, "log_softmax") == 0 ? ATD_OP_LOG_SOFTMAX : ATD_OP_SOFTMAX;
+	return (atd_op)atdi_op_find(o->op);
 }
 
 static void print_choice(const show_options *o, const char *gpu_line, const atd_choice *c)
@@ -165,9 +167,14 @@ int cmd_show(int argc, char **argv)
 	int rc = parse_show(argc, argv, &o);
 	if (rc)
 		return rc;
-	if (strcmp(o.op, "softmax") != 0 && strcmp(o.op, "log_softmax") != 0)
-		return cli_usage_error("show", "no op \"%.100s\": the dispatch library serves "
-					       "softmax and log_softmax", o.op);
+	if (atdi_op_find(o.op) < 0) {
+		char ops[256] = "";
+		for (int i = 0, n = 0; i < ATDI_NOPS; i++)
+			n += snprintf(ops + n, sizeof ops - (size_t)n, "%s%s", i ? ", " : "",
+				      atdi_op_name(i));
+		return cli_usage_error("show", "no op \"%.100s\": the dispatch library serves %s",
+				       o.op, ops);
+	}
 	const char *path;
 	if (cli_db_path("show", o.db_path, 1, &path))
 		return 2;
