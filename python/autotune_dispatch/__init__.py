@@ -95,7 +95,7 @@ def log_softmax_backward(y, dy, dim=-1, out=None):
 
 
 def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean",
-                  z_loss=0.0, softcap=None, inplace_backward=False):
+                  z_loss=0.0, softcap=None, inplace_backward=False, check_targets=True):
     """The cross-entropy loss of logits [..., V] (classes last; float32,
     float16, bfloat16 on a CUDA device) against target [...] (int64 or
     int32), as torch.nn.functional.cross_entropy(logits.reshape(-1, V),
@@ -111,11 +111,14 @@ def cross_entropy(logits, target, ignore_index=-100, label_smoothing=0.0, reduct
     memory (they are overwritten: Liger-Kernel's option). A target outside
     [0, V) that is not ignore_index raises TargetError (the call then waits
     for the GPU, except while a CUDA graph is captured, where its row is
-    NaN). A custom op: torch.compile and CUDA graphs keep it, as softmax.
-    C: atd_cross_entropy.
+    NaN). check_targets=False skips that wait (ATD_TRUST_TARGETS): such a
+    row's loss is NaN, and the CPU runs ahead of the GPU as in a training
+    loop it should. A custom op: torch.compile and CUDA graphs keep it, as
+    softmax. C: atd_cross_entropy.
     """
     return _cross_entropy.cross_entropy_with_lse(logits, target, ignore_index, label_smoothing,
-                                                 reduction, z_loss, softcap, inplace_backward)[0]
+                                                 reduction, z_loss, softcap, inplace_backward,
+                                                 check_targets)[0]
 
 
 def cross_entropy_lse(logits, target, ignore_index=-100, label_smoothing=0.0, z_loss=0.0,

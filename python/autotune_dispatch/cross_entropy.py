@@ -22,16 +22,18 @@ WHAT = layout.CE_WHAT
 
 
 def _launch(handle, logits, target, loss, lse, grad, ignore_index, label_smoothing, z_loss,
-            softcap, reduction, upstream=1.0):
+            softcap, reduction, check_targets, upstream=1.0):
     """atd_cross_entropy over logits [M, V] (rows of one stride) into loss,
-    lse and grad (None: the forward alone; logits itself: in place)."""
+    lse and grad (None: the forward alone; logits itself: in place);
+    without check_targets, ATD_TRUST_TARGETS (no stream sync: a bad
+    target's row is NaN)."""
     M, V, ld = layout.rows(tuple(logits.shape), tuple(logits.stride()))
     ldd = layout.rows(tuple(grad.shape), tuple(grad.stride()))[2] if grad is not None else V
     so = handle._so
     o = lib.CrossEntropyOpts(int(ignore_index), float(label_smoothing), float(z_loss),
                              float(softcap or 0.0), lib.REDUCTIONS[reduction],
                              lib.INDEX_TYPES[str(target.dtype).replace("torch.", "")],
-                             float(upstream), 0)
+                             float(upstream), 0 if check_targets else lib.TRUST_TARGETS)
     ws = torch.empty(so.atd_cross_entropy_workspace_size(M), dtype=torch.uint8,
                      device=logits.device)
     index, stream = ops._device_stream(logits)
@@ -62,17 +64,18 @@ if torch is not None and hasattr(getattr(torch, "library", None), "custom_op"):
         @torch.library.custom_op("autotune_dispatch::cross_entropy", mutates_args=())
         def _ce_op(logits: torch.Tensor, target: torch.Tensor, ignore_index: int,
                    label_smoothing: float, z_loss: float, softcap: float, reduction: str,
-                   with_grad: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                   with_grad: bool, check_targets: bool
+                   ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
             _check(logits, target, label_smoothing, reduction, z_loss, softcap or None)
             loss, lse = _outputs(logits, reduction)
             grad = torch.empty_like(logits) if with_grad else None
             _launch(ops.default_handle(), logits, target, loss, lse, grad, ignore_index,
-                    label_smoothing, z_loss, softcap, reduction)
+                    label_smoothing, z_loss, softcap, reduction, check_targets)
             return loss, lse, grad if with_grad else logits.new_empty((0,))
 
         @_ce_op.register_fake
         def _(logits, target, ignore_index, label_smoothing, z_loss, softcap, reduction,
-              with_grad):
+              with_grad, check_targets):
             _check(logits, target, label_smoothing, reduction, z_loss, softcap or None)
             loss, lse = _outputs(logits, reduction)
             return loss, lse, torch.empty_like(logits) if with_grad else logits.new_empty((0,))
@@ -80,15 +83,17 @@ if torch is not None and hasattr(getattr(torch, "library", None), "custom_op"):
         @torch.library.custom_op("autotune_dispatch::cross_entropy_", mutates_args=("logits",))
         def _ce_inplace_op(logits: torch.Tensor, target: torch.Tensor, ignore_index: int,
                            label_smoothing: float, z_loss: float, softcap: float,
-                           reduction: str) -> tuple[torch.Tensor, torch.Tensor]:
+                           reduction: str, check_targets: bool
+                           ) -> tuple[torch.Tensor, torch.Tensor]:
             _check(logits, target, label_smoothing, reduction, z_loss, softcap or None)
             loss, lse = _outputs(logits, reduction)
             _launch(ops.default_handle(), logits, target, loss, lse, logits, ignore_index,
-                    label_smoothing, z_loss, softcap, reduction)
+                    label_smoothing, z_loss, softcap, reduction, check_targets)
             return loss, lse
 
         @_ce_inplace_op.register_fake
-        def _(logits, target, ignore_index, label_smoothing, z_loss, softcap, reduction):
+        def _(logits, target, ignore_index, label_smoothing, z_loss, softcap, reduction,
+              check_targets):
             _check(logits, target, label_smoothing, reduction, z_loss, softcap or None)
             return _outputs(logits, reduction)
 
@@ -96,22 +101,22 @@ if torch is not None and hasattr(getattr(torch, "library", None), "custom_op"):
 
 
 def _forward(logits, target, ignore_index, label_smoothing, z_loss, softcap, reduction,
-             with_grad, inplace):
+             with_grad, inplace, check_targets):
     """(loss, lse, grad or None) over 2-D logits of rows of one stride."""
     cap = float(softcap or 0.0)
     if _registered:
         o = torch.ops.autotune_dispatch
         if with_grad and inplace:
             loss, lse = o.cross_entropy_(logits, target, ignore_index, label_smoothing, z_loss,
-                                         cap, reduction)
+                                         cap, reduction, check_targets)
             return loss, lse, logits
         loss, lse, grad = o.cross_entropy(logits, target, ignore_index, label_smoothing, z_loss,
-                                          cap, reduction, with_grad)
+                                          cap, reduction, with_grad, check_targets)
         return loss, lse, grad if with_grad else None
     loss, lse = _outputs(logits, reduction)  # a PyTorch without custom_op (before 2.4)
     grad = (logits if inplace else torch.empty_like(logits)) if with_grad else None
     _launch(ops.default_handle(), logits, target, loss, lse, grad, ignore_index,
-            label_smoothing, z_loss, cap, reduction)
+            label_smoothing, z_loss, cap, reduction, check_targets)
     return loss, lse, grad
 
 
@@ -127,10 +132,10 @@ if torch is not None:
     class _CrossEntropy(torch.autograd.Function):
         @staticmethod
         def forward(ctx, logits, target, ignore_index, label_smoothing, z_loss, softcap,
-                    reduction, inplace):
+                    reduction, inplace, check_targets):
             with_grad = ctx.needs_input_grad[0]
             loss, lse, grad = _forward(logits, target, ignore_index, label_smoothing, z_loss,
-                                       softcap, reduction, with_grad, inplace)
+                                       softcap, reduction, with_grad, inplace, check_targets)
             if grad is not None:
                 ctx.save_for_backward(grad)
             ctx.mark_non_differentiable(lse)
@@ -143,7 +148,7 @@ if torch is not None:
             if not _is_one(grad_loss):
                 g = grad_loss.unsqueeze(-1) if ctx.reduction == "none" else grad_loss
                 grad = grad * g.to(grad.dtype)
-            return grad, None, None, None, None, None, None, None
+            return grad, None, None, None, None, None, None, None, None
 
 
 def _rows2d(logits, target):
@@ -165,7 +170,8 @@ def _empty_batch(logits, reduction):
 
 
 def cross_entropy_with_lse(logits, target, ignore_index=-100, label_smoothing=0.0,
-                           reduction="mean", z_loss=0.0, softcap=None, inplace_backward=False):
+                           reduction="mean", z_loss=0.0, softcap=None, inplace_backward=False,
+                           check_targets=True):
     """(loss, lse): see autotune_dispatch.cross_entropy."""
     ops.require_torch(WHAT)
     if not ops._is_compiling():
@@ -178,10 +184,11 @@ def cross_entropy_with_lse(logits, target, ignore_index=-100, label_smoothing=0.
     grad_on = torch.is_grad_enabled() and logits.requires_grad
     if grad_on:
         loss, lse = _CrossEntropy.apply(x, t, int(ignore_index), float(label_smoothing),
-                                        float(z_loss), softcap, reduction, bool(inplace_backward))
+                                        float(z_loss), softcap, reduction, bool(inplace_backward),
+                                        bool(check_targets))
     else:
         loss, lse, _ = _forward(x, t, int(ignore_index), float(label_smoothing), float(z_loss),
-                                softcap, reduction, False, False)
+                                softcap, reduction, False, False, bool(check_targets))
     if reduction == "none":
         loss = loss.reshape(lead)
     return loss, lse.reshape(lead)

@@ -165,6 +165,17 @@ class CrossEntropyOnTheGpu(unittest.TestCase):
         t[3] = -1
         self.assertTrue(torch.isfinite(atd.cross_entropy(x, t, ignore_index=-1)).item())
 
+    def test_unchecked_targets_give_nan_rows_not_an_error(self):
+        x = self.data(64, 1000)
+        t = self.targets(64, 1000, ignored=0.0)
+        t[17] = 1000
+        loss = atd.cross_entropy(x, t, reduction="none", check_targets=False)
+        self.assertTrue(torch.isnan(loss[17]).item(), loss[17])
+        keep = torch.arange(64, device=x.device) != 17
+        self.assertTrue(torch.isfinite(loss[keep]).all().item())
+        want = F.cross_entropy(x.double()[keep], t[keep], reduction="none")
+        self.close(loss[keep], want, 1e-5, "the other rows")
+
     def test_bad_arguments(self):
         x, t = self.data(16, 32), self.targets(16, 32)
         with self.assertRaises(ValueError):
