@@ -18,7 +18,9 @@
 // differ in where the row is held, not in what they compute.
 //
 // The source also defines the two one-CTA kernels of the contract,
-// cross_entropy_prepare_kernel and cross_entropy_reduce_kernel.
+// cross_entropy_prepare_kernel and cross_entropy_reduce_kernel, and
+// cross_entropy_scale_kernel, the backward's multiply by the upstream
+// gradient.
 #pragma once
 
 #include "softmax_common.cuh"
@@ -319,4 +321,27 @@ cross_entropy_reduce_kernel(float *out, const float *loss, long long M, const fl
 		s += part[k];
 	const long long nv = ((const long long *)ws)[CE_WS_N_VALID];
 	out[0] = (float)(mean ? s / (double)nv : s);
+}
+
+// The gradient's rows times the upstream gradient g, read on the device
+// (the loss's grad in autograd's backward: g[0] for a reduced loss, g[row]
+// per row): a row whose factor is 1 is not touched, so after a fused
+// forward the common case (loss.backward() of a mean) costs a launch and
+// one read of g, no pass over the gradient and no wait for the GPU to say
+// whether g is 1. Any grid; CE_SCALE_THREADS threads.
+#define CE_SCALE_THREADS 256
+extern "C" __global__ void __launch_bounds__(CE_SCALE_THREADS)
+cross_entropy_scale_kernel(elem_t *dx, long long M, long long V, long long lddx, const float *g,
+			   int per_row)
+{
+	if (!per_row && g[0] == 1.0f)
+		return;
+	for (long long row = blockIdx.x; row < M; row += gridDim.x) {
+		const float s = per_row ? g[row] : g[0];
+		if (s == 1.0f)
+			continue;
+		elem_t *r = dx + row * lddx;
+		for (long long j = threadIdx.x; j < V; j += CE_SCALE_THREADS)
+			r[j] = from_f32(to_f32(r[j]) * s);
+	}
 }

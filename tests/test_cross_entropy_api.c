@@ -152,6 +152,35 @@ Test(cross_entropy_api, valid_calls_pass_the_checks_and_stop_at_the_driver)
 	atd_close(h);
 }
 
+Test(cross_entropy_api, the_backward_scale_refuses_bad_arguments_naming_them)
+{
+	atd_handle *h;
+	cr_assert_eq(atd_open(tmp_path("absent.db"), ATD_OPEN_FALLBACK, &h), ATD_OK);
+	void *dx = dev[0];
+	const float *g = (const float *)dev[1];
+	cr_assert_eq(atd_cross_entropy_scale(NULL, ATD_BF16, dx, 8, 4, 8, g, 0, NULL),
+		     ATD_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(atd_cross_entropy_scale(h, ATD_BF16, dx, 8, 4, 8, NULL, 0, NULL),
+		     ATD_ERR_INVALID_ARGUMENT);
+	cr_assert(strstr(atd_errmsg(h), "g is NULL"), "%s", atd_errmsg(h));
+	cr_assert_eq(atd_cross_entropy_scale(h, ATD_BF16, NULL, 8, 4, 8, g, 0, NULL),
+		     ATD_ERR_INVALID_ARGUMENT);
+	cr_assert(strstr(atd_errmsg(h), "dlogits is NULL"), "%s", atd_errmsg(h));
+	cr_assert_eq(atd_cross_entropy_scale(h, ATD_BF16, dx, 7, 4, 8, g, 0, NULL),
+		     ATD_ERR_INVALID_ARGUMENT, "a stride below V");
+	cr_assert_eq(atd_cross_entropy_scale(h, ATD_BF16, dx, 8, 0, 8, g, 0, NULL),
+		     ATD_ERR_INVALID_ARGUMENT, "no rows");
+	cr_assert_eq(atd_cross_entropy_scale(h, ATD_BF16, dx, 8, 4, 8, g, 2, NULL),
+		     ATD_ERR_INVALID_ARGUMENT, "per_row is 0 or 1");
+	cr_assert(strstr(atd_errmsg(h), "per_row 0 or 1 (got 2)"), "%s", atd_errmsg(h));
+	cr_assert_eq(atd_cross_entropy_scale(h, (atd_dtype)7, dx, 8, 4, 8, g, 0, NULL),
+		     ATD_ERR_INVALID_ARGUMENT, "an unknown dtype");
+	/* valid: past the checks, to the driver (none here) */
+	cr_assert_neq(atd_cross_entropy_scale(h, ATD_BF16, dx, 8, 4, 8, g, 1, NULL),
+		      ATD_ERR_INVALID_ARGUMENT, "%s", atd_errmsg(h));
+	atd_close(h);
+}
+
 Test(cross_entropy_api, a_query_names_no_kernel_of_another_op)
 {
 	atd_handle *h;

@@ -131,7 +131,8 @@ Test(dispatch_install, the_shared_library_exports_exactly_the_api)
 {
 	assert_repo_root();
 	static const char *const api[] = {
-		"atd_close", "atd_cross_entropy", "atd_cross_entropy_workspace_size", "atd_errmsg",
+		"atd_close", "atd_cross_entropy", "atd_cross_entropy_scale",
+		"atd_cross_entropy_workspace_size", "atd_errmsg",
 		"atd_level_name", "atd_log_softmax",
 		"atd_log_softmax_backward", "atd_open", "atd_query", "atd_query_gpu", "atd_query_op",
 		"atd_query_op_gpu", "atd_set_log", "atd_softmax", "atd_softmax_backward",

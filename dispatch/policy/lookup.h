@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "dispatch/policy/row_ops.h"
 #include "dispatch/policy/tuned_table.h"
 
 typedef struct atdi_key {
@@ -22,7 +23,7 @@ struct CUfunc_st;
 
 typedef struct atdi_resolved {
 	struct CUfunc_st *fn; /* a CUfunction */
-	struct CUfunc_st *aux[2]; /* the op's other kernels (row_ops.h), or NULL */
+	struct CUfunc_st *aux[ATDI_OP_MAX_AUX]; /* the op's other kernels (row_ops.h), or NULL */
 	launch_geometry geom;
 	unsigned grid;
 	atd_level level;            /* the level that actually runs */

@@ -25,6 +25,9 @@ typedef enum atdi_signature {
 	ATDI_NSIGS
 } atdi_signature;
 
+/* The most kernels an op's code defines beside its own (atdi_op_desc.aux). */
+#define ATDI_OP_MAX_AUX 3
+
 typedef struct atdi_op_desc {
 	const char *name;   /* "softmax_backward": the tuner's and the database's */
 	const char *kernel; /* "softmax_backward_kernel": the entry point of its code */
@@ -37,7 +40,7 @@ typedef struct atdi_op_desc {
 	int flags_param; /* index of the kernel's last parameter, its flags */
 	/* Kernels the op's code defines beside its own and its call launches
 	 * around it (cross_entropy's prepare and reduce); NULL: none. */
-	const char *aux[2];
+	const char *aux[ATDI_OP_MAX_AUX];
 	const char *kinds[3]; /* per dtype, as messages and the online store name a shape */
 	/* The output's elements when every input is 0 (online tuning's check
 	 * that a variant runs and writes); NULL: the op is not tuned online. */

@@ -190,3 +190,34 @@ ATD_API atd_status atd_cross_entropy(atd_handle *h, atd_dtype dtype, const void 
 					  err.msg);
 	return ATD_OK;
 }
+
+#undef FN
+#define FN "atd_cross_entropy_scale"
+
+ATD_API atd_status atd_cross_entropy_scale(atd_handle *h, atd_dtype dtype, void *dlogits,
+					   int64_t lddlogits, int64_t M, int64_t V, const float *g,
+					   int per_row, void *stream)
+{
+	if (!h)
+		return ATD_ERR_INVALID_ARGUMENT;
+	if (!dlogits || !g)
+		return atdi_fail(h, ATD_ERR_INVALID_ARGUMENT, FN ": %s is NULL",
+				 !dlogits ? "dlogits" : "g");
+	if (M < 1 || V < 1 || lddlogits < V || (per_row != 0 && per_row != 1) ||
+	    (unsigned)dtype >= AT_DTYPE_COUNT)
+		return atdi_fail(h, ATD_ERR_INVALID_ARGUMENT,
+				 FN ": M = %lld and V = %lld must be at least 1, lddlogits = %lld "
+				 "at least V, per_row 0 or 1 (got %d), dtype known",
+				 (long long)M, (long long)V, (long long)lddlogits, per_row);
+	atdi_resolved r;
+	atd_status s = atdi_op_resolved(h, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V, &r);
+	if (s != ATD_OK)
+		return s;
+	at_error err;
+	if (launch_cross_entropy_scale(r.aux[2], (CUdeviceptr)(uintptr_t)dlogits, M, V, lddlogits,
+				       (CUdeviceptr)(uintptr_t)g, per_row, (CUstream)stream,
+				       &err) != 0)
+		return atdi_launch_failed(h, FN, &r, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V,
+					  err.msg);
+	return ATD_OK;
+}

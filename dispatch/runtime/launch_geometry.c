@@ -153,3 +153,19 @@ int launch_check_signature(CUfunction fn, int flags_param, at_error *err)
 			    "built by autotune 0.2 or older, whose kernels gave NaN for logits "
 			    "above about 1e29; tune again", flags_param);
 }
+
+/* Threads of cross_entropy_scale_kernel (templates/cross_entropy_common.cuh). */
+#define CE_SCALE_THREADS 256
+
+int launch_cross_entropy_scale(CUfunction fn, CUdeviceptr dx, long long M, long long V,
+			       long long lddx, CUdeviceptr g, int per_row, CUstream stream,
+			       at_error *err)
+{
+	/* enough CTAs to fill the GPU when a pass is needed; each returns at
+	 * once when it is not */
+	unsigned grid = M < 4096 ? (unsigned)M : 4096u;
+	void *args[] = { &dx, &M, &V, &lddx, &g, &per_row };
+	CU_TRY(err, cudrv.cuLaunchKernel(fn, grid, 1, 1, CE_SCALE_THREADS, 1, 1, 0, stream, args,
+					 NULL));
+	return 0;
+}

@@ -65,6 +65,12 @@ int launch_cross_entropy_prepare(CUfunction fn, CUdeviceptr ws, CUdeviceptr targ
 				 long long V, long long ignore_index, float upstream, int mean,
 				 unsigned flags, CUstream stream, at_error *err);
 
+/* Launches cross_entropy_scale_kernel (fn): dx's M rows of V times g[0],
+ * or g[row] with per_row; rows whose factor is 1 untouched. */
+int launch_cross_entropy_scale(CUfunction fn, CUdeviceptr dx, long long M, long long V,
+			       long long lddx, CUdeviceptr g, int per_row, CUstream stream,
+			       at_error *err);
+
 /* The index of the flags argument, the last of the signature: a kernel
  * without it was built before it existed (and before the numerics that
  * came with it), and is not launched. */

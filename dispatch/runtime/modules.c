@@ -52,9 +52,14 @@ static atd_status load_image(const void *image, int op, const char *entry, CUmod
 	if (rc != CUDA_SUCCESS)
 		return cuda_reason(rc, "cuModuleLoadData", why, cap);
 	const atdi_op_desc *d = atdi_op_desc_of(op);
-	const char *names[3] = { entry, d->aux[0], d->aux[1] };
-	CUfunction *outs[3] = { fn, &aux[0], &aux[1] };
-	for (int i = 0; i < 3 && names[i]; i++) {
+	const char *names[1 + ATDI_OP_MAX_AUX] = { entry };
+	CUfunction *outs[1 + ATDI_OP_MAX_AUX] = { fn };
+	for (int i = 0; i < ATDI_OP_MAX_AUX; i++) {
+		names[1 + i] = d->aux[i];
+		outs[1 + i] = &aux[i];
+		aux[i] = NULL;
+	}
+	for (int i = 0; i < 1 + ATDI_OP_MAX_AUX && names[i]; i++) {
 		rc = cudrv.cuModuleGetFunction(outs[i], *mod, names[i]);
 		if (rc != CUDA_SUCCESS) {
 			cudrv.cuModuleUnload(*mod);

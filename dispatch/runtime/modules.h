@@ -10,6 +10,7 @@
 #include "cuda/driver.h"
 #include "dispatch/runtime/context.h"
 #include "dispatch/runtime/jit_job.h"
+#include "dispatch/policy/row_ops.h"
 #include "dispatch/policy/tuned_table.h"
 #include "include/autotune/dispatch.h"
 
@@ -22,7 +23,7 @@ typedef struct atdi_module {
 	char *jit_key; /* ATDI_DERIVED_KEY: atdi_jit_key of the variant */
 	CUmodule mod;  /* NULL if loading failed */
 	CUfunction fn;
-	CUfunction aux[2]; /* the op's other kernels (atdi_op_desc.aux), or NULL */
+	CUfunction aux[ATDI_OP_MAX_AUX]; /* the op's other kernels (atdi_op_desc.aux), or NULL */
 	atd_status status; /* why it failed */
 	char *reason;
 } atdi_module;
@@ -30,7 +31,7 @@ typedef struct atdi_module {
 /* e's function (the built-in for (op, dtype) when e is NULL) in ctx, the current
  * context, loading its module on first use; a failure is remembered and
  * returned again without retrying. With slow held. On failure, why gets
- * the reason and the handle's message is left alone. aux (2, or NULL)
+ * the reason and the handle's message is left alone. aux (ATDI_OP_MAX_AUX, or NULL)
  * gets the op's other kernels from the same module (a module without
  * them does not load). */
 atd_status atdi_module_fn(atd_handle *h, const atdi_ctx_info *ci, const atdi_entry *e, int op,

@@ -26,8 +26,7 @@ static atd_status prepare_launch(const atdi_ctx_info *ci, CUfunction fn, const C
 		return ATD_ERR_NO_KERNEL;
 	}
 	out->fn = fn;
-	out->aux[0] = aux[0];
-	out->aux[1] = aux[1];
+	memcpy(out->aux, aux, sizeof out->aux);
 	out->geom = *g;
 	return ATD_OK;
 }
@@ -37,7 +36,7 @@ static atd_status load_stored(const atdi_loader *l, atd_handle *h, const atdi_ct
 			      long long M, atdi_resolved *out, char *why, size_t cap)
 {
 	(void)l;
-	CUfunction fn, aux[2];
+	CUfunction fn, aux[ATDI_OP_MAX_AUX];
 	atd_status s = atdi_module_fn(h, ci, e, op, dtype, &fn, aux, why, cap);
 	return s == ATD_OK ? prepare_launch(ci, fn, aux, g, M, out, why, cap) : s;
 }
@@ -47,7 +46,7 @@ static atd_status load_rules(const atdi_loader *l, atd_handle *h, const atdi_ctx
 			     atdi_resolved *out, char *why, size_t cap)
 {
 	(void)l;
-	CUfunction fn, aux[2];
+	CUfunction fn, aux[ATDI_OP_MAX_AUX];
 	atd_status s = atdi_module_derived(h, ci, job, &fn, aux, why, cap);
 	return s == ATD_OK ? prepare_launch(ci, fn, aux, g, M, out, why, cap) : s;
 }

@@ -387,6 +387,20 @@ ATD_API atd_status atd_cross_entropy(atd_handle *h, atd_dtype dtype, const void 
 				     void *dlogits, int64_t lddlogits, void *workspace,
 				     void *stream);
 
+/*
+** dlogits' M rows of V (stride lddlogits) times the upstream gradient read
+** on the device: g[0] (a reduced loss's, per_row 0) or g[i] for row i
+** (per_row 1: reduction none). A row whose factor is 1 is left untouched,
+** so after a fused atd_cross_entropy (upstream 1) the usual backward of a
+** mean or sum costs one small launch, with no pass over the gradient and
+** no wait for the GPU to say whether g is 1 (Liger-Kernel waits). g: M
+** floats, or one. Asynchronous; ATD_ERR_INVALID_ARGUMENT as
+** atd_cross_entropy for its arguments.
+*/
+ATD_API atd_status atd_cross_entropy_scale(atd_handle *h, atd_dtype dtype, void *dlogits,
+					   int64_t lddlogits, int64_t M, int64_t V, const float *g,
+					   int per_row, void *stream);
+
 /* What would serve a shape: a dry run of atd_softmax's own decision, by
  * the same code, compiling, loading and launching nothing. It takes a
  * derived kernel to compile (and, in background mode, to be built: where

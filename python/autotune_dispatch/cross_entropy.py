@@ -6,12 +6,17 @@ opaque operation each:
   autotune_dispatch::cross_entropy(Tensor logits, Tensor target, ...) -> (loss, lse, grad)
   autotune_dispatch::cross_entropy_(Tensor(a!) logits, Tensor target, ...) -> (loss, lse)
       the gradient written over the logits
+  autotune_dispatch::cross_entropy_scale_(Tensor(a!) grad, Tensor g, bool per_row)
+      the backward's multiply by the loss's gradient
 
 Logits [M, V] (classes last), targets [M] (int64 or int32). With grad
 enabled the forward computes the gradient too (upstream 1) and keeps it;
-the backward returns it, multiplied by grad_output only when that is not
-1 (Liger-Kernel's scheme: the logits are read once). The autograd is a
-torch.autograd.Function around the ops, which torch.compile traces.
+the backward returns it multiplied by grad_output by a kernel that reads
+grad_output on the GPU and leaves rows whose factor is 1 alone (Liger-
+Kernel asks the GPU whether it is 1 and waits for the answer; this never
+waits). The autograd is a torch.autograd.Function around the ops, which
+torch.compile traces. A backward run twice (retain_graph) scales the kept
+gradient twice, as Liger's does.
 """
 from . import layout
 from . import library as lib
@@ -41,6 +46,16 @@ def _launch(handle, logits, target, loss, lse, grad, ignore_index, label_smoothi
               (handle.pointer, ops._dtype_code(logits), logits.data_ptr(), ld, target.data_ptr(),
                M, V, o, loss.data_ptr(), lse.data_ptr(),
                grad.data_ptr() if grad is not None else None, ldd, ws.data_ptr(), stream))
+
+
+def _scale(handle, grad, g, per_row):
+    """atd_cross_entropy_scale: grad's rows times g (g[0], or g[row] with
+    per_row) read on the GPU, rows whose factor is 1 untouched."""
+    M, V, ld = layout.rows(tuple(grad.shape), tuple(grad.stride()))
+    index, stream = ops._device_stream(grad)
+    ops._call(handle, grad.device, index, handle._so.atd_cross_entropy_scale,
+              (handle.pointer, ops._dtype_code(grad), grad.data_ptr(), ld, M, V, g.data_ptr(),
+               int(per_row), stream))
 
 
 def _outputs(logits, reduction):
@@ -97,6 +112,14 @@ if torch is not None and hasattr(getattr(torch, "library", None), "custom_op"):
             _check(logits, target, label_smoothing, reduction, z_loss, softcap or None)
             return _outputs(logits, reduction)
 
+        @torch.library.custom_op("autotune_dispatch::cross_entropy_scale_", mutates_args=("grad",))
+        def _ce_scale_op(grad: torch.Tensor, g: torch.Tensor, per_row: bool) -> None:
+            _scale(ops.default_handle(), grad, g, per_row)
+
+        @_ce_scale_op.register_fake
+        def _(grad, g, per_row):
+            return None
+
         _registered = True
 
 
@@ -120,12 +143,16 @@ def _forward(logits, target, ignore_index, label_smoothing, z_loss, softcap, red
     return loss, lse, grad
 
 
-def _is_one(t):
-    """Whether every element of grad_output is 1: a look at the GPU (as
-    Liger's), skipped where none may be taken (tracing, capturing)."""
-    if ops._is_compiling() or torch.cuda.is_current_stream_capturing():
-        return False
-    return bool((t == 1).all())
+def _scale_by(grad, grad_loss, per_row):
+    """grad times the loss's gradient, in place, without waiting for the
+    GPU: the kernel reads grad_loss and leaves rows whose factor is 1 alone
+    (after loss.backward() of a mean, all of them)."""
+    g = grad_loss.detach().to(torch.float32).contiguous()
+    if _registered:
+        torch.ops.autotune_dispatch.cross_entropy_scale_(grad, g, per_row)
+    else:
+        _scale(ops.default_handle(), grad, g, per_row)
+    return grad
 
 
 if torch is not None:
@@ -145,9 +172,7 @@ if torch is not None:
         @staticmethod
         def backward(ctx, grad_loss, grad_lse):
             (grad,) = ctx.saved_tensors
-            if not _is_one(grad_loss):
-                g = grad_loss.unsqueeze(-1) if ctx.reduction == "none" else grad_loss
-                grad = grad * g.to(grad.dtype)
+            grad = _scale_by(grad, grad_loss, ctx.reduction == "none")
             return grad, None, None, None, None, None, None, None, None
 
 

@@ -200,6 +200,9 @@ def _declare(so):
     so.atd_cross_entropy.argtypes = [c.c_void_p, c.c_int, c.c_void_p, c.c_int64, c.c_void_p, c.c_int64,
                                      c.c_int64, c.POINTER(CrossEntropyOpts), c.c_void_p, c.c_void_p,
                                      c.c_void_p, c.c_int64, c.c_void_p, c.c_void_p]
+    so.atd_cross_entropy_scale.restype = c.c_int
+    so.atd_cross_entropy_scale.argtypes = [c.c_void_p, c.c_int, c.c_void_p, c.c_int64, c.c_int64,
+                                           c.c_int64, c.c_void_p, c.c_int, c.c_void_p]
     so.atd_query.restype = c.c_int
     so.atd_query.argtypes = [c.c_void_p, c.c_int, c.c_int64, c.c_int64, c.POINTER(Choice)]
     so.atd_query_op.restype = c.c_int
