@@ -122,7 +122,8 @@ class CrossEntropyOnTheGpu(unittest.TestCase):
                 (reference(x64, t)[0] * 2.5).backward()
                 tol = TOLERANCE[dt]
                 self.close(leaf.grad, x64.grad, tol, f"{dt} in place, scaled")
-                self.close(logits.detach(), x64.grad / 2.5, tol, f"{dt}: the logits hold the gradient")
+                # scaled in place (as Liger's): the logits' memory holds the gradient returned
+                self.close(logits.detach(), x64.grad, tol, f"{dt}: the logits hold the gradient")
 
     def test_extreme_logits(self):
         for dt in DTYPES:
@@ -164,6 +165,25 @@ class CrossEntropyOnTheGpu(unittest.TestCase):
         # ignore_index itself is not out of range, whatever its value
         t[3] = -1
         self.assertTrue(torch.isfinite(atd.cross_entropy(x, t, ignore_index=-1)).item())
+
+    def test_the_backward_scale_reads_the_factor_on_the_gpu(self):
+        ops = torch.ops.autotune_dispatch
+        for dt in DTYPES:
+            with self.subTest(dtype=dt):
+                g0 = self.data(64, 3000, dtype=dt)
+                g = g0.clone()
+                ops.cross_entropy_scale_(g, torch.ones((), device="cuda"), False)
+                self.assertTrue(torch.equal(g, g0), "a factor of 1 leaves it alone")
+                ops.cross_entropy_scale_(g, torch.full((), 0.5, device="cuda"), False)
+                self.close(g, g0.double() * 0.5, TOLERANCE[dt], "halved")
+                rows = torch.ones(64, device="cuda")
+                rows[5], rows[9] = 3.0, -2.0
+                g = g0.clone()
+                ops.cross_entropy_scale_(g, rows, True)
+                self.close(g, g0.double() * rows.double()[:, None], TOLERANCE[dt], "per row")
+                keep = torch.ones(64, dtype=torch.bool, device="cuda")
+                keep[[5, 9]] = False
+                self.assertTrue(torch.equal(g[keep], g0[keep]), "rows of 1 untouched")
 
     def test_unchecked_targets_give_nan_rows_not_an_error(self):
         x = self.data(64, 1000)
@@ -213,11 +233,15 @@ class CrossEntropyOnTheGpu(unittest.TestCase):
         ops = torch.ops.autotune_dispatch
         if hasattr(torch.library, "opcheck"):
             torch.library.opcheck(ops.cross_entropy.default,
-                                  (x, t, -100, 0.1, 1e-4, 0.0, "mean", True))
+                                  (x, t, -100, 0.1, 1e-4, 0.0, "mean", True, True))
             torch.library.opcheck(ops.cross_entropy.default,
-                                  (x, t, -100, 0.0, 0.0, 30.0, "none", False))
+                                  (x, t, -100, 0.0, 0.0, 30.0, "none", False, False))
             torch.library.opcheck(ops.cross_entropy_.default,
-                                  (x.clone(), t, -100, 0.0, 0.0, 0.0, "sum"))
+                                  (x.clone(), t, -100, 0.0, 0.0, 0.0, "sum", True))
+            torch.library.opcheck(ops.cross_entropy_scale_.default,
+                                  (x.clone(), torch.full((), 0.5, device="cuda"), False))
+            torch.library.opcheck(ops.cross_entropy_scale_.default,
+                                  (x.clone(), torch.rand(64, device="cuda"), True))
         f = torch.compile(lambda a, b: atd.cross_entropy(a * 2.0, b, label_smoothing=0.1))
         for dt in DTYPES:
             with self.subTest(dtype=dt):
