@@ -41,6 +41,7 @@
 	X(cuMemcpyDtoH, CUDA_VERSION) \
 	X(cuMemcpyDtoDAsync, CUDA_VERSION) \
 	X(cuMemcpyDtoHAsync, CUDA_VERSION) \
+	X(cuMemcpyHtoDAsync, CUDA_VERSION) \
 	X(cuMemsetD32Async, CUDA_VERSION) \
 	X(cuMemsetD8Async, CUDA_VERSION) \
 	X(cuModuleLoadData, CUDA_VERSION) \

@@ -68,6 +68,8 @@ static int probe_make(ce_probe *p, at_dtype dt, long long M, long long N, const 
 	CU_TRY(err, cudrv.cuMemcpyHtoD(p->t_special, t_special, R * sizeof *t_special));
 	CU_TRY(err, cudrv.cuMemcpyHtoD(p->t32, t32, R * sizeof *t32));
 	CU_TRY(err, cudrv.cuMemcpyHtoD(p->scale, &scale, sizeof scale));
+	/* the copies above land before any stream's launch (see ce_shape_probe) */
+	CU_TRY(err, cudrv.cuCtxSynchronize());
 	return 0;
 }
 
@@ -261,7 +263,11 @@ int ce_shape_probe(const ce_shape *c, CUfunction fn, const launch_geometry *g, u
 	if (!*ok)
 		return 0;
 	size_t strided = 1 + (size_t)p->R * (size_t)(N + 1);
-	CU_TRY(err, cudrv.cuMemcpyHtoD(p->strided, p->strided_host, strided * es));
+	/* on the probe's stream: a copy from pageable memory on the legacy
+	 * stream may still be landing when it returns, and the stream does
+	 * not wait for it (a non-blocking one): the in-place run then read
+	 * the previous variant's gradient now and then (H200, 2026-11-26) */
+	CU_TRY(err, cudrv.cuMemcpyHtoDAsync(p->strided, p->strided_host, strided * es, stream));
 	ce_launch_args in_place = { .dx = p->strided + es, .x = p->strided + es,
 				    .target = p->t_special, .loss = c->loss, .lse = c->lse,
 				    .M = p->R, .V = N, .lddx = N + 1, .ldx = N + 1,

@@ -124,6 +124,9 @@ static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, double 
 	/* the M x N part of the reference: an op's row results stay here */
 	CU_TRY(err, cudrv.cuMemAlloc(&d->ref_dev, count * sizeof *d->ref));
 	CU_TRY(err, cudrv.cuMemcpyHtoD(d->ref_dev, d->ref, count * sizeof *d->ref));
+	/* a copy from pageable memory may still be landing when it returns,
+	 * and the timer's non-blocking stream does not wait for the legacy one */
+	CU_TRY(err, cudrv.cuCtxSynchronize());
 	if (op->launch == AT_LAUNCH_CROSS_ENTROPY) {
 		d->ce_on = 1;
 		if (ce_shape_make(&d->ce, op, s->dtype, s->M, s->N, d->host_x, d->x, d->ref, err))
