@@ -262,8 +262,12 @@ bench-dispatch: $(BUILD)/bench_dispatch
 $(BUILD)/bench_dispatch: $(BUILD)/obj/tools/bench_dispatch.o $(LIB_OBJ)
 	$(Q)$(CC) -o $@ $^ $(STATIC_LIBS) $(SYS_LIBS)
 
+# The family in turn, softmax first: its results then prune log_softmax's
+# sweep (the same templates); SWEEP_CONFIGS=configs/softmax.yaml for softmax alone.
+SWEEP_CONFIGS ?= configs/softmax.yaml configs/log_softmax.yaml configs/softmax_backward.yaml \
+	configs/cross_entropy.yaml
 sweep: $(BUILD)/autotune
-	$(BUILD)/autotune sweep -c configs/softmax.yaml --db autotune.db
+	set -e; for c in $(SWEEP_CONFIGS); do $(BUILD)/autotune sweep -c $$c --db autotune.db; done
 
 # The benchmark (needs a GPU): tunes configs/bench.yaml into $(BENCH_DB)
 # (resumes; tuned shapes are skipped), prints the goals table and writes

@@ -122,7 +122,8 @@ int prune_model_obtain(const char *db_path, long long before_sweep, const char *
 	for (int i = 0; i < 2 && learn[i]; i++) {
 		size_t n = 0;
 		if (fit_from(db_path, before_sweep, gpu_name, learn[i], ts, nts, m, &n)) {
-			snprintf(what, cap, "fitted on %zu tuned %s shapes of %s", n, learn[i], gpu_name);
+			snprintf(what, cap, "fitted on %zu tuned %s shapes of %s%s", n, learn[i], gpu_name,
+				 i ? " (shapes of templates it never learned are swept in full)" : "");
 			return 1;
 		}
 		own += i == 0 ? n : 0;
