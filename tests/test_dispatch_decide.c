@@ -41,7 +41,8 @@ typedef struct fake {
 	atdi_loader loader;
 	atd_status stored, builtin, rules, tune; /* what each kind of request gets */
 	int poll;                                /* every background compile's state */
-	int requests, tunings;
+	atdi_tune_state tuned_later;             /* the background tuning's state */
+	int requests, tunings, asks;
 	char granted[1400];
 } fake;
 
@@ -95,6 +96,16 @@ static int fake_poll(const atdi_loader *l, atd_handle *h, const atdi_jit_job *jo
 	return ((fake *)l->user)->poll;
 }
 
+/* What tuning "finds": the nearest winner's variant, in 1.5 us. */
+static int nearest_variant(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dtype,
+			   long long M, long long N, atdi_plan *best, double *us)
+{
+	atdi_env env = atdi_ctx_env(ci, dtype, M, N);
+	*us = 1.5;
+	return atdi_plan_candidates(&h->table, tr_templates, tr_ntemplates, &ci->gpu, op, &env,
+				    dtype, best, 1) == 1;
+}
+
 /* Tuning "times" the candidates and finds the nearest winner's fastest. */
 static atd_status fake_tune(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
 			    int op, at_dtype dtype, long long M, long long N, atdi_plan *best,
@@ -102,20 +113,32 @@ static atd_status fake_tune(const atdi_loader *l, atd_handle *h, const atdi_ctx_
 {
 	fake *f = l->user;
 	f->tunings++;
-	atdi_env env = atdi_ctx_env(ci, dtype, M, N);
 	snprintf(why, cap, "the test double fails it");
-	if (f->tune != ATD_OK || atdi_plan_candidates(&h->table, tr_templates, tr_ntemplates,
-						      &ci->gpu, op, &env, dtype, best, 1) != 1)
-		return ATD_ERR_NO_KERNEL;
-	*us = 1.5;
-	return ATD_OK;
+	return f->tune == ATD_OK && nearest_variant(h, ci, op, dtype, M, N, best, us)
+		       ? ATD_OK
+		       : ATD_ERR_NO_KERNEL;
+}
+
+/* Background tuning's worker, as the double: PENDING until told DONE (then
+ * the nearest winner's variant, as fake_tune) or FAILED. */
+static atdi_tune_state fake_tune_later(const atdi_loader *l, atd_handle *h,
+				       const atdi_ctx_info *ci, int op, at_dtype dtype, long long M,
+				       long long N, atdi_plan *best, double *us, char *why,
+				       size_t cap)
+{
+	fake *f = l->user;
+	f->asks++;
+	if (f->tuned_later == ATDI_TUNE_DONE && !nearest_variant(h, ci, op, dtype, M, N, best, us))
+		return ATDI_TUNE_FAILED;
+	snprintf(why, cap, "the test double's tuning failed");
+	return f->tuned_later;
 }
 
 /* A double that grants everything and finds every compile done. */
 static void fake_init(fake *f)
 {
 	memset(f, 0, sizeof *f);
-	f->loader = (atdi_loader){ fake_stored, fake_rules, fake_poll, fake_tune, f };
+	f->loader = (atdi_loader){ fake_stored, fake_rules, fake_poll, fake_tune, fake_tune_later, f };
 	f->poll = 1;
 }
 
@@ -412,5 +435,54 @@ Test(dispatch_decide, a_handle_that_tunes_has_the_launch_tune_and_the_dry_run_an
 	cr_assert_str_eq(f.granted, want);
 	cr_assert(strstr(notes.text[0], "could not tune f32 M=4096 N=2000 online") != NULL, "%s",
 		  notes.text[0]);
+	atd_close(h);
+}
+
+Test(dispatch_decide, background_tuning_serves_what_is_at_hand_until_the_worker_is_done)
+{
+	write_fixture("t.db");
+	atd_handle *h = open_db(tmp_path("t.db"), ATD_OPEN_TUNE | ATD_OPEN_JIT_BACKGROUND);
+	atd_handle *nojit = open_db(tmp_path("t.db"), ATD_OPEN_NO_JIT);
+	fake f;
+	fake_init(&f);
+	f.poll = 0;
+	f.tuned_later = ATDI_TUNE_PENDING;
+	atdi_resolved r;
+	atdi_notes notes = { 0 };
+	cr_assert_eq(launch(h, &f, &sxm, AT_F32, 4096, 2000, &r, &notes), ATD_OK);
+	cr_assert_eq(f.asks, 1);
+	cr_assert_eq(f.tunings, 0, "the caller never tunes while the worker can");
+	cr_assert(r.provisional);
+	atd_choice c;
+	cr_assert_eq(atd_query_gpu(nojit, &sxm, ATD_F32, 4096, 2000, &c), ATD_OK);
+	char want[1400];
+	expect_text(&c, &sxm, want, sizeof want);
+	cr_assert_str_eq(f.granted, want, "meanwhile: what a handle that never compiles runs");
+	/* the derived kernel built, the tuning still running: derived, still provisional */
+	f.poll = 1;
+	cr_assert_eq(launch(h, &f, &sxm, AT_F32, 4096, 2000, &r, &notes), ATD_OK);
+	cr_assert_eq(r.level, ATD_LEVEL_DERIVED);
+	cr_assert(r.provisional, "decided again once the tuning ends");
+	/* tuned: the winner, for good */
+	f.tuned_later = ATDI_TUNE_DONE;
+	cr_assert_eq(launch(h, &f, &sxm, AT_F32, 4096, 2000, &r, &notes), ATD_OK);
+	cr_assert_eq(r.level, ATD_LEVEL_TUNED);
+	cr_assert_not(r.provisional);
+	cr_assert_float_eq(r.tuned_us, 1.5, 1e-12);
+	cr_assert_eq(notes.n, 0, "%s", notes.text[0]);
+	/* a failed tuning warns and serves what query says */
+	f.tuned_later = ATDI_TUNE_FAILED;
+	cr_assert_eq(launch(h, &f, &sxm, AT_F32, 4096, 2001, &r, &notes), ATD_OK);
+	cr_assert_eq(r.level, ATD_LEVEL_DERIVED);
+	cr_assert_not(r.provisional);
+	cr_assert(strstr(notes.text[0], "could not tune f32 M=4096 N=2001 online") != NULL, "%s",
+		  notes.text[0]);
+	cr_assert_eq(f.tunings, 0);
+	/* a worker that cannot take the job: tuned now, as a blocking handle */
+	f.tuned_later = ATDI_TUNE_NONE;
+	cr_assert_eq(launch(h, &f, &sxm, AT_F32, 4096, 2002, &r, &notes), ATD_OK);
+	cr_assert_eq(f.tunings, 1);
+	cr_assert_eq(r.level, ATD_LEVEL_TUNED);
+	atd_close(nojit);
 	atd_close(h);
 }

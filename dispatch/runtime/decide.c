@@ -115,12 +115,13 @@ static int tuned_earlier(atd_handle *h, const atdi_ctx_info *ci, const atdi_env 
 	       atdi_rules_geometry(plan->rules, plan->values, env, &plan->geom) == 0;
 }
 
-/* The online-tuned variant: from an earlier process, or tuned now when the
- * handle tunes and the loader can. ATD_OK with out filled, or another
- * status to go on. */
+/* The online-tuned variant: from an earlier process, or tuned now (in
+ * background mode: by the worker, *pending meanwhile) when the handle
+ * tunes and the loader can. ATD_OK with out filled, or another status to
+ * go on. */
 static atd_status use_tuned(atd_handle *h, const atdi_ctx_info *ci, const atdi_loader *l,
 			    int op, at_dtype dtype, long long M, long long N, atdi_resolved *out,
-			    atdi_notes *notes)
+			    int *pending, atdi_notes *notes)
 {
 	atdi_env env = atdi_ctx_env(ci, dtype, M, N);
 	atdi_plan plan;
@@ -129,7 +130,20 @@ static atd_status use_tuned(atd_handle *h, const atdi_ctx_info *ci, const atdi_l
 	if (!tuned_earlier(h, ci, &env, op, dtype, &plan, &us)) {
 		if (!h->jit.tune || !l->tune)
 			return ATD_ERR_NO_KERNEL;
-		atd_status s = l->tune(l, h, ci, op, dtype, M, N, &plan, &us, why, sizeof why);
+		/* background mode: the worker's (queued by the first ask), or
+		 * tuned now if it could not be queued */
+		atdi_tune_state st = h->jit.mode == ATDI_JIT_BACKGROUND && l->tune_later
+					     ? l->tune_later(l, h, ci, op, dtype, M, N, &plan, &us,
+							     why, sizeof why)
+					     : ATDI_TUNE_NONE;
+		if (st == ATDI_TUNE_PENDING) {
+			*pending = 1;
+			return ATD_ERR_NO_KERNEL;
+		}
+		atd_status s = st == ATDI_TUNE_DONE	 ? ATD_OK
+			       : st == ATDI_TUNE_FAILED ? ATD_ERR_NO_KERNEL
+							 : l->tune(l, h, ci, op, dtype, M, N, &plan,
+								   &us, why, sizeof why);
 		if (s != ATD_OK) {
 			if (first_warning(h, notes, op, dtype, M, N))
 				atdi_note(notes, ATD_LOG_WARNING,
@@ -166,6 +180,16 @@ static atd_status use_derived(atd_handle *h, const atdi_ctx_info *ci, const atdi
 	return use_rules(h, ci, l, plan, plan->level, dtype, M, N, out, notes);
 }
 
+/* While the shape is tuned in the background, what serves it meanwhile is
+ * provisional: decided again once a worker's job ends. */
+static void mark_tuning(atdi_resolved *out, int tuning, unsigned generation)
+{
+	if (tuning) {
+		out->provisional = 1;
+		out->generation = generation;
+	}
+}
+
 /* The performance model's plan for the shape, over *plan: 1, or 0 when the
  * database holds no model for this GPU model (or it chooses nothing). */
 static int use_model(atd_handle *h, const atdi_ctx_info *ci, int op, const atdi_env *env,
@@ -193,8 +217,11 @@ atd_status atdi_decide(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype 
 	const char *model_gpu = NULL;
 	if (jit && plan.level != ATD_LEVEL_EXACT)
 		use_model(h, ci, op, &env, dtype, &plan, &model_gpu, notes);
+	/* read before asking: a tuning that ends in between bumps it */
+	unsigned generation = atdi_jit_generation(&h->jit);
+	int tuning = 0;
 	if (jit && plan.level != ATD_LEVEL_EXACT) {
-		s = use_tuned(h, ci, l, op, dtype, M, N, out, notes);
+		s = use_tuned(h, ci, l, op, dtype, M, N, out, &tuning, notes);
 		if (s == ATD_ERR_NO_MEMORY)
 			return s;
 	}
@@ -213,12 +240,16 @@ atd_status atdi_decide(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype 
 		if (s == ATD_ERR_NO_MEMORY || s == ATD_ERR_KERNEL_ALTERED)
 			return s;
 	}
-	if (s == ATD_OK)
+	if (s == ATD_OK) {
+		mark_tuning(out, tuning, generation);
 		return ATD_OK;
+	}
 	if (!plan.entry && builtin_kernel_for(op, dtype) && first_warning(h, notes, op, dtype, M, N))
 		atdi_note(notes, ATD_LOG_WARNING,
 			  "no tuned kernel for %s M=%lld N=%lld on %s (sm_%d): using the built-in "
 			  "kernel",
 			  atdi_op_dtype_name(op, dtype), M, N, ci->name, ci->arch);
-	return use_builtin(h, ci, l, op, dtype, M, N, out);
+	s = use_builtin(h, ci, l, op, dtype, M, N, out);
+	mark_tuning(out, tuning, generation);
+	return s;
 }

@@ -18,6 +18,7 @@
 #include "dispatch/runtime/handle.h"
 #include "dispatch/runtime/jit_job.h"
 #include "dispatch/runtime/launch_geometry.h"
+#include "dispatch/runtime/tune_worker.h"
 #include "dispatch/policy/lookup.h"
 #include "dispatch/policy/plan.h"
 
@@ -49,6 +50,12 @@ struct atdi_loader {
 	atd_status (*tune)(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
 			   int op, at_dtype dtype, long long M, long long N, atdi_plan *best, double *us,
 			   char *why, size_t cap);
+	/* Background mode's tune: the shape's tuning on the handle's worker
+	 * (tune_worker.h), queued by the first ask; DONE fills best and us,
+	 * FAILED why. NULL: never. */
+	atdi_tune_state (*tune_later)(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
+				      int op, at_dtype dtype, long long M, long long N,
+				      atdi_plan *best, double *us, char *why, size_t cap);
 	void *user; /* the hooks' own state */
 };
 

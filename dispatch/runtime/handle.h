@@ -41,6 +41,7 @@ struct atd_handle {
 	atdi_lookup warned_missing; /* shapes whose winner's lost code was warned about */
 	atdi_jit jit;       /* derived variants: compiling and their cache */
 	int jit_inited;
+	struct atdi_tune_worker *tuner; /* background mode's online tuning (tune_worker.h) */
 	struct perf_model **models; /* table.models parsed (models.h), guarded by slow */
 	signed char *model_state;   /* per row: 0 not yet, 1 parsed, -1 does not parse */
 	char **strings;     /* derived params texts, kept until atd_close */

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "db/tuning_db.h" /* TDB_PATH_ENV, TDB_DEFAULT_PATH only */
+#include "dispatch/runtime/resolve.h"
+#include "dispatch/runtime/tune_worker.h"
 #include "dispatch/runtime/models.h"
 #include "dispatch/runtime/handle.h"
 #include "dispatch/runtime/modules.h"
@@ -20,8 +22,12 @@ static _Thread_local char open_error[ATDI_MSG_CAP];
 
 static void handle_free(atd_handle *h)
 {
+	if (h->tuner) { /* first: it may be tuning, through the JIT */
+		atdi_tune_worker_free(h->tuner);
+		free(h->tuner);
+	}
 	if (h->jit_inited)
-		atdi_jit_free(&h->jit); /* first: its worker may be compiling */
+		atdi_jit_free(&h->jit); /* its worker may be compiling */
 	atdi_modules_unload(h);
 	for (size_t i = 0; i < h->nstrings; i++)
 		free(h->strings[i]);
@@ -121,6 +127,14 @@ ATD_API atd_status atd_open(const char *path, unsigned flags, atd_handle **out)
 		return open_failed(ATD_ERR_NO_MEMORY, "out of memory creating a handle");
 	}
 	h->jit_inited = 1;
+	h->tuner = malloc(sizeof *h->tuner);
+	if (!h->tuner ||
+	    atdi_tune_worker_init(h->tuner, atdi_tune_in_background, h, &h->jit.generation) != 0) {
+		free(h->tuner);
+		h->tuner = NULL;
+		handle_free(h);
+		return open_failed(ATD_ERR_NO_MEMORY, "out of memory creating a handle");
+	}
 	char msg[ATDI_MSG_CAP];
 	atd_status s = atdi_db_open(path, &h->db, msg, sizeof msg);
 	if (s == ATD_OK) {

@@ -49,7 +49,7 @@ static int dry_poll(const atdi_loader *l, atd_handle *h, const atdi_jit_job *job
 	return 1;
 }
 
-const atdi_loader atdi_dry_loader = { dry_stored, dry_rules, dry_poll, NULL, NULL };
+const atdi_loader atdi_dry_loader = { dry_stored, dry_rules, dry_poll, NULL, NULL, NULL };
 
 /* The public choice of a decision r for (dtype, M, N). */
 static void choice_of(const atd_handle *h, const atdi_resolved *r, int op, atd_dtype dtype,

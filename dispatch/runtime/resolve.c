@@ -13,6 +13,7 @@
 #include "dispatch/runtime/modules.h"
 #include "dispatch/runtime/resolve.h"
 #include "dispatch/runtime/tune.h"
+#include "dispatch/runtime/tune_worker.h"
 
 /* fn's grid for M (launch_grid also opts into its shared memory), into
  * out with fn and the op's other kernels (aux). */
@@ -57,15 +58,14 @@ static int poll_compile(const atdi_loader *l, atd_handle *h, const atdi_jit_job 
 	return atdi_jit_poll(&h->jit, job);
 }
 
-/* Tunes now and keeps the winner in the cache database for later
- * processes. */
-static atd_status tune_now(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
-			   int op, at_dtype dtype, long long M, long long N, atdi_plan *best,
-			   double *us, char *why, size_t cap)
+/* Tunes and keeps the winner in the cache database for later processes;
+ * slow is released while the candidates compile when release says so. */
+static atd_status tune_and_keep(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dtype,
+				long long M, long long N, atdi_plan *best, double *us,
+				pthread_mutex_t *release, char *why, size_t cap)
 {
-	(void)l;
 	int tried = 0;
-	atd_status s = atdi_tune(h, ci, op, dtype, M, N, best, us, &tried, why, cap);
+	atd_status s = atdi_tune(h, ci, op, dtype, M, N, release, best, us, &tried, why, cap);
 	if (s != ATD_OK)
 		return s;
 	atdi_tuned t = { "", "", *us };
@@ -75,7 +75,42 @@ static atd_status tune_now(const atdi_loader *l, atd_handle *h, const atdi_ctx_i
 	return ATD_OK;
 }
 
-const atdi_loader atdi_launch_loader = { load_stored, load_rules, poll_compile, tune_now, NULL };
+static atd_status tune_now(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
+			   int op, at_dtype dtype, long long M, long long N, atdi_plan *best,
+			   double *us, char *why, size_t cap)
+{
+	(void)l;
+	return tune_and_keep(h, ci, op, dtype, M, N, best, us, NULL, why, cap);
+}
+
+static atdi_tune_state tune_later(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
+				  int op, at_dtype dtype, long long M, long long N,
+				  atdi_plan *best, double *us, char *why, size_t cap)
+{
+	(void)l;
+	return atdi_tune_worker_ask(h->tuner, ci, op, dtype, M, N, best, us, why, cap);
+}
+
+const atdi_loader atdi_launch_loader = { load_stored, load_rules, poll_compile, tune_now,
+					 tune_later, NULL };
+
+int atdi_tune_in_background(void *user, atdi_tune_job *job)
+{
+	atd_handle *h = user;
+	CUresult rc = cudrv.cuCtxSetCurrent(job->ci.ctx);
+	if (rc != CUDA_SUCCESS) {
+		snprintf(job->why, sizeof job->why, "cuCtxSetCurrent on the tuning thread failed (%d)",
+			 (int)rc);
+		return -1;
+	}
+	char why[ATDI_MSG_CAP] = "";
+	pthread_mutex_lock(&h->slow);
+	atd_status s = tune_and_keep(h, &job->ci, job->op, job->dtype, job->M, job->N, &job->best,
+				     &job->us, &h->slow, why, sizeof why);
+	pthread_mutex_unlock(&h->slow);
+	snprintf(job->why, sizeof job->why, "%s", why);
+	return s == ATD_OK ? 0 : -1;
+}
 
 /* A winner tuned on this GPU at this very shape whose code is not in the
  * database (a merge or export lost it) is never served; what serves the

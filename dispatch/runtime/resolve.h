@@ -12,6 +12,11 @@
 /* atd_softmax's loader: modules loaded, grids sized. */
 extern const atdi_loader atdi_launch_loader;
 
+/* The handle's tune worker's job (tune_worker.h): user is the handle; sets
+ * the job's context current on the worker, takes slow and tunes as a
+ * blocking call does, keeping the winner in the cache database. */
+int atdi_tune_in_background(void *user, atdi_tune_job *job);
+
 /* The calling thread's current context (*ctx) and whether the handle's
  * lookup holds a choice for op (atdi_op) over (dtype, M, N) there that is still good (*fresh,
  * and *out): the start of atd_softmax and of atd_query alike. Returns

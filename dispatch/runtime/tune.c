@@ -244,8 +244,8 @@ static void compile_all(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype
 }
 
 atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dtype, long long M,
-		     long long N, atdi_plan *best, double *best_us, int *tried, char *why,
-		     size_t cap)
+		     long long N, pthread_mutex_t *release, atdi_plan *best, double *best_us,
+		     int *tried, char *why, size_t cap)
 {
 	atdi_env env = atdi_ctx_env(ci, dtype, M, N);
 	atdi_plan cand[TUNE_CANDIDATES];
@@ -265,7 +265,11 @@ atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dt
 		scratch_free(&s);
 		return ATD_ERR_NO_KERNEL;
 	}
+	if (release) /* compiling touches only the JIT, which has its own lock */
+		pthread_mutex_unlock(release);
 	compile_all(h, ci, op, dtype, cand, n);
+	if (release)
+		pthread_mutex_lock(release);
 	double spent_ms = 0;
 	/* the flush's share of the budget, at a write's ~2 TB/s (H100: 3) */
 	double flush_us = (double)s.flush_words * 4 / 2e6;

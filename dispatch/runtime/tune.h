@@ -4,6 +4,7 @@
 #ifndef AT_DISPATCH_TUNE_H
 #define AT_DISPATCH_TUNE_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include "common/dtype.h"
@@ -14,9 +15,11 @@
 /* The fastest of the candidates the nearest winners give for (dtype, M,
  * N), timed on scratch buffers, into *best and *best_us; *tried says how
  * many ran. ATD_OK, or ATD_ERR_NO_KERNEL with why (no candidate, no memory
- * for scratch). With slow held, ci's context current. */
+ * for scratch). With slow held, ci's context current; release (slow, or
+ * NULL) is unlocked while the candidates compile, ci then being the
+ * caller's own copy. */
 atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dtype, long long M,
-		     long long N, atdi_plan *best, double *best_us, int *tried, char *why,
-		     size_t cap);
+		     long long N, pthread_mutex_t *release, atdi_plan *best, double *best_us,
+		     int *tried, char *why, size_t cap);
 
 #endif

@@ -175,9 +175,13 @@ typedef struct atd_handle atd_handle;
 				      thread; until one is ready its shape is
 				      served as with ATD_OPEN_NO_JIT */
 #define ATD_OPEN_TUNE 8u /* online tuning (also ATD_TUNE=1): the first call
-			    of an untuned shape times the variants its nearest
-			    winners give, on scratch buffers on a stream of
-			    its own, and keeps the fastest in the cache */
+			    of an untuned shape times the variants the model
+			    and its nearest winners give, on scratch buffers
+			    on a stream of its own, and keeps the fastest in
+			    the cache; with ATD_OPEN_JIT_BACKGROUND a worker
+			    thread tunes while the shape is served what
+			    needs no compiling, the winner from its next
+			    call once the worker is done */
 
 /*
 ** Opens a tuning database read-only. path NULL means $AUTOTUNE_DB if set,

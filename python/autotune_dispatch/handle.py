@@ -67,7 +67,9 @@ class Handle:
       jit:      "block" (compile a derived kernel at its shape's first call),
                 "background" (compile on a worker thread, serve meanwhile),
                 "off" (never compile); None: the library's default ($ATD_JIT)
-      tune:     online tuning of untuned shapes (ATD_OPEN_TUNE)
+      tune:     online tuning of untuned shapes (ATD_OPEN_TUNE); with
+                jit="background" a worker thread tunes and the shape is
+                served meanwhile
     Thread-safe, as the library is. Close it (or use `with`) before the CUDA
     contexts it ran in are destroyed.
     """

@@ -929,7 +929,9 @@ def first_call(args):
         for mode, options, cache_file in (("block-cold", {}, "cold.db"), ("block-cached", {}, "cold.db"),
                                           ("background", {"jit": "background"}, "bg.db"),
                                           ("tune", {"tune": True}, "tune.db"),
-                                          ("tuned-cached", {}, "tune.db")):
+                                          ("tuned-cached", {}, "tune.db"),
+                                          ("tune-background", {"tune": True, "jit": "background"},
+                                           "tune-bg.db")):
             os.environ["ATD_JIT_CACHE"] = os.path.join(cache, f"{dt}-{M}-{N}-{cache_file}")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", handle_mod.DatabaseWarning)
@@ -941,9 +943,13 @@ def first_call(args):
             first = (time.perf_counter() - t) * 1e3
             served_first = served_by(h, dt, M, N)
             deadline = time.perf_counter() + 30
-            while mode == "background" and not served_by(h, dt, M, N).startswith("derived") \
+            # background modes: the call after the worker is done (what it
+            # settles on); each call re-decides once a worker's job ends
+            settled = {"background": ("derived", "predicted"), "tune-background": ("tuned",)}
+            while mode in settled and not served_by(h, dt, M, N).startswith(settled[mode]) \
                     and time.perf_counter() < deadline:
                 time.sleep(0.01)
+                h.softmax(x, out=y)
             t = time.perf_counter()
             h.softmax(x, out=y)
             torch.cuda.synchronize()

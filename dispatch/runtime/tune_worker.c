@@ -1,0 +1,124 @@
+/* The background tuner: see tune_worker.h. */
+#include "dispatch/runtime/tune_worker.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int atdi_tune_worker_init(atdi_tune_worker *w, atdi_tune_fn tune, void *user,
+			  unsigned *generation)
+{
+	memset(w, 0, sizeof *w);
+	w->tune = tune;
+	w->user = user;
+	w->generation = generation;
+	if (pthread_mutex_init(&w->lock, NULL) != 0)
+		return -1;
+	if (pthread_cond_init(&w->wake, NULL) != 0) {
+		pthread_mutex_destroy(&w->lock);
+		return -1;
+	}
+	return 0;
+}
+
+static void *work(void *arg)
+{
+	atdi_tune_worker *w = arg;
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (!w->stopping && w->next == w->n)
+			pthread_cond_wait(&w->wake, &w->lock);
+		if (w->stopping)
+			break;
+		/* a copy: the array may grow while the job runs unlocked */
+		atdi_tune_job job = w->jobs[w->next];
+		size_t i = w->next++;
+		pthread_mutex_unlock(&w->lock);
+		int rc = w->tune(w->user, &job);
+		pthread_mutex_lock(&w->lock);
+		job.state = rc == 0 ? ATDI_TUNE_DONE : ATDI_TUNE_FAILED;
+		w->jobs[i] = job;
+		w->jobs[i].ci.gpu.name = w->jobs[i].ci.name;
+		__atomic_add_fetch(w->generation, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+void atdi_tune_worker_free(atdi_tune_worker *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->stopping = 1;
+	pthread_cond_broadcast(&w->wake);
+	int started = w->started;
+	pthread_mutex_unlock(&w->lock);
+	if (started)
+		pthread_join(w->thread, NULL);
+	free(w->jobs);
+	pthread_cond_destroy(&w->wake);
+	pthread_mutex_destroy(&w->lock);
+	memset(w, 0, sizeof *w);
+}
+
+static atdi_tune_job *find(atdi_tune_worker *w, const atdi_ctx_info *ci, int op, at_dtype dtype,
+			   long long M, long long N)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		atdi_tune_job *j = &w->jobs[i];
+		if (j->ci.ctx == ci->ctx && j->op == op && j->dtype == dtype && j->M == M &&
+		    j->N == N)
+			return j;
+	}
+	return NULL;
+}
+
+/* Appends the shape's job and wakes (or starts) the worker: 0, or -1. */
+static int queue(atdi_tune_worker *w, const atdi_ctx_info *ci, int op, at_dtype dtype,
+		 long long M, long long N)
+{
+	if (w->stopping)
+		return -1;
+	if (!w->started) {
+		if (pthread_create(&w->thread, NULL, work, w) != 0)
+			return -1;
+		w->started = 1;
+	}
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 8;
+		atdi_tune_job *grown = realloc(w->jobs, cap * sizeof *grown);
+		if (!grown)
+			return -1;
+		w->jobs = grown;
+		w->cap = cap;
+	}
+	atdi_tune_job *j = &w->jobs[w->n++];
+	memset(j, 0, sizeof *j);
+	j->ci = *ci;
+	j->ci.gpu.name = j->ci.name;
+	j->op = op;
+	j->dtype = dtype;
+	j->M = M;
+	j->N = N;
+	j->state = ATDI_TUNE_PENDING;
+	pthread_cond_signal(&w->wake);
+	return 0;
+}
+
+atdi_tune_state atdi_tune_worker_ask(atdi_tune_worker *w, const atdi_ctx_info *ci, int op,
+				     at_dtype dtype, long long M, long long N, atdi_plan *best,
+				     double *us, char *why, size_t cap)
+{
+	pthread_mutex_lock(&w->lock);
+	const atdi_tune_job *j = find(w, ci, op, dtype, M, N);
+	atdi_tune_state s = j ? j->state : ATDI_TUNE_NONE;
+	if (s == ATDI_TUNE_DONE) {
+		*best = j->best;
+		*us = j->us;
+	} else if (s == ATDI_TUNE_FAILED) {
+		snprintf(why, cap, "%s", j->why);
+	} else if (s == ATDI_TUNE_NONE && queue(w, ci, op, dtype, M, N) == 0) {
+		s = ATDI_TUNE_PENDING;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return s;
+}
