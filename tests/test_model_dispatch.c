@@ -77,8 +77,16 @@ Test(model_dispatch, a_stored_model_serves_untuned_shapes_and_is_exported)
 	tr_expect_status(&r, 0);
 	tr_expect_in(r.out, "level       exact\n");
 	tr_free(&r);
-	/* another GPU model: no model of its own, derivation as before */
-	r = RUN("show", "--db", db, "--gpu", "NVIDIA H100 PCIe", "--cc", "9.0", "-M", "50000",
+	/* another GPU of the compute capability, no model of its own: the
+	 * H100's, named as such */
+	r = RUN("show", "--db", db, "--gpu", "NVIDIA H200", "--cc", "9.0", "-M", "50000", "-N",
+		"33");
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.out, "level       predicted\n");
+	tr_expect_in(r.out, "performance model fitted on " H100 "'s results");
+	tr_free(&r);
+	/* another compute capability: derivation, no model */
+	r = RUN("show", "--db", db, "--gpu", "NVIDIA A100-SXM4-80GB", "--cc", "8.0", "-M", "50000",
 		"-N", "33");
 	tr_expect_status(&r, 0);
 	cr_assert_null(strstr(r.out, "level       predicted"), "%s", r.out);

@@ -7,9 +7,10 @@
 #include "dispatch/runtime/handle.h"
 
 /* The model fitted on the results of gpu's model (its name, compute
- * capability and SM count) for op, else for softmax (whose templates
- * compute the other ops too); *gpu_name its GPU's name. NULL when there is
- * none, or it does not parse (warned about once, in notes). With slow held. */
+ * capability and SM count), else of another GPU of its compute capability;
+ * for op, else for its family's first (whose templates compute the other
+ * ops too); *gpu_name the GPU it learned. NULL when there is none, or it
+ * does not parse (warned about once, in notes). With slow held. */
 const perf_model *atdi_model_for(atd_handle *h, const atd_gpu *gpu, int op,
 				 const char **gpu_name, atdi_notes *notes);
 
