@@ -14,6 +14,7 @@
 #include "tuner/check/backward_rows.h"
 #include "tuner/check/reference.h"
 #include "tuner/ops/ops.h"
+#include "tuner/sweep/plan.h"
 
 TestSuite(backward_op);
 
@@ -169,13 +170,15 @@ Test(backward_op, check_data_takes_both_inputs)
 
 static const char *const backward_templates[] = { "softmax_backward_warp",
 						  "softmax_backward_block",
+						  "softmax_backward_smem",
 						  "softmax_backward_loop" };
+#define NBT (sizeof backward_templates / sizeof *backward_templates)
 
 TestSuite(backward_templates, .init = tf_load_templates, .fini = tf_free_templates);
 
 Test(backward_templates, serve_both_ops_and_define_the_log_one)
 {
-	for (int t = 0; t < 3; t++) {
+	for (size_t t = 0; t < NBT; t++) {
 		const tmpl_manifest *m = tf_template(backward_templates[t]);
 		cr_assert_str_eq(m->op, "softmax_backward");
 		cr_assert_eq(manifest_serves(m, "softmax_backward"), 1);
@@ -244,4 +247,105 @@ Test(backward_templates, every_variant_compiles_at_a_few_shapes, .timeout = 300)
 					       shapes[i].N, shapes[i].op);
 	cr_log_info("%zu kernels compiled", total);
 	tf_seen_free(&seen);
+}
+
+/* The staged template at the long rows it is for: every variant of both
+ * ops compiles without spills (tf_compile_clean). */
+Test(backward_templates, every_smem_variant_compiles_at_long_rows, .timeout = 900)
+{
+	static const long long shapes[][2] = {
+		{ 1024, 32000 }, { 4096, 32000 }, { 64, 65536 }, { 16384, 20000 }
+	};
+	const at_dtype dts[] = { AT_F32, AT_F16, AT_BF16 };
+	tf_seen seen = { 0 };
+	size_t total = 0;
+	for (int d = 0; d < 3; d++) {
+		for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+			total += compile_every_variant(&seen, "softmax_backward_smem", dts[d],
+						       shapes[i][0], shapes[i][1], NULL);
+		total += compile_every_variant(&seen, "softmax_backward_smem", dts[d], 4096, 32000,
+					       "log_softmax_backward");
+	}
+	cr_log_info("%zu kernels compiled", total);
+	tf_seen_free(&seen);
+}
+
+/* The staged rows: bf16 32000 (y and dy, 125 KB) whole in one CTA, in part
+ * with two a multiprocessor; f32 32000 in part; f32 65536 (44%) still,
+ * f32 131072 (22%) not: there the looped template serves. */
+Test(backward_templates, smem_stages_what_fits)
+{
+	const tmpl_manifest *m = tf_template("softmax_backward_smem");
+	variant *vs;
+	size_t n = tf_enumerate(m, 90, AT_BF16, 4096, 32000, &vs);
+	cr_assert_gt(n, 0);
+	int two = 0;
+	for (size_t i = 0; i < n; i++) {
+		launch_geometry g = tf_geometry(&vs[i], 90, 4096, 32000);
+		cr_assert_eq(g.dyn_smem % 32, 0);
+		if (tf_value(&vs[i], "ctas_per_sm") == 1) {
+			cr_assert_eq(g.dyn_smem, 2 * 32000 * 2);
+			cr_assert_eq(g.max_n, 32000);
+		} else {
+			two++;
+			/* two CTAs' shares, their slots and reserved 1 KB in 228 KB */
+			cr_assert_leq(2 * (g.dyn_smem + 512 + 1024), 228 * 1024);
+			cr_assert_lt(g.dyn_smem, 2 * 32000 * 2);
+			cr_assert_eq(g.max_n, 32000);
+		}
+	}
+	cr_assert_gt(two, 0);
+	free(vs);
+	n = tf_enumerate(m, 90, AT_F32, 64, 32000, &vs);
+	cr_assert_gt(n, 0);
+	for (size_t i = 0; i < n; i++) {
+		launch_geometry g = tf_geometry(&vs[i], 90, 64, 32000);
+		cr_assert_lt(g.dyn_smem, 2 * 32000 * 4);
+		cr_assert_leq(g.dyn_smem + 512 + 1024, 228 * 1024);
+		cr_assert_eq(g.max_n, 32000);
+	}
+	free(vs);
+	/* a row shorter than the tuned one's staging: served up to what it holds */
+	n = tf_enumerate(m, 90, AT_F16, 64, 20000, &vs);
+	cr_assert_gt(n, 0);
+	for (size_t i = 0; i < n; i++) {
+		launch_geometry g = tf_geometry(&vs[i], 90, 64, 20000);
+		cr_assert_eq(g.dyn_smem, 2 * 20000 * 2);
+		cr_assert_eq(g.max_n, 20000);
+	}
+	free(vs);
+	n = tf_enumerate(m, 90, AT_F32, 64, 65536, &vs);
+	cr_assert_gt(n, 0);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(tf_value(&vs[i], "ctas_per_sm"), 1);
+	free(vs);
+	n = tf_enumerate(m, 90, AT_F32, 64, 131072, &vs);
+	cr_assert_eq(n, 0);
+	free(vs);
+	n = tf_enumerate(m, 90, AT_BF16, 64, 8192, &vs);
+	cr_assert_eq(n, 0, "registers hold rows of 8K");
+	free(vs);
+}
+
+/* The quick long-row config: both backward ops, and at every shape a
+ * variant of the staged template to meet the looped one. */
+Test(backward_templates, the_quick_smem_config_reaches_the_staged_template)
+{
+	sweep_plan p;
+	at_error err = { { 0 } };
+	const char *path = "configs/quick-softmax-backward-smem.yaml";
+	cr_assert_eq(plan_load(&p, path, "templates", &err), 0, "%s: %s", path, err.msg);
+	cr_assert_eq(p.nshapes, 14);
+	for (size_t i = 0; i < p.nshapes; i++) {
+		const sweep_shape *s = &p.shapes[i];
+		cr_assert(strcmp(s->op, "softmax_backward") == 0 ||
+				  strcmp(s->op, "log_softmax_backward") == 0,
+			  "%s", s->op);
+		variant *vs;
+		size_t n = tf_enumerate(tf_template("softmax_backward_smem"), 90, s->dtype, s->M,
+					s->N, &vs);
+		cr_assert_gt(n, 0, "%lld x %lld %s", s->M, s->N, at_dtype_name(s->dtype));
+		free(vs);
+	}
+	plan_free(&p);
 }
