@@ -77,6 +77,14 @@ void pf_space_add_name(pf_space *s, int is_param, const char *name)
 		add_name(&s->templates, &s->ntemplates, name);
 }
 
+int pf_space_has_template(const pf_space *s, const char *name)
+{
+	for (int i = 0; i < s->ntemplates; i++)
+		if (strcmp(s->templates[i], name) == 0)
+			return 1;
+	return 0;
+}
+
 void pf_space_add(pf_space *s, const tr_template *t)
 {
 	pf_space_add_name(s, 0, t->name);

@@ -60,6 +60,9 @@ int pf_nfeatures(const pf_space *s);
 const char *pf_feature_name(const pf_space *s, int i, char *buf, size_t cap);
 
 /* Adds t's name and its params' names where not there yet. */
+/* Whether the space holds template name (the model learned it). */
+int pf_space_has_template(const pf_space *s, const char *name);
+
 void pf_space_add(pf_space *s, const tr_template *t);
 
 /* Adds one name to the templates (is_param 0) or params; for reading. */

@@ -119,8 +119,9 @@ int perf_model_rank(const perf_model *m, const tr_template *ts, int n, at_dtype 
 	int rc = 0;
 	for (int i = 0; i < n && rc == 0; i++) {
 		const tr_template *t = &ts[i];
-		if (!(t->dtype_mask & (1u << dtype)) || t->nparams > TR_MAX_PARAMS)
-			continue;
+		if (!(t->dtype_mask & (1u << dtype)) || t->nparams > TR_MAX_PARAMS ||
+		    !pf_space_has_template(&m->space, t->name))
+			continue; /* never learned: its prediction would mean nothing */
 		tr_rules *r;
 		if (tr_rules_new(t, env, &r, err)) {
 			rc = -1;

@@ -248,3 +248,31 @@ Test(perf_model, its_text_reads_back_to_the_same_predictions)
 	free(s.samples);
 	free(s.shapes);
 }
+
+Test(perf_model, a_template_without_results_is_never_learned_nor_ranked, .timeout = 60)
+{
+	model_samples s;
+	collect c;
+	toy_samples(&s, &c);
+	/* a second template, the toy's twin by another name, with no results */
+	tr_template both[2] = { toy, toy };
+	both[1].name = "toy_new";
+	model_matrix mx;
+	model_matrix_build(&s, both, 2, &mx);
+	cr_assert(pf_space_has_template(&mx.space, "toy"));
+	cr_assert_not(pf_space_has_template(&mx.space, "toy_new"));
+	model_fit_options o = small_fit();
+	perf_model m;
+	cr_assert_eq(model_fit(&s, &mx, -1, &o, &m), 0);
+	const model_shape *sh = &s.shapes[s.nshapes / 2];
+	perf_choice five[5];
+	at_error err;
+	int n = perf_model_rank(&m, both, 2, AT_F32, &sh->env, five, 5, &err);
+	cr_assert_gt(n, 0);
+	for (int i = 0; i < n; i++)
+		cr_assert_str_eq(five[i].t->name, "toy", "ranked %s", five[i].t->name);
+	perf_model_free(&m);
+	model_matrix_free(&mx);
+	free(s.samples);
+	free(s.shapes);
+}

@@ -25,8 +25,16 @@ void model_matrix_build(const model_samples *s, const tr_template *ts, int nts,
 			model_matrix *out)
 {
 	memset(out, 0, sizeof *out);
+	/* only the templates with results: one the model never learned stays
+	 * out of its space, so that the sweep's pruner and the library's
+	 * ranking know not to trust a prediction for it */
+	unsigned char *learned = calloc((size_t)(nts > 0 ? nts : 1), 1);
+	for (size_t i = 0; learned && i < s->nsamples; i++)
+		learned[s->samples[i].tmpl] = 1;
 	for (int i = 0; i < nts; i++)
-		pf_space_add(&out->space, &ts[i]);
+		if (!learned || learned[i])
+			pf_space_add(&out->space, &ts[i]);
+	free(learned);
 	out->nfeatures = pf_nfeatures(&out->space);
 	out->x = xmalloc(s->nsamples * (size_t)out->nfeatures * sizeof *out->x);
 	out->ok = xmalloc(s->nsamples);

@@ -66,14 +66,6 @@ void sweep_pruner_close(sweep_pruner *pr)
 	pr->rules = NULL;
 }
 
-static int model_knows(const perf_model *m, const char *template_name)
-{
-	for (int i = 0; i < m->space.ntemplates; i++)
-		if (strcmp(m->space.templates[i], template_name) == 0)
-			return 1;
-	return 0;
-}
-
 void sweep_prune_variants(const sweep_pruner *pr, const sweep_shape *s, const tr_env *env,
 			  variant *vs, size_t *n)
 {
@@ -83,7 +75,7 @@ void sweep_prune_variants(const sweep_pruner *pr, const sweep_shape *s, const tr
 	/* a template the model never learned (a new one, the backward ops'):
 	 * its predictions mean nothing, so the shape is swept in full */
 	for (size_t i = 0; i < *n; i++)
-		if (!model_knows(&om->model, vs[i].tmpl->name))
+		if (!pf_space_has_template(&om->model.space, vs[i].tmpl->name))
 			return;
 	double *score = xmalloc(*n * sizeof *score);
 	int *group = xmalloc(*n * sizeof *group);
