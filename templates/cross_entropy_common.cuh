@@ -12,10 +12,12 @@
 // m, s = sum e^(z - m) and (label smoothing only) sum z, reduced over the
 // CTA; thread 0 reads the target and its logit (once, one thread) and
 // writes loss and lse; with CE_WRITE_GRAD every element's gradient is
-// written by the thread that read it (dx may be x). A target outside
-// [0, V) is never read from: its row is NaN. The per-row formulas live
-// here only (ce_write_loss, ce_row_finish, ce_grads), so the templates
-// differ in where the row is held, not in what they compute.
+// written by the thread that read it (dx may be x; the target's column by
+// the thread owning it, ignored and bad rows' without a read). A target
+// outside [0, V) is never read from: its row is NaN. The per-row formulas
+// live here only (ce_write_loss, ce_row_finish, ce_grads, ce_grad_target),
+// so the templates differ in where the row is held, not in what they
+// compute.
 //
 // The source also defines the two one-CTA kernels of the contract,
 // cross_entropy_prepare_kernel and cross_entropy_reduce_kernel, and
@@ -214,7 +216,7 @@ __device__ __forceinline__ void ce_write_loss(float *loss, float *lse, long long
 	loss[row] = v;
 }
 
-// Everything ce_grad needs of a row, from its reductions.
+// Everything the gradient needs of a row, from its reductions.
 __device__ __forceinline__ ce_row ce_row_finish(float m, float s, long long t, long long V,
 						long long ignore_index, float ls, float zl,
 						ce_cap c, float scale)
