@@ -30,6 +30,7 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 	// three reductions' slots a row, two sets taken in turn: a thread still
 	// reading one row's partials is never overwritten by the next row's
 	__shared__ float slot[2][3][32];
+	__shared__ float slot_xt[2]; // the target's logit, for its owner's gradient
 	const bool vec_ok = ce_vec_aligned(dx, lddx, x, ldx, flags);
 	const float sc = ce_scale(scale);
 	const ce_cap cap = ce_cap_of(softcap);
@@ -38,7 +39,12 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 	for (long long row = blockIdx.x; row < M; row += step, turn ^= 1) {
 		const elem_t *xr = x + row * ldx;
 		const long long t = ce_target(target, row, flags);
-		const float zt = threadIdx.x == 0 ? ce_target_z(xr, t, V, cap) : 0.0f;
+		float zt = 0.0f;
+		if (threadIdx.x == 0) {
+			const float xt0 = t >= 0 && t < V ? to_f32(xr[t]) : NAN_F;
+			slot_xt[turn] = xt0; // seen by all after the reductions' barriers
+			zt = t >= 0 && t < V ? ce_z(xt0, cap) : NAN_F; // ce_target_z's
+		}
 		vec_t xv[ITERS];
 #pragma unroll
 		for (int i = 0; i < ITERS; i++)
@@ -48,9 +54,7 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 		for (int i = 0; i < ITERS; i++) {
 			float z[VEC];
 			ce_z_vec(z, xv[i], (long long)(i * THREADS + threadIdx.x) * VEC, V, cap);
-#pragma unroll
-			for (int j = 0; j < VEC; j++)
-				m = fmaxf(m, z[j]);
+			m = fmaxf(m, ce_z_max(z));
 		}
 		m = cta_max(m, slot[turn][0]);
 		float s = 0.0f, sz = 0.0f;
@@ -75,9 +79,28 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 			continue;
 		const ce_row r = ce_row_finish(m, s, t, V, ignore_index, label_smoothing, z_loss,
 					       cap, sc);
+		elem_t *dxr = dx + row * lddx;
+		if (r.fixed) { // no logit read (ce_fill's loop cost a stack frame here)
+			float vals[VEC];
 #pragma unroll
-		for (int i = 0; i < ITERS; i++)
-			ce_store_grads(dx + row * lddx, (long long)(i * THREADS + threadIdx.x) * VEC, V,
-				       vec_ok, xv[i], r);
+			for (int j = 0; j < VEC; j++)
+				vals[j] = r.value;
+#pragma unroll
+			for (int i = 0; i < ITERS; i++)
+				store_vec(dxr, (long long)(i * THREADS + threadIdx.x) * VEC, V, vec_ok,
+					  vals);
+			continue;
+		}
+		// no column compared with the target: its owner writes it last, from
+		// thread 0's read (an index into the registers would be local memory;
+		// a read of its own, held across the loop, spilled)
+#pragma unroll
+		for (int i = 0; i < ITERS; i++) {
+			float out[VEC];
+			ce_grads<false, false, true>(out, xv[i], r);
+			store_vec(dxr, (long long)(i * THREADS + threadIdx.x) * VEC, V, vec_ok, out);
+		}
+		const bool owner = ce_owns_target(r, 0, V);
+		ce_fix_target(dxr, r, owner, owner ? slot_xt[turn] : 0.0f);
 	}
 }

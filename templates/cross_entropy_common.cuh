@@ -12,10 +12,12 @@
 // m, s = sum e^(z - m) and (label smoothing only) sum z, reduced over the
 // CTA; thread 0 reads the target and its logit (once, one thread) and
 // writes loss and lse; with CE_WRITE_GRAD every element's gradient is
-// written by the thread that read it (dx may be x). A target outside
-// [0, V) is never read from: its row is NaN. The per-row formulas live
-// here only (ce_row_begin, ce_row_finish, ce_grad), so the templates
-// differ in where the row is held, not in what they compute.
+// written by the thread that read it (dx may be x; the target's column by
+// the thread owning it, ignored and bad rows' without a read). A target
+// outside [0, V) is never read from: its row is NaN. The per-row formulas
+// live here only (ce_write_loss, ce_row_finish, ce_grads, ce_grad_target),
+// so the templates differ in where the row is held, not in what they
+// compute.
 //
 // The source also defines the two one-CTA kernels of the contract,
 // cross_entropy_prepare_kernel and cross_entropy_reduce_kernel, and
@@ -51,10 +53,19 @@ __device__ __forceinline__ ce_cap ce_cap_of(float softcap)
 
 // z from a logit: soft-capped when the cap is set (tanhf: accurate, as the
 // reference's tanh; the exps dominate anyway).
+__device__ __forceinline__ float ce_z_capped(float x, ce_cap c)
+{
+	return c.cap * tanhf(x * c.inv);
+}
+
 __device__ __forceinline__ float ce_z(float x, ce_cap c)
 {
-	return c.cap > 0.0f ? c.cap * tanhf(x * c.inv) : x;
+	return c.cap > 0.0f ? ce_z_capped(x, c) : x;
 }
+
+// The steady-state loops are instantiated per uniform option (CAP:
+// softcap set; SMOOTH: label smoothing's term) and test nothing per
+// element; a range's last, masked step takes the options at run time.
 
 // A vector's z values, v loaded by load_vec (elements at or past n are
 // -inf); they stay -inf (no term of the max nor of the sum of exps;
@@ -65,8 +76,30 @@ __device__ __forceinline__ void ce_z_vec(float *z, const vec_t &v, long long col
 {
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
-		z[j] = c.cap > 0.0f ? (col + j < n ? ce_z(to_f32(v.v[j]), c) : NEG_INF_F)
+		z[j] = c.cap > 0.0f ? (col + j < n ? ce_z_capped(to_f32(v.v[j]), c) : NEG_INF_F)
 				    : to_f32(v.v[j]);
+}
+
+// Element j of v as f32. bf16 from its 32-bit word, one instruction (a
+// shift, a mask): from the 16-bit element ptxas extracted the upper one
+// first, then shifted it (two, and moves).
+__device__ __forceinline__ float ce_x(const vec_t &v, int j)
+{
+#if DTYPE_BF16 && VEC % 2 == 0
+	const unsigned w = reinterpret_cast<const unsigned *>(&v)[j / 2];
+	return __uint_as_float(j % 2 ? w & 0xffff0000u : w << 16);
+#else
+	return to_f32(v.v[j]);
+#endif
+}
+
+// ce_z_vec's of a whole vector.
+template <bool CAP>
+__device__ __forceinline__ void ce_z_full(float *z, const vec_t &v, ce_cap c)
+{
+#pragma unroll
+	for (int j = 0; j < VEC; j++)
+		z[j] = CAP ? ce_z_capped(ce_x(v, j), c) : ce_x(v, j);
 }
 
 // The sum of a vector's z values that are in the row (label smoothing's
@@ -80,6 +113,33 @@ __device__ __forceinline__ float ce_sum_z(const float *z, long long col, long lo
 	return s;
 }
 
+__device__ __forceinline__ float ce_sum_z_full(const float *z)
+{
+	float s = 0.0f;
+#pragma unroll
+	for (int j = 0; j < VEC; j++)
+		s += z[j];
+	return s;
+}
+
+// The max of a vector's z.
+__device__ __forceinline__ float ce_z_max(const float *z)
+{
+	float vm = z[0];
+#pragma unroll
+	for (int j = 1; j < VEC; j++)
+		vm = fmaxf(vm, z[j]);
+	return vm;
+}
+
+// The same, of a whole vector: without the cap z = x, so it is taken on
+// the packed elements (vec_max: bf16x2/f16x2 pairs, NaN skipped as fmaxf).
+template <bool CAP>
+__device__ __forceinline__ float ce_vec_max(const vec_t &v, const float *z)
+{
+	return CAP ? ce_z_max(z) : vec_max(v);
+}
+
 // A running (max, sum of e^(z - max)) of a thread's values, for the
 // templates that take the max and the sum in one pass (online softmax).
 // Terms are taken against 0 while the max is -inf (nothing but -inf seen:
@@ -88,12 +148,8 @@ struct ce_online {
 	float m, s;
 };
 
-__device__ __forceinline__ void ce_online_add(ce_online &o, const float *z)
+__device__ __forceinline__ void ce_online_add(ce_online &o, const float *z, float vm)
 {
-	float vm = z[0];
-#pragma unroll
-	for (int j = 1; j < VEC; j++)
-		vm = fmaxf(vm, z[j]);
 	if (vm > o.m) {
 		o.s *= exp_from_max(o.m, vm); // e^-inf = 0 from the first finite max
 		o.m = vm;
@@ -116,6 +172,13 @@ struct ce_row {
 	bool fixed;   // ignored (0) or out-of-range (NaN) row: every dx is `value`
 	float value;
 };
+
+// Whether the gradient subtracts label smoothing's term: -0 counts, as
+// x - -0 is +0 where x is -0.
+__device__ __forceinline__ bool ce_smooths(const ce_row &r)
+{
+	return __float_as_uint(r.smooth) != 0u;
+}
 
 // Thread 0's part before the row's reductions: the target, and its z when
 // it is a column of the row (read once, here, before any write of the row:
@@ -153,7 +216,7 @@ __device__ __forceinline__ void ce_write_loss(float *loss, float *lse, long long
 	loss[row] = v;
 }
 
-// Everything ce_grad needs of a row, from its reductions.
+// Everything the gradient needs of a row, from its reductions.
 __device__ __forceinline__ ce_row ce_row_finish(float m, float s, long long t, long long V,
 						long long ignore_index, float ls, float zl,
 						ce_cap c, float scale)
@@ -172,13 +235,40 @@ __device__ __forceinline__ ce_row ce_row_finish(float m, float s, long long t, l
 	return r;
 }
 
-// The gradient of element col from its logit x: dz = scale (p (1 + 2 zl
-// lse) - (1 - ls)[col == t] - ls / V), p = e^(z - lse) as 2^((z - m) log2 e
-// - log2 s) (the difference first); with softcap times 1 - tanh^2.
-__device__ __forceinline__ float ce_grad(float x, long long col, const ce_row &r)
+// The gradient of a vector of logits but at the target: dz = scale (p (1 +
+// 2 zl lse) - ls / V), p = e^(z - lse) as 2^((z - m) log2 e - log2 s) (the
+// difference first); with softcap times 1 - tanh^2. p * coef is rounded
+// before the subtraction (__fmul_rn: no fused multiply-add), as it was
+// when the target's term (0 here) came between: the same bits. SMOOTH
+// false leaves out x - (+0), which is x; CAP's run time options (the tail's)
+// are r's.
+template <bool CAP, bool SMOOTH, bool RT>
+__device__ __forceinline__ void ce_grads(float *out, const vec_t &v, const ce_row &r)
 {
-	if (r.fixed)
-		return r.value;
+	const bool cap = RT ? r.c.cap > 0.0f : CAP;
+	const bool smooth = RT ? ce_smooths(r) : SMOOTH;
+#pragma unroll
+	for (int j = 0; j < VEC; j++) {
+		const float x = ce_x(v, j);
+		float d = 1.0f, z = x;
+		if (cap) {
+			const float th = tanhf(x * r.c.inv);
+			z = r.c.cap * th;
+			d = 1.0f - th * th;
+		}
+		const float p = exp_from_max_over(z, r.m, r.lg);
+		float dz = __fmul_rn(p, r.coef);
+		if (smooth)
+			dz -= r.smooth;
+		out[j] = cap ? dz * d : dz;
+	}
+}
+
+// The gradient at the target column (t, in the row) from its logit x:
+// ce_grads' with (1 - ls) subtracted. Written by the thread that owns the
+// column after its vector (ce_fix_target), so no loop compares columns.
+__device__ __forceinline__ float ce_grad_target(float x, const ce_row &r)
+{
 	float d = 1.0f, z = x;
 	if (r.c.cap > 0.0f) {
 		const float th = tanhf(x * r.c.inv);
@@ -186,19 +276,64 @@ __device__ __forceinline__ float ce_grad(float x, long long col, const ce_row &r
 		d = 1.0f - th * th;
 	}
 	const float p = exp_from_max_over(z, r.m, r.lg);
-	const float dz = p * r.coef - (col == r.t ? r.hit : 0.0f) - r.smooth;
+	const float dz = __fmaf_rn(p, r.coef, -r.hit) - r.smooth;
 	return dz * d;
 }
 
-// Writes the gradients of one vector of logits at dxr[col...] (masked).
-__device__ __forceinline__ void ce_store_grads(elem_t *dxr, long long col, long long n,
-					       bool vec_ok, const vec_t &v, const ce_row &r)
+// Whether this thread owns the target's column: the range [c0, c1) of the
+// row is cut into vectors, vector k taken by thread k % THREADS (every
+// template's mapping).
+__device__ __forceinline__ bool ce_owns_target(const ce_row &r, long long c0, long long c1)
 {
-	float out[VEC];
+	return !r.fixed && r.t >= c0 && r.t < c1 &&
+	       (unsigned)((unsigned long long)(r.t - c0) / VEC % THREADS) == threadIdx.x;
+}
+
+// The owner's read of the target's logit, before it writes the row (dx
+// may be x: no other thread writes that column).
+__device__ __forceinline__ float ce_target_x(const elem_t *xr, const ce_row &r, bool owner)
+{
+	return owner ? to_f32(xr[r.t]) : 0.0f;
+}
+
+// The owner's write of the target's gradient, after its vector's.
+__device__ __forceinline__ void ce_fix_target(elem_t *dxr, const ce_row &r, bool owner, float xt)
+{
+	if (owner)
+		dxr[r.t] = from_f32(ce_grad_target(xt, r));
+}
+
+// Calls F<CAP, SMOOTH, false>(args) for the row's options; with the cap
+// SMOOTH is always set (x - +0 is x: one instantiation less, the tanh
+// dominates there).
+#define CE_WITH_OPTIONS(r, F, ...)                                    \
+	do {                                                          \
+		if ((r).c.cap > 0.0f)                                 \
+			F<true, true, false>(__VA_ARGS__);            \
+		else if (ce_smooths(r))                               \
+			F<false, true, false>(__VA_ARGS__);           \
+		else                                                  \
+			F<false, false, false>(__VA_ARGS__);          \
+	} while (0)
+
+// A fixed row's gradient over [c0, c1) (every element r.value, vector k
+// by thread k % THREADS): no logit read; whole vectors, then the masked
+// rest.
+__device__ __forceinline__ void ce_fill(elem_t *dxr, long long c0, long long c1, bool vec_ok,
+					const ce_row &r)
+{
+	float vals[VEC];
 #pragma unroll
 	for (int j = 0; j < VEC; j++)
-		out[j] = ce_grad(to_f32(v.v[j]), col + j, r);
-	store_vec(dxr, col, n, vec_ok, out);
+		vals[j] = r.value;
+	vec_t w;
+	pack_vec(w, vals);
+	long long col = c0 + (long long)threadIdx.x * VEC;
+	if (vec_ok)
+		for (; col + VEC <= c1; col += (long long)THREADS * VEC)
+			st_vec(dxr + col, w);
+	for (; col < c1; col += (long long)THREADS * VEC)
+		store_vec(dxr, col, c1, vec_ok, vals);
 }
 
 // The row's scale: *scale, read by every CTA (NULL: 1).

@@ -22,6 +22,34 @@
 
 #if STAGE_ROW
 extern __shared__ __align__(16) vec_t ce_row_buf[];
+
+static_assert(sizeof(vec_t) == 16, "the staged row moves in 16-byte vectors");
+
+// The staged row's shared address, taken once by an asm ptxas cannot
+// redo: from the symbol it rebuilt the address at each access (S2R of the
+// cluster CTA id, a move, an add, two LEAs a vector).
+__device__ __forceinline__ unsigned ce_row_buf_base(void)
+{
+	unsigned a = (unsigned)__cvta_generic_to_shared(ce_row_buf), b;
+	asm("mov.b32 %0, %1;" : "=r"(b) : "r"(a));
+	return b;
+}
+
+__device__ __forceinline__ void ce_sts(unsigned a, const vec_t &v)
+{
+	const unsigned *w = reinterpret_cast<const unsigned *>(&v);
+	asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};"
+		     :: "r"(a), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory");
+}
+
+__device__ __forceinline__ vec_t ce_lds(unsigned a)
+{
+	vec_t v;
+	unsigned *w = reinterpret_cast<unsigned *>(&v);
+	asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+		     : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3]) : "r"(a) : "memory");
+	return v;
+}
 #endif
 
 // The vectors of the range the launch's dynamic shared memory holds (0
@@ -51,6 +79,54 @@ __device__ __forceinline__ vec_t ce_reread(const elem_t *xr, long long col, long
 	return v;
 }
 
+// The staged vectors left from this thread's next one on, counted down a
+// step at a time (32-bit: staged is what shared memory holds), held at or
+// below 0 once past them: vector u of a step is staged when u THREADS < sl,
+// at index staged - sl + u THREADS.
+__device__ __forceinline__ int ce_stage_start(long long staged)
+{
+	return (int)staged - (int)threadIdx.x;
+}
+
+__device__ __forceinline__ int ce_stage_next(int sl)
+{
+	return sl > 0 ? sl - UNROLL * THREADS : sl;
+}
+
+// Pass 1's steps of whole vectors, by pointers from c0: nothing tested
+// per vector but the staging. Returns where they stopped.
+template <bool CAP>
+__device__ __forceinline__ long long ce_stats_steps(const elem_t *xr, long long c0, long long c1,
+						    long long staged, ce_cap cap, bool smooth,
+						    ce_online &o, float &sz)
+{
+	long long base = c0;
+	const elem_t *p = xr + c0 + threadIdx.x * VEC;
+	int sl = ce_stage_start(staged);
+#if STAGE_ROW
+	const unsigned sb = ce_row_buf_base() + (unsigned)staged * 16u;
+#endif
+	for (; base + STEP <= c1; base += STEP, p += STEP, sl = ce_stage_next(sl)) {
+		vec_t v[UNROLL];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+			v[u] = ld_vec(p + u * THREADS * VEC);
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+#if STAGE_ROW
+			if (u * THREADS < sl)
+				ce_sts(sb + (unsigned)(u * THREADS - sl) * 16u, v[u]);
+#endif
+			float z[VEC];
+			ce_z_full<CAP>(z, v[u], cap);
+			ce_online_add(o, z, ce_vec_max<CAP>(v[u], z));
+			if (smooth)
+				sz += ce_sum_z_full(z);
+		}
+	}
+	return base;
+}
+
 // Pass 1 over [c0, c1) of the row xr: the thread's running (max, sum) in o
 // and its sum of z in sz (with label smoothing), staging what fits.
 __device__ __forceinline__ void ce_pass_stats(const elem_t *xr, long long c0, long long c1,
@@ -60,7 +136,11 @@ __device__ __forceinline__ void ce_pass_stats(const elem_t *xr, long long c0, lo
 	o.m = NEG_INF_F;
 	o.s = 0.0f;
 	sz = 0.0f;
-	for (long long base = c0; base < c1; base += STEP) {
+	long long base = c0;
+	if (vec_ok)
+		base = cap.cap > 0.0f ? ce_stats_steps<true>(xr, c0, c1, staged, cap, smooth, o, sz)
+				      : ce_stats_steps<false>(xr, c0, c1, staged, cap, smooth, o, sz);
+	for (; base < c1; base += STEP) { // the last step, masked (all, misaligned)
 		vec_t v[UNROLL];
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++)
@@ -75,19 +155,66 @@ __device__ __forceinline__ void ce_pass_stats(const elem_t *xr, long long c0, lo
 #endif
 			float z[VEC];
 			ce_z_vec(z, v[u], col, c1, cap);
-			ce_online_add(o, z);
+			ce_online_add(o, z, ce_z_max(z));
 			if (smooth)
 				sz += ce_sum_z(z, col, c1);
 		}
 	}
 }
 
-// Pass 2 over [c0, c1): the gradient of the row into dxr.
+// Pass 2's steps of whole vectors for a row that is not fixed, every
+// column as if not the target (ce_pass_grads writes the target's after).
+// Returns where they stopped.
+template <bool CAP, bool SMOOTH, bool RT>
+__device__ __forceinline__ void ce_grads_steps(long long &base, elem_t *dxr, const elem_t *xr,
+					       long long c0, long long c1, long long staged,
+					       const ce_row &r)
+{
+	const elem_t *p = xr + c0 + threadIdx.x * VEC;
+	elem_t *q = dxr + c0 + threadIdx.x * VEC;
+	int sl = ce_stage_start(staged);
+#if STAGE_ROW
+	const unsigned sb = ce_row_buf_base() + (unsigned)staged * 16u;
+#endif
+	for (base = c0; base + STEP <= c1; base += STEP, p += STEP, q += STEP, sl = ce_stage_next(sl)) {
+		vec_t v[UNROLL];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+#if STAGE_ROW
+			if (u * THREADS < sl)
+				v[u] = ce_lds(sb + (unsigned)(u * THREADS - sl) * 16u);
+			else
+#endif
+				v[u] = ld_vec(p + u * THREADS * VEC);
+		}
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			float out[VEC];
+			ce_grads<CAP, SMOOTH, RT>(out, v[u], r);
+			vec_t w;
+			pack_vec(w, out);
+			st_vec(q + u * THREADS * VEC, w);
+		}
+	}
+}
+
+// Pass 2 over [c0, c1): the gradient of the row into dxr. A fixed row's is
+// written without reading the row; otherwise no loop compares a column
+// with the target: its owner rewrites that element last.
 __device__ __forceinline__ void ce_pass_grads(elem_t *dxr, const elem_t *xr, long long c0,
 					      long long c1, bool vec_ok, long long staged,
 					      const ce_row &r)
 {
-	for (long long base = c0; base < c1; base += STEP) {
+	if (r.fixed) {
+		ce_fill(dxr, c0, c1, vec_ok, r);
+		return;
+	}
+	const bool owner = ce_owns_target(r, c0, c1);
+	const float xt = ce_target_x(xr, r, owner);
+	long long base = c0;
+	if (vec_ok)
+		CE_WITH_OPTIONS(r, ce_grads_steps, base, dxr, xr, c0, c1, staged, r);
+	for (; base < c1; base += STEP) { // the last step, masked (all, misaligned)
 		vec_t v[UNROLL];
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++) {
@@ -98,8 +225,12 @@ __device__ __forceinline__ void ce_pass_grads(elem_t *dxr, const elem_t *xr, lon
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++) {
 			const long long col = base + ((long long)u * THREADS + threadIdx.x) * VEC;
-			if (col < c1)
-				ce_store_grads(dxr, col, c1, vec_ok, v[u], r);
+			if (col < c1) {
+				float out[VEC];
+				ce_grads<false, false, true>(out, v[u], r);
+				store_vec(dxr, col, c1, vec_ok, out);
+			}
 		}
 	}
+	ce_fix_target(dxr, r, owner, xt);
 }
