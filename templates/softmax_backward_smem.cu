@@ -1,45 +1,205 @@
 // Template softmax_backward_smem: the softmax (and log_softmax) backward
-// with one CTA a row in two passes, the first staging y and dy in dynamic
-// shared memory: y and dy are read from global memory once (2 reads + 1
-// write an element, against softmax_backward_loop's 4 + 1, its second
-// reads from L2), at rows past what registers hold.
-// Regime: N from about 8K up to what shared memory holds (227 KB a CTA on
-// the H100/H200: 29K f32, 58K f16/bf16 pairs of y and dy), and past that
-// with the rest of the row read twice (from global memory or L2), up to
+// with one CTA a row in two passes, y and dy staged in dynamic shared
+// memory by cp.async (16-byte, L1-bypassing), issued for the whole row at
+// once: y and dy are read from global memory once (2 reads + 1 write an
+// element, against softmax_backward_loop's 4 + 1), with a row's worth of
+// bytes in flight rather than a loop step's. Pass 1 sums the row from
+// shared memory (in double, softmax_backward_common.cuh), pass 2 writes dx
+// from it. Regime: N from about 8K up to what shared memory holds (227 KB
+// a CTA on the H100/H200: 29K f32, 58K f16/bf16 pairs of y and dy), and
+// past that with the rest of the row read twice from global memory, up to
 // 2.5 times that.
 //
-// Each thread owns the vectors k THREADS + threadIdx.x of the row: it
-// reads them, stages them, reads them back and writes their dx, so no
-// barrier guards the staged row (a thread reads only what it wrote) and dx
-// may be y or dy (every element read before it is written, by its writer).
+// Ownership (as softmax_smem): the row is cut into 16-byte chunks and chunk
+// c of y and of dy belongs to thread c % THREADS, which copies, sums and
+// writes it, whatever the row. A thread reads only shared memory it filled
+// itself, so no barrier guards the staging (cp.async.wait_group makes its
+// own copies visible to it) nor a slot's refill (its last read fed a dx
+// store issued before the copy). dx may be y or dy: each element is read
+// (staged, or the unstaged tail in both passes) by the thread that writes
+// it, before it writes it; a prefetch reads another row (rows must not
+// overlap, as everywhere).
 //
 // Parameters (macros set by the generator):
 //   THREADS     threads per CTA (a multiple of 32)
-//   VEC         elements per vector access (VEC * element size = 16 B)
-//   UNROLL      vectors of each input a thread loads per loop step
+//   VEC         elements per chunk (VEC * element size = 16 B)
+//   STAGES      row buffers: 2 issues the next row's copy before this row is
+//               summed and written (both rows must fit)
+//   REFILL      1 (STAGES 1): each slot takes the next row's chunk as soon as
+//               its dx is written, so the next row's loads overlap this
+//               row's writes in one buffer
+//   GROUPS      commit groups a row: the sum starts on the first part while
+//               the rest arrives
+//   UNROLL      vectors of each input a thread loads per step of the
+//               unstaged tail (rows longer than the buffer, misaligned rows)
 //   PERSISTENT  0: one row per CTA; 1: occupancy-sized grid that loops
 //   CTAS_PER_SM CTAs a multiprocessor holds (shared memory and registers)
+//   CACHE_HINT  1: evict-first copies, loads and stores (every byte once)
 //
-// Dynamic shared memory: S vectors of y then S of dy, S = the launch's
-// size / 32 B: ceil(N / VEC), or what a CTA's share has (the vectors past
-// S are read from global memory twice).
+// Dynamic shared memory: STAGES buffers of S vectors of y then S of dy,
+// S = the launch's size / (32 STAGES): ceil(N / VEC), or what a CTA's share
+// has (chunks past S read from global memory twice). Rows whose three
+// pointers are not all 16-byte aligned stage nothing (S taken as 0).
 #include "softmax_backward_common.cuh"
+#include "softmax_cp_async.cuh"
 
 #define WARPS (THREADS / 32)
-#define CHUNK ((long long)THREADS * VEC * UNROLL) // elements a CTA takes per loop step
+
+#ifndef GROUPS
+#define GROUPS 1
+#endif
+#ifndef REFILL
+#define REFILL 0
+#endif
+
+static_assert(VEC * sizeof(elem_t) == 16, "a chunk is one 16-byte access");
+static_assert(STAGES == 1 || STAGES == 2, "one or two row buffers");
+static_assert(STAGES == 1 || REFILL == 0, "two buffers need no refill");
+static_assert(GROUPS >= 1 && GROUPS * STAGES <= 8,
+	      "commit groups in flight must fit cp.async.wait_group's immediate");
 
 #include "softmax_backward_reduce.cuh"
 
-// y's vectors at [0, S), dy's at [S, 2S): a warp's 16-byte accesses fall
-// on consecutive vectors of one half (no bank conflicts)
+// buffer b: y's chunks at [2bS, 2bS + S), dy's at [2bS + S, 2(b+1)S); a
+// warp's 16-byte accesses fall on consecutive chunks (no bank conflicts)
 extern __shared__ __align__(16) vec_t sbw_buf[];
 
-// S, the pairs of vectors the launch's dynamic shared memory holds
-__device__ __forceinline__ long long sbw_staged(void)
+// A staged chunk as one 16-byte shared-memory read (a vector of 16-bit
+// elements might be read piecewise).
+__device__ __forceinline__ vec_t ld_chunk(const vec_t *buf, int c)
 {
-	unsigned b;
-	asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(b));
-	return (long long)(b / (2 * sizeof(vec_t)));
+	const uint4 w = reinterpret_cast<const uint4 *>(buf)[c];
+	vec_t v;
+	*reinterpret_cast<uint4 *>(&v) = w;
+	return v;
+}
+
+// Chunks i < own_chunks(n) of the n staged are this thread's:
+// c = threadIdx.x + i * THREADS; commit group g holds i in [g kg, (g+1) kg).
+__device__ __forceinline__ int own_chunks(int n)
+{
+	return (n - (int)threadIdx.x + THREADS - 1) / THREADS;
+}
+
+// Copies chunk c of y's and dy's rows into buf (y) and buf + S (dy); a
+// partial last chunk (N % VEC) element by element, zero-filled (zeros add
+// nothing to r).
+__device__ __forceinline__ void issue_chunk(vec_t *buf, int S, int c, const elem_t *yr,
+					    const elem_t *gr, long long N, unsigned long long pol)
+{
+	const long long col = (long long)c * VEC;
+	if (col + VEC <= N) {
+		const unsigned b = shared_addr(buf + c);
+		cp_async16(b, yr + col, pol);
+		cp_async16(b + (unsigned)S * 16u, gr + col, pol);
+	} else {
+		vec_t yv, gv;
+		load_vec0(yv, yr, col, N, false);
+		load_vec0(gv, gr, col, N, false);
+		buf[c] = yv;
+		buf[S + c] = gv;
+	}
+}
+
+// Issues the copy of this thread's staged chunks of a row, in GROUPS
+// commit groups (every group committed, empty or not: the waits count them).
+__device__ __forceinline__ void issue_row(vec_t *buf, int S, int staged, int kg, const elem_t *yr,
+					  const elem_t *gr, long long N, unsigned long long pol)
+{
+	const int own = own_chunks(staged);
+#pragma unroll 1 // a group loop unrolled took 72-128 registers (f32 spilled)
+	for (int g = 0; g < GROUPS; g++) {
+		const int i1 = min((g + 1) * kg, own);
+#pragma unroll 2
+		for (int i = g * kg; i < i1; i++)
+			issue_chunk(buf, S, threadIdx.x + i * THREADS, yr, gr, N, pol);
+		cp_async_commit();
+	}
+}
+
+// This thread's part of r over its staged chunks, waiting for each commit
+// group before reading it; `later` groups were committed after the row's.
+__device__ __forceinline__ grad_acc_t sum_staged(const vec_t *buf, int S, int staged, int kg,
+						 int later)
+{
+	const int own = own_chunks(staged);
+	grad_acc_t r = 0;
+#pragma unroll 1
+	for (int g = 0; g < GROUPS; g++) {
+		cp_async_wait(GROUPS - 1 - g + later);
+		const int i1 = min((g + 1) * kg, own);
+#pragma unroll 2
+		for (int i = g * kg; i < i1; i++) {
+			const int c = threadIdx.x + i * THREADS;
+			r += vec_terms(ld_chunk(buf, c), ld_chunk(buf + S, c));
+		}
+	}
+	return r;
+}
+
+// dx for this thread's staged chunks; with REFILL and a next row (ny), each
+// slot then takes the next row's chunk, in the same commit groups.
+__device__ __forceinline__ void write_staged(elem_t *dxr, vec_t *buf, int S, int staged, int kg,
+					     long long N, grad_r_t rw, const elem_t *ny,
+					     const elem_t *ng, unsigned long long pol)
+{
+	const int own = own_chunks(staged);
+#pragma unroll 1
+	for (int g = 0; g < GROUPS; g++) {
+		const int i1 = min((g + 1) * kg, own);
+#pragma unroll 2
+		for (int i = g * kg; i < i1; i++) {
+			const int c = threadIdx.x + i * THREADS;
+			store_grads(dxr, (long long)c * VEC, N, true, ld_chunk(buf, c),
+				    ld_chunk(buf + S, c), rw);
+			if (REFILL && ny)
+				issue_chunk(buf, S, c, ny, ng, N, pol);
+		}
+		if (REFILL && ny)
+			cp_async_commit();
+	}
+}
+
+// The unstaged chunks [c0 - its offset, nch) of this thread (c0 its first):
+// from global memory in both passes, UNROLL pairs in flight a step.
+__device__ __forceinline__ grad_acc_t sum_tail(const elem_t *yr, const elem_t *gr, long long c0,
+					       long long nch, long long N, bool vec_ok)
+{
+	grad_acc_t r = 0;
+	for (long long c = c0; c < nch; c += (long long)THREADS * UNROLL) {
+		vec_t yv[UNROLL], gv[UNROLL];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const long long col = (c + (long long)u * THREADS) * VEC;
+			load_vec0(yv[u], yr, col, N, vec_ok);
+			load_vec0(gv[u], gr, col, N, vec_ok);
+		}
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++)
+			r += vec_terms(yv[u], gv[u]);
+	}
+	return r;
+}
+
+__device__ __forceinline__ void write_tail(elem_t *dxr, const elem_t *yr, const elem_t *gr,
+					   long long c0, long long nch, long long N, bool vec_ok,
+					   grad_r_t rw)
+{
+	for (long long c = c0; c < nch; c += (long long)THREADS * UNROLL) {
+		vec_t yv[UNROLL], gv[UNROLL];
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const long long col = (c + (long long)u * THREADS) * VEC;
+			load_vec0(yv[u], yr, col, N, vec_ok);
+			load_vec0(gv[u], gr, col, N, vec_ok);
+		}
+#pragma unroll
+		for (int u = 0; u < UNROLL; u++) {
+			const long long col = (c + (long long)u * THREADS) * VEC;
+			if (col < N)
+				store_grads(dxr, col, N, vec_ok, yv[u], gv[u], rw);
+		}
+	}
 }
 
 // CTAS_PER_SM bounds the registers so that the CTAs the shared memory
@@ -50,73 +210,49 @@ softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long
 {
 	__shared__ grad_acc_t slot[2][32]; // taken in turn, as in softmax_backward_block
 	const bool vec_ok = grads_vec_aligned(dx, lddx, y, ldy, dy, lddy);
-	const long long S = sbw_staged();
+	const int S = vec_ok ? (int)(dynamic_smem_bytes() / (STAGES * 2 * sizeof(vec_t))) : 0;
+	const long long nch = (N + VEC - 1) / VEC;
+	const int staged = (int)min(nch, (long long)S);
+	const int kg = ((staged + THREADS - 1) / THREADS + GROUPS - 1) / GROUPS;
+	// this thread's first unstaged chunk (its chunks are threadIdx.x mod THREADS)
+	const long long c0 = staged + (threadIdx.x + THREADS - staged % THREADS) % THREADS;
+	const unsigned long long pol = copy_policy();
 	const long long step = PERSISTENT ? (long long)gridDim.x : M;
-	int turn = 0;
-	for (long long row = blockIdx.x; row < M; row += step, turn ^= 1) {
+	long long row = blockIdx.x;
+#if STAGES == 2 || REFILL
+	if (row < M)
+		issue_row(sbw_buf, S, staged, kg, y + row * ldy, dy + row * lddy, N, pol);
+	else
+		for (int g = 0; g < GROUPS; g++)
+			cp_async_commit();
+#endif
+	for (int k = 0; row < M; row += step, k ^= 1) {
 		const elem_t *yr = y + row * ldy, *gr = dy + row * lddy;
-		grad_acc_t r = 0;
-		for (long long base = 0; base < N; base += CHUNK) {
-			vec_t yv[UNROLL], gv[UNROLL];
-			// every load of the step first: UNROLL pairs in flight
-#pragma unroll
-			for (int u = 0; u < UNROLL; u++) {
-				const long long col = base + ((long long)u * THREADS + threadIdx.x) * VEC;
-				load_vec0(yv[u], yr, col, N, vec_ok);
-				load_vec0(gv[u], gr, col, N, vec_ok);
-			}
-#pragma unroll
-			for (int u = 0; u < UNROLL; u++) {
-				const long long k = base / VEC + (long long)u * THREADS + threadIdx.x;
-				if (k < S) { // past N too: zeros, never read back
-					sbw_buf[k] = yv[u];
-					sbw_buf[S + k] = gv[u];
-				}
-				r += vec_terms(yv[u], gv[u]);
-			}
-		}
-		const grad_r_t rw = acc_final(cta_sum_acc(r, slot[turn]));
+		const bool next = row + step < M;
+		vec_t *const cur = STAGES == 2 && k ? sbw_buf + 2 * S : sbw_buf;
+#if STAGES == 2
+		// the next row to the other buffer, whose last reads (this thread's,
+		// for the previous row) fed stores issued before
+		if (next)
+			issue_row(k ? sbw_buf : sbw_buf + 2 * S, S, staged, kg, yr + step * ldy,
+				  gr + step * lddy, N, pol);
+		else
+			for (int g = 0; g < GROUPS; g++)
+				cp_async_commit();
+		const int later = GROUPS;
+#elif REFILL
+		const int later = 0; // this row's copy was issued by the last one's writes
+#else
+		issue_row(cur, S, staged, kg, yr, gr, N, pol);
+		const int later = 0;
+#endif
+		grad_acc_t r = sum_staged(cur, S, staged, kg, later);
+		r += sum_tail(yr, gr, c0, nch, N, vec_ok);
+		const grad_r_t rw = acc_final(cta_sum_acc(r, slot[k]));
 		elem_t *dxr = dx + row * lddx;
-		// the staged columns [0, cs) from shared memory, then the rest
-		// from global memory: two loops, so that neither holds the other's
-		// path (one loop with both spilled: f16 512 x 8 x 4, 458 bytes)
-		const long long cs = min(N, S * VEC);
-		for (long long base = 0; base < cs; base += CHUNK) {
-			vec_t yv[UNROLL], gv[UNROLL];
-#pragma unroll
-			for (int u = 0; u < UNROLL; u++) {
-				const long long k = base / VEC + (long long)u * THREADS + threadIdx.x;
-				if (k * VEC < cs) {
-					yv[u] = sbw_buf[k];
-					gv[u] = sbw_buf[S + k];
-				}
-			}
-#pragma unroll
-			for (int u = 0; u < UNROLL; u++) {
-				const long long col = base + ((long long)u * THREADS + threadIdx.x) * VEC;
-				if (col < cs)
-					store_grads(dxr, col, N, vec_ok, yv[u], gv[u], rw);
-			}
-		}
-		// the same vectors of each thread as in pass 1 (a vector's thread
-		// is its index mod THREADS, whatever the start); the loads are not
-		// guarded by cs (guarded, f16 1024 x 8 x 2 spilled 514 bytes): at
-		// most a vector a thread below cs is read again
-		const long long from = cs < N ? cs / (THREADS * VEC) * (THREADS * VEC) : N;
-		for (long long base = from; base < N; base += CHUNK) {
-			vec_t yv[UNROLL], gv[UNROLL];
-#pragma unroll
-			for (int u = 0; u < UNROLL; u++) {
-				const long long col = base + ((long long)u * THREADS + threadIdx.x) * VEC;
-				load_vec0(yv[u], yr, col, N, vec_ok);
-				load_vec0(gv[u], gr, col, N, vec_ok);
-			}
-#pragma unroll
-			for (int u = 0; u < UNROLL; u++) {
-				const long long col = base + ((long long)u * THREADS + threadIdx.x) * VEC;
-				if (col >= cs)
-					store_grads(dxr, col, N, vec_ok, yv[u], gv[u], rw);
-			}
-		}
+		write_staged(dxr, cur, S, staged, kg, N, rw, next ? yr + step * ldy : nullptr,
+			     gr + step * lddy, pol);
+		write_tail(dxr, yr, gr, c0, nch, N, vec_ok, rw);
 	}
+	cp_async_wait(0); // nothing may be in flight into shared memory at exit
 }

@@ -271,8 +271,9 @@ Test(backward_templates, every_smem_variant_compiles_at_long_rows, .timeout = 90
 }
 
 /* The staged rows: bf16 32000 (y and dy, 125 KB) whole in one CTA, in part
- * with two a multiprocessor; f32 32000 in part; f32 65536 (44%) still,
- * f32 131072 (22%) not: there the looped template serves. */
+ * with two a multiprocessor, one stage only; f16 20000 in two stages too;
+ * f32 32000 in part; f32 65536 (44%) still, f32 131072 (22%) not: there
+ * the looped template serves. */
 Test(backward_templates, smem_stages_what_fits)
 {
 	const tmpl_manifest *m = tf_template("softmax_backward_smem");
@@ -283,7 +284,9 @@ Test(backward_templates, smem_stages_what_fits)
 	for (size_t i = 0; i < n; i++) {
 		launch_geometry g = tf_geometry(&vs[i], 90, 4096, 32000);
 		cr_assert_eq(g.dyn_smem % 32, 0);
+		cr_assert_eq(tf_value(&vs[i], "stages"), 1, "two rows of bf16 32000 do not fit");
 		if (tf_value(&vs[i], "ctas_per_sm") == 1) {
+			cr_assert_eq(tf_value(&vs[i], "unroll"), 1, "no unstaged tail to unroll");
 			cr_assert_eq(g.dyn_smem, 2 * 32000 * 2);
 			cr_assert_eq(g.max_n, 32000);
 		} else {
@@ -308,11 +311,20 @@ Test(backward_templates, smem_stages_what_fits)
 	/* a row shorter than the tuned one's staging: served up to what it holds */
 	n = tf_enumerate(m, 90, AT_F16, 64, 20000, &vs);
 	cr_assert_gt(n, 0);
+	int stages2 = 0;
 	for (size_t i = 0; i < n; i++) {
 		launch_geometry g = tf_geometry(&vs[i], 90, 64, 20000);
-		cr_assert_eq(g.dyn_smem, 2 * 20000 * 2);
+		const long long stages = tf_value(&vs[i], "stages");
+		cr_assert_eq(g.dyn_smem, stages * 2 * 20000 * 2);
 		cr_assert_eq(g.max_n, 20000);
+		if (stages == 2) {
+			stages2++;
+			cr_assert_eq(tf_value(&vs[i], "refill"), 0);
+			cr_assert_eq(tf_value(&vs[i], "persistent"), 1);
+			cr_assert_leq(tf_value(&vs[i], "ctas_per_sm"), 1, "two rows of 78 KB");
+		}
 	}
+	cr_assert_gt(stages2, 0, "two rows of f16 20000 fit");
 	free(vs);
 	n = tf_enumerate(m, 90, AT_F32, 64, 65536, &vs);
 	cr_assert_gt(n, 0);
