@@ -2,7 +2,7 @@
  * tree_ensemble.h. */
 #include "common/tree_ensemble.h"
 
-#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,18 +38,111 @@ double te_explain(const te_ensemble *e, const double *x, double *contrib, int nf
 	return bias;
 }
 
+/* 10^0 .. 10^22: every one exact as a double. */
+static const double pow10_exact[] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+				      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+				      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+
+double te_round_digits(double v)
+{
+	char buf[40];
+	snprintf(buf, sizeof buf, "%.*g", TE_SHORT_DIGITS, v);
+	return strtod(buf, NULL);
+}
+
+void te_round(te_ensemble *e)
+{
+	e->base = te_round_digits(e->base);
+	for (int i = 0; i < e->ntrees; i++)
+		for (int k = 0; k < e->trees[i].nnodes; k++) {
+			te_node *n = &e->trees[i].nodes[k];
+			n->threshold = te_round_digits(n->threshold);
+			n->value = te_round_digits(n->value);
+		}
+}
+
+/* v in as few of 15 or 17 significant digits as read back the same. */
+static void put_double(strbuf *out, double v, char after)
+{
+	char buf[40];
+	snprintf(buf, sizeof buf, "%.*g", TE_SHORT_DIGITS, v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, sizeof buf, "%.17g", v);
+	strbuf_printf(out, "%s%c", buf, after);
+}
+
 void te_to_text(const te_ensemble *e, strbuf *out)
 {
-	strbuf_printf(out, "ensemble %.17g %d\n", e->base, e->ntrees);
+	strbuf_puts(out, "ensemble ");
+	put_double(out, e->base, ' ');
+	strbuf_printf(out, "%d\n", e->ntrees);
 	for (int i = 0; i < e->ntrees; i++) {
 		const te_tree *t = &e->trees[i];
 		strbuf_printf(out, "tree %d\n", t->nnodes);
 		for (int k = 0; k < t->nnodes; k++) {
 			const te_node *n = &t->nodes[k];
-			strbuf_printf(out, "%d %.17g %d %d %.17g\n", n->feature, n->threshold,
-				      n->left, n->right, n->value);
+			strbuf_printf(out, "%d ", n->feature);
+			put_double(out, n->threshold, ' ');
+			strbuf_printf(out, "%d %d ", n->left, n->right);
+			put_double(out, n->value, '\n');
 		}
 	}
+}
+
+int te_parse_double(const char *s, double *out, const char **end)
+{
+	const char *p = s;
+	while (*p == ' ' || *p == '\n')
+		p++;
+	int neg = *p == '-';
+	if (*p == '-' || *p == '+')
+		p++;
+	unsigned long long w = 0;
+	int digits = 0, scale = 0, seen = 0;
+	for (; *p >= '0' && *p <= '9'; p++, seen = 1)
+		if (w || *p != '0') { /* leading zeros are not significant */
+			w = w * 10 + (unsigned)(*p - '0');
+			digits++;
+		}
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++, seen = 1) {
+			if (!w && *p == '0') {
+				scale--;
+				continue;
+			}
+			w = w * 10 + (unsigned)(*p - '0');
+			digits++;
+			scale--;
+		}
+	if (seen && (*p == 'e' || *p == 'E')) {
+		const char *q = p + 1;
+		int eneg = *q == '-';
+		if (*q == '-' || *q == '+')
+			q++;
+		int ex = 0, any = 0;
+		for (; *q >= '0' && *q <= '9' && ex < 10000; q++, any = 1)
+			ex = ex * 10 + (*q - '0');
+		if (any) {
+			scale += eneg ? -ex : ex;
+			p = q;
+		}
+	}
+	/* Clinger's fast path: w and 10^|scale| exact, one rounding */
+	if (seen && digits <= TE_SHORT_DIGITS && scale >= -22 && scale <= 22 &&
+	    !(*p >= '0' && *p <= '9') && *p != '.' && *p != 'x' && *p != 'X') {
+		double v = (double)w;
+		v = scale < 0 ? v / pow10_exact[-scale] : v * pow10_exact[scale];
+		*out = neg ? -v : v;
+		*end = p;
+		return 0;
+	}
+	char *e;
+	double v = strtod(s, &e); /* anything else (17 digits, inf, nan): exact too */
+	if (e == s)
+		return -1;
+	*out = v;
+	*end = e;
+	return 0;
 }
 
 static int read_word(const char **p, const char *word)
@@ -63,27 +156,32 @@ static int read_word(const char **p, const char *word)
 	return 0;
 }
 
+/* A decimal integer of at most 9 digits (node indices, features, counts). */
 static int read_long(const char **p, long *out)
 {
-	char *end;
-	errno = 0;
-	long v = strtol(*p, &end, 10);
-	if (end == *p || errno)
+	const char *q = *p;
+	while (*q == ' ' || *q == '\n')
+		q++;
+	int neg = *q == '-';
+	if (*q == '-' || *q == '+')
+		q++;
+	long v = 0;
+	int digits = 0;
+	for (; *q >= '0' && *q <= '9'; q++)
+		if (++digits > 9)
+			return -1;
+		else
+			v = v * 10 + (*q - '0');
+	if (!digits)
 		return -1;
-	*p = end;
-	*out = v;
+	*p = q;
+	*out = neg ? -v : v;
 	return 0;
 }
 
 static int read_double(const char **p, double *out)
 {
-	char *end;
-	double v = strtod(*p, &end);
-	if (end == *p)
-		return -1;
-	*p = end;
-	*out = v;
-	return 0;
+	return te_parse_double(*p, out, p);
 }
 
 /* One tree's nodes, checked: children after their parent and inside. */

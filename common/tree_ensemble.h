@@ -43,10 +43,29 @@ double te_predict(const te_ensemble *e, const double *x);
  * root's value: the bias plus the sum of contrib is te_predict's value. */
 double te_explain(const te_ensemble *e, const double *x, double *contrib, int nfeatures);
 
+/* The significant digits a fitted model's numbers are rounded to
+ * (te_round): read back by te_parse_double's fast path, exactly. */
+#define TE_SHORT_DIGITS 15
+
+/* v rounded to TE_SHORT_DIGITS significant digits. */
+double te_round_digits(double v);
+
+/* Rounds e's base, thresholds and values to TE_SHORT_DIGITS digits, so
+ * that its text is short and reads back fast (a library parses a model of
+ * ~200,000 numbers at its first decision: 28 ms by strtod). */
+void te_round(te_ensemble *e);
+
 /* Appends e as text: "ensemble BASE NTREES", then per tree "tree NNODES"
- * and a line per node "FEATURE THRESHOLD LEFT RIGHT VALUE" (%.17g: reading
- * it back gives the same doubles). */
+ * and a line per node "FEATURE THRESHOLD LEFT RIGHT VALUE" (each number in
+ * 15 significant digits when they read back the same double, else 17: the
+ * text always reads back to the same doubles). */
 void te_to_text(const te_ensemble *e, strbuf *out);
+
+/* The number at s (after spaces or newlines), into *out, *end past it:
+ * 0, or -1 if there is none. Exact: decimals of at most 15 significant
+ * digits and exponents within 10^+-22 by one rounded operation, anything
+ * else by strtod. */
+int te_parse_double(const char *s, double *out, const char **end);
 
 /* Reads what te_to_text wrote at *text, advancing *text past it. Feature
  * indices must be below nfeatures and children inside their tree, each

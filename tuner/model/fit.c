@@ -82,6 +82,8 @@ static int fit_shapes(const model_samples *s, const model_matrix *mx, long held_
 	}
 	boost_data d = { .x = x, .y = y, .n = n, .nfeatures = PF_SHAPE_FEATURES };
 	int rc = boost_fit(&d, &o->shape, e);
+	if (rc == 0)
+		te_round(e); /* short text, read back fast */
 	free(x);
 	free(y);
 	(void)mx;
@@ -121,6 +123,8 @@ static int fit_variants(const model_samples *s, const model_matrix *mx, long hel
 	}
 	boost_data d = { .x = x, .y = y, .w = w, .n = n, .nfeatures = (int)nf };
 	int rc = boost_fit(&d, &o->variant, e);
+	if (rc == 0)
+		te_round(e);
 	free(x);
 	free(y);
 	free(w);
