@@ -225,6 +225,7 @@ Test(perf_model, its_text_reads_back_to_the_same_predictions)
 	strbuf why = { 0 };
 	perf_model_explain(&back, &toy, s.samples[0].values, &s.shapes[0].env, 3, &why);
 	cr_assert(strstr(why.data, "log(time / best)"), "%s", why.data);
+	perf_model_free(&back);
 
 	/* damaged: a child before its parent, a node cut off, another version */
 	const char *good = "perf_model 1\ntemplate toy\nensemble 0 1\ntree 3\n0 1 1 2 0\n"
