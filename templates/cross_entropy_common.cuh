@@ -342,13 +342,6 @@ __device__ __forceinline__ float ce_scale(const float *scale)
 	return scale ? *scale : 1.0f;
 }
 
-// Whether dx's and x's rows allow whole vectors (dx only when written).
-__device__ __forceinline__ bool ce_vec_aligned(const elem_t *dx, long long lddx, const elem_t *x,
-					       long long ldx, unsigned flags)
-{
-	return rows_vec_aligned(x, ldx) && (!(flags & CE_WRITE_GRAD) || rows_vec_aligned(dx, lddx));
-}
-
 // A row (or slice) that does not start on a vector boundary is peeled: its
 // head, up to x's first boundary, taken by CE_HEAD_THREAD alone, element
 // by element; the rest in whole vectors from there. The head's thread is
