@@ -31,13 +31,22 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 	// reading one row's partials is never overwritten by the next row's
 	__shared__ float slot[2][3][32];
 	__shared__ float slot_xt[2]; // the target's logit, for its owner's gradient
-	const bool vec_ok = ce_vec_aligned(dx, lddx, x, ldx, flags);
 	const float sc = ce_scale(scale);
 	const ce_cap cap = ce_cap_of(softcap);
 	const long long step = PERSISTENT ? (long long)gridDim.x : M;
 	int turn = 0;
 	for (long long row = blockIdx.x; row < M; row += step, turn ^= 1) {
 		const elem_t *xr = x + row * ldx;
+		elem_t *dxr = (flags & CE_WRITE_GRAD) ? dx + row * lddx : (elem_t *)xr;
+		// the row peeled: its head (h elements) by CE_HEAD_THREAD, read again
+		// in each phase rather than held (registers), the rest in whole
+		// vectors from xb; when dx's offset differs, the scalar path
+		long long h = ce_head(xr, dxr, 0, V);
+		const bool vec_ok = h >= 0;
+		h = vec_ok ? h : 0;
+		const bool head = h > 0 && threadIdx.x == CE_HEAD_THREAD;
+		const elem_t *xb = xr + h;
+		const long long Vb = V - h;
 		const long long t = ce_target(target, row, flags);
 		float zt = 0.0f;
 		if (threadIdx.x == 0) {
@@ -48,26 +57,40 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 		vec_t xv[ITERS];
 #pragma unroll
 		for (int i = 0; i < ITERS; i++)
-			load_vec(xv[i], xr, (long long)(i * THREADS + threadIdx.x) * VEC, V, vec_ok);
+			load_vec(xv[i], xb, (long long)(i * THREADS + threadIdx.x) * VEC, Vb, vec_ok);
 		float m = NEG_INF_F;
+		if (head) {
+			float z[VEC];
+			ce_z_vec(z, ce_head_vec(xr, h), 0, h, cap);
+			m = ce_z_max(z);
+		}
 #pragma unroll
 		for (int i = 0; i < ITERS; i++) {
 			float z[VEC];
-			ce_z_vec(z, xv[i], (long long)(i * THREADS + threadIdx.x) * VEC, V, cap);
+			ce_z_vec(z, xv[i], (long long)(i * THREADS + threadIdx.x) * VEC, Vb, cap);
 			m = fmaxf(m, ce_z_max(z));
 		}
 		m = cta_max(m, slot[turn][0]);
 		float s = 0.0f, sz = 0.0f;
-#pragma unroll
-		for (int i = 0; i < ITERS; i++) {
-			const long long col = (long long)(i * THREADS + threadIdx.x) * VEC;
+		if (head) { // no thread writes the row before the gradient
 			float z[VEC];
-			ce_z_vec(z, xv[i], col, V, cap);
+			ce_z_vec(z, ce_head_vec(xr, h), 0, h, cap);
 #pragma unroll
 			for (int j = 0; j < VEC; j++)
 				s += exp_from_max(z[j], m);
 			if (label_smoothing != 0.0f)
-				sz += ce_sum_z(z, col, V);
+				sz += ce_sum_z(z, 0, h);
+		}
+#pragma unroll
+		for (int i = 0; i < ITERS; i++) {
+			const long long col = (long long)(i * THREADS + threadIdx.x) * VEC;
+			float z[VEC];
+			ce_z_vec(z, xv[i], col, Vb, cap);
+#pragma unroll
+			for (int j = 0; j < VEC; j++)
+				s += exp_from_max(z[j], m);
+			if (label_smoothing != 0.0f)
+				sz += ce_sum_z(z, col, Vb);
 		}
 		s = cta_sum(s, slot[turn][1]);
 		if (label_smoothing != 0.0f)
@@ -79,28 +102,35 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 			continue;
 		const ce_row r = ce_row_finish(m, s, t, V, ignore_index, label_smoothing, z_loss,
 					       cap, sc);
-		elem_t *dxr = dx + row * lddx;
+		elem_t *dxb = dxr + h;
 		if (r.fixed) { // no logit read (ce_fill's loop cost a stack frame here)
 			float vals[VEC];
 #pragma unroll
 			for (int j = 0; j < VEC; j++)
 				vals[j] = r.value;
+			if (head)
+				store_vec(dxr, 0, h, false, vals);
 #pragma unroll
 			for (int i = 0; i < ITERS; i++)
-				store_vec(dxr, (long long)(i * THREADS + threadIdx.x) * VEC, V, vec_ok,
+				store_vec(dxb, (long long)(i * THREADS + threadIdx.x) * VEC, Vb, vec_ok,
 					  vals);
 			continue;
 		}
 		// no column compared with the target: its owner writes it last, from
 		// thread 0's read (an index into the registers would be local memory;
 		// a read of its own, held across the loop, spilled)
+		if (head) { // read, then written, by this thread only
+			float out[VEC];
+			ce_grads<false, false, true>(out, ce_head_vec(xr, h), r);
+			store_vec(dxr, 0, h, false, out);
+		}
 #pragma unroll
 		for (int i = 0; i < ITERS; i++) {
 			float out[VEC];
 			ce_grads<false, false, true>(out, xv[i], r);
-			store_vec(dxr, (long long)(i * THREADS + threadIdx.x) * VEC, V, vec_ok, out);
+			store_vec(dxb, (long long)(i * THREADS + threadIdx.x) * VEC, Vb, vec_ok, out);
 		}
-		const bool owner = ce_owns_target(r, 0, V);
+		const bool owner = ce_owns_target(r, h, V) || (head && !r.fixed && r.t < h);
 		ce_fix_target(dxr, r, owner, owner ? slot_xt[turn] : 0.0f);
 	}
 }

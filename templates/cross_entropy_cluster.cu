@@ -76,7 +76,6 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 {
 	__shared__ float slot[3][32];
 	__shared__ ce_partial part;
-	const bool vec_ok = ce_vec_aligned(dx, lddx, x, ldx, flags);
 	const ce_cap cap = ce_cap_of(softcap);
 	const bool smooth = label_smoothing != 0.0f;
 	const unsigned rank = ce_cluster_rank();
@@ -88,12 +87,14 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 	const long long c0 = (long long)rank * len < V ? (long long)rank * len : V;
 	const long long c1 = c0 + len < V ? c0 + len : V;
 	const elem_t *xr = x + row * ldx;
+	elem_t *dxr = (flags & CE_WRITE_GRAD) ? dx + row * lddx : (elem_t *)xr;
+	const long long h = ce_head(xr, dxr, c0, c1); // the slice peeled (-1: scalar)
 	const long long t = ce_target(target, row, flags);
 	const float zt = rank == 0 && threadIdx.x == 0 ? ce_target_z(xr, t, V, cap) : 0.0f;
 	const long long staged = ce_staged_vecs();
 	ce_online o;
 	float sz;
-	ce_pass_stats(xr, c0, c1, vec_ok, staged, cap, smooth, o, sz);
+	ce_pass_stats(xr, c0, c1, h, staged, cap, smooth, o, sz);
 	// a thread that added nothing adds 0 (not 0 x e^(-inf - -inf)): a slice
 	// past the row's end, or of -inf only, has the partial (-inf, 0), which
 	// the cluster's merge makes 0, or NaN for a row of -inf only
@@ -129,5 +130,5 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 		return;
 	const ce_row r = ce_row_finish(m, s, t, V, ignore_index, label_smoothing, z_loss, cap,
 				       ce_scale(scale));
-	ce_pass_grads(dx + row * lddx, xr, c0, c1, vec_ok, staged, r);
+	ce_pass_grads(dxr, xr, c0, c1, h, staged, r);
 }

@@ -342,11 +342,33 @@ __device__ __forceinline__ float ce_scale(const float *scale)
 	return scale ? *scale : 1.0f;
 }
 
-// Whether dx's and x's rows allow whole vectors (dx only when written).
-__device__ __forceinline__ bool ce_vec_aligned(const elem_t *dx, long long lddx, const elem_t *x,
-					       long long ldx, unsigned flags)
+// A row (or slice) that does not start on a vector boundary is peeled: its
+// head, up to x's first boundary, taken by CE_HEAD_THREAD alone, element
+// by element; the rest in whole vectors from there. The head's thread is
+// the last, which the tail leaves the fewest vectors.
+#define CE_HEAD_THREAD (THREADS - 1)
+
+// The head of [c0, c1) of the row xr (dxr: dx's row, or xr when dx is not
+// written): the elements before x's first vector boundary, at most VEC - 1
+// (0 when aligned), or -1 when dx's offset differs (the scalar path).
+__device__ __forceinline__ long long ce_head(const elem_t *xr, const elem_t *dxr, long long c0,
+					     long long c1)
 {
-	return rows_vec_aligned(x, ldx) && (!(flags & CE_WRITE_GRAD) || rows_vec_aligned(dx, lddx));
+	const unsigned vb = VEC * (unsigned)sizeof(elem_t);
+	const unsigned ox = (unsigned)((unsigned long long)(xr + c0) % vb);
+	if (ox != (unsigned)((unsigned long long)(dxr + c0) % vb) || ox % sizeof(elem_t))
+		return -1;
+	const long long h = (long long)((vb - ox) % vb / (unsigned)sizeof(elem_t));
+	return h < c1 - c0 ? h : c1 - c0;
+}
+
+// The head's h elements at xr (h < VEC, the rest -inf), as load_vec's
+// masked read.
+__device__ __forceinline__ vec_t ce_head_vec(const elem_t *xr, long long h)
+{
+	vec_t v;
+	load_vec(v, xr, 0, h, false);
+	return v;
 }
 
 // ---- the one-CTA kernels around the row kernel (docs/cross-entropy.md) ----

@@ -13,6 +13,14 @@
 // no barrier guards the staged row (a thread reads only what it wrote) and
 // dx may be x (every element read before it is written, by its writer).
 //
+// A range that does not start on a vector boundary is peeled (ce_head):
+// its head, up to x's first boundary, is taken by thread CE_HEAD_THREAD
+// alone, element by element, in both passes, and the rest runs through the
+// same whole-vector loops as an aligned row from there (c0 + h; the
+// staged vectors count from there). dx is peeled with x when it has the
+// same offset (in place, or the same strides); otherwise the whole range
+// takes the scalar path (h < 0).
+//
 // Needs THREADS, VEC, UNROLL, STAGE_ROW.
 #pragma once
 
@@ -95,10 +103,10 @@ __device__ __forceinline__ int ce_stage_next(int sl)
 
 // Pass 1's steps of whole vectors, by pointers from c0: nothing tested
 // per vector but the staging. Returns where they stopped.
-template <bool CAP>
+template <bool CAP, bool SMOOTH>
 __device__ __forceinline__ long long ce_stats_steps(const elem_t *xr, long long c0, long long c1,
-						    long long staged, ce_cap cap, bool smooth,
-						    ce_online &o, float &sz)
+						    long long staged, ce_cap cap, ce_online &o,
+						    float &sz)
 {
 	long long base = c0;
 	const elem_t *p = xr + c0 + threadIdx.x * VEC;
@@ -120,26 +128,43 @@ __device__ __forceinline__ long long ce_stats_steps(const elem_t *xr, long long 
 			float z[VEC];
 			ce_z_full<CAP>(z, v[u], cap);
 			ce_online_add(o, z, ce_vec_max<CAP>(v[u], z));
-			if (smooth)
+			if (SMOOTH)
 				sz += ce_sum_z_full(z);
 		}
 	}
 	return base;
 }
 
-// Pass 1 over [c0, c1) of the row xr: the thread's running (max, sum) in o
-// and its sum of z in sz (with label smoothing), staging what fits.
+// Pass 1 over [c0, c1) of the row xr (h: ce_head's): the thread's running
+// (max, sum) in o and its sum of z in sz (with label smoothing), staging
+// what fits.
 __device__ __forceinline__ void ce_pass_stats(const elem_t *xr, long long c0, long long c1,
-					      bool vec_ok, long long staged, ce_cap cap,
+					      long long h, long long staged, ce_cap cap,
 					      bool smooth, ce_online &o, float &sz)
 {
 	o.m = NEG_INF_F;
 	o.s = 0.0f;
 	sz = 0.0f;
+	const bool vec_ok = h >= 0;
+	if (h > 0 && threadIdx.x == CE_HEAD_THREAD) { // the peeled head
+		const vec_t v = ce_head_vec(xr + c0, h);
+		float z[VEC];
+		ce_z_vec(z, v, 0, h, cap);
+		ce_online_add(o, z, ce_z_max(z));
+		if (smooth)
+			sz += ce_sum_z(z, 0, h);
+	}
+	if (h > 0) { // whole vectors from the boundary on: the range moves, not
+		xr += h; // c0 (the loops as an aligned row's, 0 in cross_entropy_two_pass.cuh)
+		c1 -= h;
+	}
 	long long base = c0;
 	if (vec_ok)
-		base = cap.cap > 0.0f ? ce_stats_steps<true>(xr, c0, c1, staged, cap, smooth, o, sz)
-				      : ce_stats_steps<false>(xr, c0, c1, staged, cap, smooth, o, sz);
+		// sz taken with the cap even unasked (unused then; the tanh dominates):
+		// one loop a uniform option, as ptxas no longer split it by itself
+		base = cap.cap > 0.0f ? ce_stats_steps<true, true>(xr, c0, c1, staged, cap, o, sz)
+		       : smooth	      ? ce_stats_steps<false, true>(xr, c0, c1, staged, cap, o, sz)
+				      : ce_stats_steps<false, false>(xr, c0, c1, staged, cap, o, sz);
 	for (; base < c1; base += STEP) { // the last step, masked (all, misaligned)
 		vec_t v[UNROLL];
 #pragma unroll
@@ -198,37 +223,59 @@ __device__ __forceinline__ void ce_grads_steps(long long &base, elem_t *dxr, con
 	}
 }
 
-// Pass 2 over [c0, c1): the gradient of the row into dxr. A fixed row's is
+// Pass 2 over [c0, c1) (h: ce_head's): the gradient of the row into dxr,
+// the head's by its thread first. A fixed row's is
 // written without reading the row; otherwise no loop compares a column
 // with the target: its owner rewrites that element last.
 __device__ __forceinline__ void ce_pass_grads(elem_t *dxr, const elem_t *xr, long long c0,
-					      long long c1, bool vec_ok, long long staged,
+					      long long c1, long long h, long long staged,
 					      const ce_row &r)
 {
+	const bool vec_ok = h >= 0;
+	const bool head = h > 0 && threadIdx.x == CE_HEAD_THREAD;
+	// whole vectors from the boundary on: the range moves (xb, dxb, c1b), not
+	// c0, as in ce_pass_stats
+	const long long hp = h > 0 ? h : 0;
+	const elem_t *xb = xr + hp;
+	elem_t *dxb = dxr + hp;
+	const long long c1b = c1 - hp;
 	if (r.fixed) {
-		ce_fill(dxr, c0, c1, vec_ok, r);
+		if (head) {
+			float out[VEC];
+#pragma unroll
+			for (int j = 0; j < VEC; j++)
+				out[j] = r.value;
+			store_vec(dxr + c0, 0, h, false, out);
+		}
+		ce_fill(dxb, c0, c1b, vec_ok, r);
 		return;
 	}
-	const bool owner = ce_owns_target(r, c0, c1);
+	// the target's column: the head's thread's, or its vector's owner's
+	const bool owner = ce_owns_target(r, c0 + hp, c1) || (head && r.t >= c0 && r.t < c0 + h);
 	const float xt = ce_target_x(xr, r, owner);
+	if (head) { // read, then written, by this thread only (after xt)
+		float out[VEC];
+		ce_grads<false, false, true>(out, ce_head_vec(xr + c0, h), r);
+		store_vec(dxr + c0, 0, h, false, out);
+	}
 	long long base = c0;
 	if (vec_ok)
-		CE_WITH_OPTIONS(r, ce_grads_steps, base, dxr, xr, c0, c1, staged, r);
-	for (; base < c1; base += STEP) { // the last step, masked (all, misaligned)
+		CE_WITH_OPTIONS(r, ce_grads_steps, base, dxb, xb, c0, c1b, staged, r);
+	for (; base < c1b; base += STEP) { // the last step, masked (all, misaligned)
 		vec_t v[UNROLL];
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++) {
 			const long long col = base + ((long long)u * THREADS + threadIdx.x) * VEC;
-			if (col < c1)
-				v[u] = ce_reread(xr, col, (col - c0) / VEC, c1, vec_ok, staged);
+			if (col < c1b)
+				v[u] = ce_reread(xb, col, (col - c0) / VEC, c1b, vec_ok, staged);
 		}
 #pragma unroll
 		for (int u = 0; u < UNROLL; u++) {
 			const long long col = base + ((long long)u * THREADS + threadIdx.x) * VEC;
-			if (col < c1) {
+			if (col < c1b) {
 				float out[VEC];
 				ce_grads<false, false, true>(out, v[u], r);
-				store_vec(dxr, col, c1, vec_ok, out);
+				store_vec(dxb, col, c1b, vec_ok, out);
 			}
 		}
 	}

@@ -29,7 +29,6 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 		     unsigned flags)
 {
 	__shared__ float slot[2][3][32]; // two sets taken in turn, as in cross_entropy_block
-	const bool vec_ok = ce_vec_aligned(dx, lddx, x, ldx, flags);
 	const long long staged = ce_staged_vecs();
 	const float sc = ce_scale(scale);
 	const ce_cap cap = ce_cap_of(softcap);
@@ -38,11 +37,13 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 	int turn = 0;
 	for (long long row = blockIdx.x; row < M; row += step, turn ^= 1) {
 		const elem_t *xr = x + row * ldx;
+		elem_t *dxr = (flags & CE_WRITE_GRAD) ? dx + row * lddx : (elem_t *)xr;
+		const long long h = ce_head(xr, dxr, 0, V); // the row peeled (-1: scalar)
 		const long long t = ce_target(target, row, flags);
 		const float zt = threadIdx.x == 0 ? ce_target_z(xr, t, V, cap) : 0.0f;
 		ce_online o;
 		float sz;
-		ce_pass_stats(xr, 0, V, vec_ok, staged, cap, smooth, o, sz);
+		ce_pass_stats(xr, 0, V, h, staged, cap, smooth, o, sz);
 		// the barriers in the reductions also order thread 0's read of the
 		// target's logit before any write of the row (dx may be x)
 		const float m = cta_max(o.m, slot[turn][0]);
@@ -56,6 +57,6 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 			continue;
 		const ce_row r = ce_row_finish(m, s, t, V, ignore_index, label_smoothing, z_loss,
 					       cap, sc);
-		ce_pass_grads(dx + row * lddx, xr, 0, V, vec_ok, staged, r);
+		ce_pass_grads(dxr, xr, 0, V, h, staged, r);
 	}
 }
