@@ -20,6 +20,8 @@ typedef struct tuner {
 static int fake_tune(void *user, atdi_tune_job *job)
 {
 	tuner *t = user;
+	/* the job's GPU name is its own: the queue may grow (and move) meanwhile */
+	cr_assert_eq(job->ci.gpu.name, job->ci.name);
 	pthread_mutex_lock(&t->lock);
 	t->calls++;
 	t->thread = pthread_self();
@@ -125,7 +127,8 @@ Test(tune_worker, freeing_waits_for_the_shape_in_hand_and_drops_the_rest)
 	atdi_plan best;
 	double us;
 	char why[256];
-	for (long long n = 1; n <= 5; n++)
+	/* more than the queue's first 8: it grows while a job runs */
+	for (long long n = 1; n <= 20; n++)
 		cr_assert_eq(ask(&w, 1, n, &best, &us, why), ATDI_TUNE_PENDING);
 	while (__atomic_load_n(&t.calls, __ATOMIC_ACQUIRE) == 0)
 		usleep(1000);
@@ -133,7 +136,7 @@ Test(tune_worker, freeing_waits_for_the_shape_in_hand_and_drops_the_rest)
 	t.hold = 0;
 	pthread_mutex_unlock(&t.lock);
 	atdi_tune_worker_free(&w);
-	cr_assert_leq(t.calls, 5);
+	cr_assert_leq(t.calls, 20);
 	cr_assert_geq(t.calls, 1);
 }
 

@@ -32,6 +32,7 @@ static void *work(void *arg)
 			break;
 		/* a copy: the array may grow while the job runs unlocked */
 		atdi_tune_job job = w->jobs[w->next];
+		job.ci.gpu.name = job.ci.name; /* the copy's own, not the array's */
 		size_t i = w->next++;
 		pthread_mutex_unlock(&w->lock);
 		int rc = w->tune(w->user, &job);
