@@ -52,6 +52,15 @@
 #                                     one training step per loss variant; .whl
 #                                     carried as for ops-peers.sh):
 #                                     $OUT/train-step-h200.csv and .log
+#   bash build-dev/resweep.sh MAX_N     the H200 default database with its
+#                                     shapes of N <= MAX_N swept again (a
+#                                     new template serves them):
+#                                     $OUT/default.db.xz
+#   bash build-dev/tiny-peers.sh [SEED [DB TAG]]
+#                                     launch-bound shapes (configs/tiny.yaml
+#                                     and 30 drawn from SEED) against
+#                                     torch.softmax, Triton and a copy:
+#                                     $OUT/tiny-*.csv
 #   bash build-dev/variant-bench.sh SPEC
 #                                     tools/variant_bench.py: chosen variants
 #                                     (SPEC, one a line) beside torch, Triton
@@ -283,6 +292,51 @@ export LD_LIBRARY_PATH=$PWD/build-dev/lib ATD_JIT_CACHE=/tmp/gpu-test-jit.db
 AUTOTUNE_DISPATCH_LIB=$PWD/build-dev/lib/libautotune-dispatch.so ATD_REQUIRE_GPU=1 PYTHONPATH=python \
 	timeout 500 python3 -m unittest discover -s python/tests -p 'test_gpu*.py' -v 2>&1 |
 	tee "$OUT/python-gpu-test.log" | tail -40
+EOS
+cat >build-dev/resweep.sh <<'EOS'
+# resweep.sh MAX_N: the H200 default sweep's database (results/h200/
+# default-h200.db.xz, or /tmp/default.db) with its shapes of N <= MAX_N
+# dropped (a new template serves them), then configs/softmax.yaml swept
+# into it (resumed: the dropped shapes and any the grid gained):
+# /tmp/default.db, and without its compile cache $OUT/default.db.xz
+export LD_LIBRARY_PATH=$PWD/build-dev/lib
+[ -f /tmp/default.db ] || xz -dc results/h200/default-h200.db.xz >/tmp/default.db
+python3 - "${1:?resweep.sh MAX_N}" <<'EOP'
+import sqlite3, sys
+c = sqlite3.connect("/tmp/default.db")
+gone = "SELECT id FROM results WHERE op = 'softmax' AND n <= ?"
+for t, where in (("winners", "op = 'softmax' AND n <= ?"), ("kernels", f"result_id IN ({gone})"),
+                 ("results", "op = 'softmax' AND n <= ?")):
+    n = c.execute(f"DELETE FROM {t} WHERE {where}", (int(sys.argv[1]),)).rowcount
+    print(f"dropped {n} {t} of N <= {sys.argv[1]}")
+c.commit()
+EOP
+s=$(date +%s)
+timeout "${SWEEP_S:-300}" build-dev/autotune sweep --templates build-dev/templates \
+	-c build-dev/configs/softmax.yaml --db /tmp/default.db >"$OUT/resweep.log" 2>&1
+echo "resweep rc $? in $(( $(date +%s) - s )) s"; tail -2 "$OUT/resweep.log"
+python3 -c 'import sqlite3; sqlite3.connect("/tmp/default.db").execute("VACUUM INTO \"/tmp/default-small.db\"")'
+python3 -c 'import sqlite3; c = sqlite3.connect("/tmp/default-small.db"); c.execute("DELETE FROM compile_cache"); c.commit(); c.execute("VACUUM")'
+xz -T0 -6 -c /tmp/default-small.db >"$OUT/default.db.xz"; rm -f /tmp/default-small.db
+EOS
+cat >build-dev/tiny-peers.sh <<'EOS'
+# tiny-peers.sh [SEED [DB TAG]]: launch-bound shapes, configs/tiny.yaml and
+# 30 drawn by tools/random_shapes.py --max-bytes 65536 from SEED (default:
+# the time; never tune on them), the library with DB (default the H200
+# default sweep's, /tmp/default.db: no model, the manifests' derivation)
+# against torch.softmax, Triton and a copy: $OUT/tiny-random.yaml,
+# tiny[TAG]-peers.csv, tiny-random[TAG]-peers.csv
+export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1 ATD_JIT_CACHE=/tmp/tiny-jit.db \
+	PYTHONPATH=python
+[ -f /tmp/default.db ] || xz -dc results/h200/default-h200.db.xz >/tmp/default.db
+seed=${1:-$(date +%s)}
+[ -f "$OUT/tiny-random.yaml" ] ||
+	python3 tools/random_shapes.py --seed "$seed" --count 30 --max-bytes 65536 >"$OUT/tiny-random.yaml"
+for c in configs/tiny.yaml "$OUT/tiny-random.yaml"; do
+	python3 -m autotune_dispatch.peers --lib build-dev/lib/libautotune-dispatch.so \
+		--db "${2:-/tmp/default.db}" -c "$c" --methods lib,torch,triton,copy \
+		--csv "$OUT/$(basename "$c" .yaml)$3-peers.csv" 2>&1 | grep -v -i warn | tail -3
+done
 EOS
 cat >build-dev/ab.sh <<'EOS'
 # a hung variant costs the watchdog's 5 s, not 20; the database stays there

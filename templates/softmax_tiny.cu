@@ -1,0 +1,59 @@
+// Template softmax_tiny: the leanest row softmax, for launch-bound shapes
+// (a few rows, or rows of a few elements). A group of LANES threads takes
+// one row, each lane ELEMS_PER_THREAD of its elements, LANES apart (a
+// warp's loads coalesce element by element); one path, no vectors, no
+// peeling, no persistent grid, no second row a group: at a problem of a few
+// KB the kernel's time is its chain (load, shuffles, exp, division, store),
+// and every test or loop on that chain is paid once, undivided.
+// Regime: rows up to 256 elements where the whole problem takes a few
+// microseconds; softmax_warp's checked path cost ~0.2 us more there than
+// a hand-written kernel of this shape (tools/probe_tiny.cu, H200).
+//
+// Parameters (macros set by the generator):
+//   THREADS           threads per CTA (a multiple of 32)
+//   LANES             threads per row (2..32, a power of two)
+//   ELEMS_PER_THREAD  elements of a row each lane holds (LANES * it >= N)
+#define VEC 1
+#include "softmax_common.cuh"
+
+#define GROUPS (THREADS / LANES)
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+softmax_kernel(elem_t *__restrict__ y, const elem_t *__restrict__ x, long long M,
+	       long long N, long long ldy, long long ldx, unsigned flags)
+{
+	if (N == 1) { // no reduction, no exp: a load and a store a row
+		one_element_rows(y, x, M, ldy, ldx, flags);
+		return;
+	}
+	const long long row = (long long)blockIdx.x * GROUPS + threadIdx.x / LANES;
+	const int lane = threadIdx.x % LANES;
+	// N <= LANES * ELEMS_PER_THREAD: a column fits an int
+	const int n = row < M ? (int)N : 0;
+	const elem_t *xr = x + row * ldx;
+	float v[ELEMS_PER_THREAD];
+	float m = NEG_INF_F;
+#pragma unroll
+	for (int i = 0; i < ELEMS_PER_THREAD; i++) {
+		const int c = lane + i * LANES;
+		// past the row (or past M): -inf, whose term is 0 once the max is
+		// finite; a row past M still takes part in the shuffles
+		v[i] = c < n ? to_f32(xr[c]) : NEG_INF_F;
+		m = fmaxf(m, v[i]);
+	}
+	m = masked_max(group_max(m, LANES), flags);
+	float s = 0.0f;
+#pragma unroll
+	for (int i = 0; i < ELEMS_PER_THREAD; i++) {
+		v[i] = held_from(v[i], m);
+		s += held_term(v[i]);
+	}
+	s = write_scale(masked_sum(group_sum(s, LANES), flags));
+	elem_t *yr = y + row * ldy;
+#pragma unroll
+	for (int i = 0; i < ELEMS_PER_THREAD; i++) {
+		const int c = lane + i * LANES;
+		if (c < n)
+			yr[c] = from_f32(out_from_held(v[i], s));
+	}
+}
