@@ -32,11 +32,9 @@ typedef void (*at_op_ref_row_inputs_fn)(const void *const *in, at_dtype dt, size
 typedef void (*at_op_ref_row_side_fn)(const void *x, at_dtype dt, size_t offset, long long N,
 				      const void *side, double *out, double *row_out);
 
-/* How an op's kernel is launched (dispatch/runtime/launch_geometry.h). */
-typedef enum at_op_launch {
-	AT_LAUNCH_ROWS,          /* launch_softmax, or launch_softmax_backward (2 inputs) */
-	AT_LAUNCH_CROSS_ENTROPY, /* launch_cross_entropy, after its prepare kernel */
-} at_op_launch;
+/* An op's own part of a shape on the GPU, for the sweep: tuner/ops/op_gpu.h.
+ * Opaque here, so that this header names no CUDA type. */
+struct op_gpu;
 
 /* The most inputs an op reads. */
 #define AT_OP_MAX_INPUTS 2
@@ -50,11 +48,11 @@ typedef struct at_op {
 	const char *name;    /* as the manifests' `op:` and the configs' say it */
 	const char *summary; /* one line, for `autotune templates` */
 	/* The kernel every template of the op defines, and what it takes.
-	 * All ops launch row-wise as softmax does (dispatch/launch_geometry.h):
+	 * A row op launches row-wise as softmax does (dispatch/launch_geometry.h):
 	 * an op of one input as softmax (y, x, M, N, ldy, ldx, flags), one of
 	 * two as the backward ops (dx, y, dy, M, N, lddx, ldy, lddy, flags,
-	 * launch_softmax_backward). The signature is said here so that a
-	 * template writer finds it. */
+	 * launch_softmax_backward); an op with its own launch says it in gpu.
+	 * The signature is said here so that a template writer finds it. */
 	const char *kernel_name;
 	const char *kernel_signature;
 	/* Bytes moved: (reads + writes) * M * N * element size; a kernel that
@@ -75,7 +73,10 @@ typedef struct at_op {
 	 * (cross_entropy: an int64 target; loss and lse). 0, 0: none. */
 	int side_bytes, row_results;
 	at_op_ref_row_side_fn ref_row_side;
-	at_op_launch launch;
+	/* The op's own part of a shape on the GPU (tuner/ops/op_gpu.h: its
+	 * launch, side buffers, extra outputs' check, probes); NULL: a row op
+	 * (cross_entropy: launch_cross_entropy after its prepare kernel). */
+	const struct op_gpu *gpu;
 	/* An op whose first input is another op's output (a backward op's y,
 	 * the forward's): that op's reference, through which `autotune
 	 * selftest` makes the first input from its random and special rows, so

@@ -15,8 +15,9 @@
 #include "tests/test_run_fixture.h"
 #include "tuner/check/cross_entropy_rows.h"
 #include "tuner/check/reference.h"
+#include "tuner/ops/cross_entropy_gpu.h"
+#include "tuner/ops/cross_entropy_shape.h"
 #include "tuner/ops/ops.h"
-#include "tuner/sweep/cross_entropy_shape.h"
 #include "tuner/sweep/plan.h"
 
 TestSuite(cross_entropy_ref);
@@ -312,12 +313,16 @@ Test(cross_entropy_ref, is_described_with_its_kernel_and_one_read_one_write)
 	cr_assert_eq(op, &cross_entropy_op);
 	cr_assert_str_eq(op->kernel_name, "cross_entropy_kernel");
 	cr_assert_not_null(strstr(op->kernel_signature, "const void *target, float *loss"));
-	cr_assert_eq(op->launch, AT_LAUNCH_CROSS_ENTROPY);
+	cr_assert_eq(op->gpu, &cross_entropy_gpu, "its own launch, through its hooks");
+	cr_assert(cross_entropy_gpu.make && cross_entropy_gpu.free_state &&
+		  cross_entropy_gpu.prepare && cross_entropy_gpu.launch &&
+		  cross_entropy_gpu.poison && cross_entropy_gpu.compare && cross_entropy_gpu.probe,
+		  "every step its own");
 	cr_assert_eq(at_op_inputs(op), 1);
 	cr_assert_eq(op->side_bytes, 8);
 	cr_assert_eq(op->row_results, 2);
 	cr_assert_eq(at_op_bytes_moved(op, AT_BF16, 4096, 128256), 2.0 * 4096 * 128256 * 2);
-	cr_assert_eq(softmax_op.launch, AT_LAUNCH_ROWS, "the other ops launch as before");
+	cr_assert_null(softmax_op.gpu, "the other ops launch as before");
 	cr_assert_eq(at_op_side_offset(&softmax_op, AT_F16, 3, 3), 18, "no side input: no padding");
 }
 

@@ -3,14 +3,16 @@
  * z-loss and logit soft-capping as options), its lse and the gradient of
  * the loss with respect to the logits. Its kernel takes another signature
  * than softmax's (targets, two row results, the options) and is launched
- * by launch_cross_entropy after its prepare kernel; the sweep tunes the
- * options' default (int64 targets, the gradient written, no smoothing, no
- * z-loss, no cap), which changes no memory traffic. */
+ * by launch_cross_entropy after its prepare kernel (its hooks,
+ * cross_entropy_gpu.h); the sweep tunes the options' default (int64
+ * targets, the gradient written, no smoothing, no z-loss, no cap), which
+ * changes no memory traffic. */
 #include "tuner/ops/ops.h"
 
 #include <math.h>
 
 #include "tuner/check/cross_entropy_rows.h"
+#include "tuner/ops/cross_entropy_gpu.h"
 
 const at_op cross_entropy_op = {
 	.name = "cross_entropy",
@@ -34,7 +36,7 @@ const at_op cross_entropy_op = {
 	.side_bytes = sizeof(long long),
 	.row_results = 2,
 	.ref_row_side = ce_ref_row_tuning,
-	.launch = AT_LAUNCH_CROSS_ENTROPY,
+	.gpu = &cross_entropy_gpu,
 	.masked_value = NAN, /* no masked semantics: a row of -inf is NaN */
 	.softmax_baselines = 0,
 };

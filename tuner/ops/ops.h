@@ -1,8 +1,8 @@
 /* The ops the tuner knows: one table (ops.c) of descriptions (common/op.h),
  * one file each (NAME_op.c). Adding an op is a folder of templates with
- * `op: NAME`, its NAME_op.c, one line in ops.c's table, and tests: the
- * sweep, the check, the database, the selection and the report look the
- * op up here by name. */
+ * `op: NAME`, its NAME_op.c (with its hooks, op_gpu.h, if it has its own
+ * launch), one line in ops.c's table, and tests: the sweep, the check, the
+ * database, the selection and the report look the op up here by name. */
 #ifndef AT_TUNER_OPS_H
 #define AT_TUNER_OPS_H
 

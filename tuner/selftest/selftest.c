@@ -129,7 +129,7 @@ static int visit_all(const selftest_options *o, visitor *vis, at_error *err)
 		free(known);
 		return -1;
 	}
-	if (op->launch != AT_LAUNCH_ROWS)
+	if (op->gpu) /* its own launch (tuner/ops/op_gpu.h) */
 		return at_error_set(err, "selftest does not run %s yet (its kernel is not softmax's "
 				    "shape); `autotune sweep` checks its variants", op->name);
 	if (plan_load(&p, config, o->templates_dir, err))

@@ -11,9 +11,9 @@
 #include "common/strbuf.h"
 #include "tuner/sweep/enumerate.h"
 #include "tuner/sweep/baselines.h"
-#include "tuner/sweep/cross_entropy_shape.h"
 #include "tuner/check/gpu_compare.h"
 #include "tuner/sweep/lookahead.h"
+#include "tuner/sweep/op_shape.h"
 #include "tuner/check/ref_ahead.h"
 #include "tuner/check/reference.h"
 #include "tuner/ops/ops.h"
@@ -28,8 +28,7 @@ typedef struct shape_data {
 	CUdeviceptr ref_dev; /* the reference on the GPU, for gpu_compare */
 	size_t bytes;        /* of one M x N tensor: the output, each input */
 	int ninputs;
-	int ce_on;           /* a cross_entropy shape: its targets, loss, lse */
-	ce_shape ce;
+	op_shape op;         /* the op's own part: side inputs, other outputs */
 } shape_data;
 
 /* One variant being launched (for gpu_time's callback). */
@@ -44,7 +43,7 @@ typedef struct variant_launch {
 	long long M, N;
 	/* an op of two inputs: the second, after x (launch_softmax_backward) */
 	CUdeviceptr x2;
-	const ce_shape *ce; /* a cross_entropy shape's (launch_cross_entropy) */
+	const op_shape *op; /* the shape's, which launches it */
 	double check_us; /* its check run, timed by events (0: not timed) */
 } variant_launch;
 
@@ -91,8 +90,7 @@ static void free_data(shape_data *d)
 		cudrv.cuMemFree(d->y);
 	if (d->ref_dev)
 		cudrv.cuMemFree(d->ref_dev);
-	if (d->ce_on)
-		ce_shape_free(&d->ce);
+	op_shape_free(&d->op);
 	memset(d, 0, sizeof *d);
 }
 
@@ -116,7 +114,7 @@ static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, double 
 	phase_end(phase, PHASE_REF, mark);
 	const at_op *op = shape_op(s);
 	d->ninputs = at_op_inputs(op);
-	/* the inputs, and a side input after them (cross_entropy's targets) */
+	/* the inputs, and a side input after them (an op's, as targets) */
 	size_t in_bytes = at_op_input_bytes(op, s->dtype, s->M, s->N);
 	CU_TRY(err, cudrv.cuMemAlloc(&d->x, in_bytes));
 	CU_TRY(err, cudrv.cuMemAlloc(&d->y, d->bytes));
@@ -127,11 +125,8 @@ static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, double 
 	/* a copy from pageable memory may still be landing when it returns,
 	 * and the timer's non-blocking stream does not wait for the legacy one */
 	CU_TRY(err, cudrv.cuCtxSynchronize());
-	if (op->launch == AT_LAUNCH_CROSS_ENTROPY) {
-		d->ce_on = 1;
-		if (ce_shape_make(&d->ce, op, s->dtype, s->M, s->N, d->host_x, d->x, d->ref, err))
-			return -1;
-	}
+	if (op_shape_make(&d->op, op, s->dtype, s->M, s->N, d->host_x, d->x, d->ref, err))
+		return -1;
 	ref_ahead_done(); /* its slot may take a shape ahead */
 	d->host_x = NULL;
 	d->ref = NULL;
@@ -153,19 +148,19 @@ static void on_cpu(tune_ctx *ctx)
 		ctx->hooks.on_cpu(ctx->hooks.arg);
 }
 
+/* What the op's launch and probe are given of l. */
+static op_variant as_op_variant(const variant_launch *l)
+{
+	return (op_variant){ .fn = l->entry->fn, .geom = &l->geom, .grid = l->grid, .y = l->y,
+			     .x = l->x, .x2 = l->x2, .M = l->M, .N = l->N };
+}
+
 static int launch_variant(void *arg, CUstream stream, at_error *err)
 {
 	variant_launch *l = arg;
 	on_gpu(l->ctx, l->index, l->row); /* a heartbeat while timing */
-	if (l->ce) {
-		ce_launch_args a = ce_shape_args(l->ce, l->y, l->x);
-		return launch_cross_entropy(l->entry->fn, &l->geom, l->grid, &a, stream, err);
-	}
-	if (l->x2)
-		return launch_softmax_backward(l->entry->fn, &l->geom, l->grid, l->y, l->x, l->x2,
-					       l->M, l->N, l->N, l->N, l->N, 0, stream, err);
-	return launch_softmax(l->entry->fn, &l->geom, l->grid, l->y, l->x, l->M, l->N, l->N,
-			      l->N, 0, stream, err);
+	op_variant v = as_op_variant(l);
+	return op_shape_launch(l->op, &v, stream, err);
 }
 
 /* Errors after which the context is unusable: the sweep cannot go on in
@@ -193,7 +188,7 @@ static int check_launch(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 		*us = 0;
 	/* 0xff bytes are NaN in every dtype: an unwritten element fails. */
 	CUresult rc = cudrv.cuMemsetD8Async(d->y, 0xff, d->bytes, t->stream);
-	if (rc == CUDA_SUCCESS && d->ce_on && ce_shape_poison(&d->ce, t->stream, &lerr))
+	if (rc == CUDA_SUCCESS && op_shape_poison(&d->op, t->stream, &lerr))
 		rc = CUDA_ERROR_UNKNOWN;
 	if (rc == CUDA_SUCCESS && timed)
 		rc = cudrv.cuEventRecord(t->start[0], t->stream);
@@ -234,24 +229,25 @@ static int check_launch(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 		row->status = RESULT_OK;
 	}
 	int rows_ok = 1;
-	if (row->status == RESULT_OK && d->ce_on &&
-	    ce_shape_compare(&d->ce, t->stream, tol, &rows_ok, reason, cap, err))
+	if (row->status == RESULT_OK &&
+	    op_shape_compare(&d->op, t->stream, tol, &rows_ok, reason, cap, err))
 		return -1;
 	if (!rows_ok)
 		row->status = RESULT_CHECK_FAILED;
 	return 0;
 }
 
-/* A cross_entropy variant that passed its check, run again on a few rows
- * under the other options and layouts (ce_shape_probe). Returns -1 only
- * when the GPU context is lost. */
-static int probe_cross_entropy(tune_ctx *ctx, const sweep_shape *s, const variant_launch *l,
-			       result_row *row, char *reason, size_t cap, at_error *err)
+/* A variant that passed its check, run again by its op's probe (if any)
+ * on what the check does not cover. Returns -1 only when the GPU context
+ * is lost. */
+static int probe_variant(tune_ctx *ctx, const sweep_shape *s, const variant_launch *l,
+			 result_row *row, char *reason, size_t cap, at_error *err)
 {
 	at_error perr = { { 0 } };
 	int ok = 1;
-	if (ce_shape_probe(l->ce, l->entry->fn, &l->geom, l->grid, l->x, ctx->timer->stream,
-			   at_op_tolerance(shape_op(s), s->dtype), &ok, reason, cap, &perr)) {
+	op_variant v = as_op_variant(l);
+	if (op_shape_probe(l->op, &v, ctx->timer->stream, at_op_tolerance(shape_op(s), s->dtype),
+			   &ok, reason, cap, &perr)) {
 		row->status = RESULT_LAUNCH_FAILED;
 		snprintf(reason, cap, "%s", perr.msg);
 		CUresult rc = cudrv.cuCtxSynchronize();
@@ -277,8 +273,7 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	row->entry = shape_op(s)->kernel_name;
 	variant_launch l = { .ctx = ctx, .index = index, .row = row, .entry = entry, .y = d->y,
 			     .x = d->x, .M = s->M, .N = s->N,
-			     .x2 = d->ninputs > 1 ? d->x + d->bytes : 0,
-			     .ce = d->ce_on ? &d->ce : NULL };
+			     .x2 = d->ninputs > 1 ? d->x + d->bytes : 0, .op = &d->op };
 	at_error verr = { { 0 } };
 	if (variant_geometry(v, env, &l.geom, &verr))
 		return at_error_set(err, "%s", verr.msg); /* a manifest bug: stop */
@@ -308,7 +303,7 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	row->smem_bytes = entry->k.smem_bytes;
 	row->spill_bytes = entry->k.spill_bytes;
 	if (loaded || launch_grid(&l.geom, entry->fn, s->M, ctx->gpu->info.sm_count, &l.grid, &verr) ||
-	    (l.ce && ce_shape_prepare(l.ce, entry->module, ctx->timer->stream, &verr))) {
+	    op_shape_prepare(l.op, entry->module, ctx->timer->stream, &verr)) {
 		row->status = RESULT_LAUNCH_FAILED;
 		snprintf(reason, cap, "%s", verr.msg);
 		return 0;
@@ -317,8 +312,8 @@ static int try_variant(tune_ctx *ctx, const sweep_shape *s, shape_data *d,
 	on_gpu(ctx, index, row);
 	int rc = check_launch(ctx, s, d, launch_variant, l_out, row, reason, cap, &l_out->check_us,
 			      err);
-	if (rc == 0 && l.ce && row->status == RESULT_OK)
-		rc = probe_cross_entropy(ctx, s, l_out, row, reason, cap, err);
+	if (rc == 0 && row->status == RESULT_OK)
+		rc = probe_variant(ctx, s, l_out, row, reason, cap, err);
 	on_cpu(ctx);
 	return rc;
 }

@@ -1,9 +1,10 @@
-/* The cross_entropy op's part of a shape on the GPU, for tune_shape.c: its
- * kernel takes targets, writes a loss and an lse a row besides the
- * gradient, and needs its prepare kernel's scale (docs/cross-entropy.md).
- * Here: those buffers, the launch's arguments at the tuning options
- * (int64 targets, CE_WRITE_GRAD, ls = zl = softcap = 0, reduction sum:
- * scale 1), and the check of the row results against the reference's. */
+/* The cross_entropy op's part of a shape on the GPU, for the sweep through
+ * its hooks (cross_entropy_gpu.h): its kernel takes targets, writes a loss
+ * and an lse a row besides the gradient, and needs its prepare kernel's
+ * scale (docs/cross-entropy.md). Here: those buffers, the launch's
+ * arguments at the tuning options (int64 targets, CE_WRITE_GRAD, ls = zl =
+ * softcap = 0, reduction sum: scale 1), and the check of the row results
+ * against the reference's. */
 #ifndef AT_TUNER_CROSS_ENTROPY_SHAPE_H
 #define AT_TUNER_CROSS_ENTROPY_SHAPE_H
 

@@ -1,5 +1,5 @@
 /* The cross_entropy op's part of a shape on the GPU: see cross_entropy_shape.h. */
-#include "tuner/sweep/cross_entropy_shape.h"
+#include "tuner/ops/cross_entropy_shape.h"
 
 #include <math.h>
 #include <stdio.h>
