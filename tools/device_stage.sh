@@ -120,6 +120,15 @@ bash build-dev/unpack.sh sel /tmp/sel.db
 timeout 580 build-dev/autotune selftest --templates "${1:-build-dev/tpl-sel}" --db /tmp/sel.db |
 	tee "$OUT/selftest.log" | tail -40
 EOS
+cat >build-dev/pack.sh <<'EOS'
+# pack.sh DB OUT.xz: DB without its compile cache (the kernels of every
+# variant: too large to come back), xz-compressed into OUT.xz
+rm -f "$1-small"
+python3 -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute("VACUUM INTO ?", (sys.argv[2],))' "$1" "$1-small"
+python3 -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("DELETE FROM compile_cache"); c.commit(); c.execute("VACUUM")' "$1-small"
+xz -T0 -6 -c "$1-small" >"$2"
+rm -f "$1-small"
+EOS
 cat >build-dev/unpack.sh <<'EOS'
 # unpack.sh NAME DB: a fresh DB, from build-dev/NAME-cache.db.xz when
 # tools/bench_cache.sh made one (compiled kernels, no results)
@@ -183,15 +192,7 @@ timeout 300 build-dev/autotune sweep --templates build-dev/templates -c build-de
 	--db /tmp/default-warm.db >"$OUT/sweep-warm.log" 2>&1
 echo "warm sweep rc $? in $(( $(date +%s) - s )) s"; tail -2 "$OUT/sweep-warm.log"
 phases "$OUT/sweep-warm.log"
-python3 - <<'EOP'
-import sqlite3, os
-c = sqlite3.connect("/tmp/default.db")
-c.execute("VACUUM INTO '/tmp/default-small.db'")
-c.close()
-c = sqlite3.connect("/tmp/default-small.db")
-c.execute("DELETE FROM compile_cache"); c.commit(); c.execute("VACUUM"); c.close()
-os.system("xz -T0 -6 -c /tmp/default-small.db >$OUT/default.db.xz; ls -l /tmp/default.db /tmp/default-small.db")
-EOP
+bash build-dev/pack.sh /tmp/default.db "$OUT/default.db.xz"
 EOS
 cat >build-dev/variant-bench.sh <<'EOS'
 export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1
@@ -213,10 +214,7 @@ export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1
 timeout 300 build-dev/autotune sweep --templates build-dev/templates -c build-dev/configs/softmax.yaml \
 	--db /tmp/default.db >"$OUT/default-resweep.log" 2>&1
 echo "default sweep (resumed) rc $?"; tail -1 "$OUT/default-resweep.log"
-rm -f /tmp/default-small.db
-python3 -c 'import sqlite3; sqlite3.connect("/tmp/default.db").execute("VACUUM INTO \"/tmp/default-small.db\"")'
-python3 -c 'import sqlite3; c = sqlite3.connect("/tmp/default-small.db"); c.execute("DELETE FROM compile_cache"); c.commit(); c.execute("VACUUM")'
-xz -T0 -6 -c /tmp/default-small.db >"$OUT/default.db.xz"
+bash build-dev/pack.sh /tmp/default.db "$OUT/default.db.xz"
 if [ ! -f /tmp/gen.db ]; then
 	bash build-dev/unpack.sh gen /tmp/gen.db
 	timeout 200 build-dev/autotune sweep --templates build-dev/templates \
@@ -280,9 +278,7 @@ build-dev/autotune report --db /tmp/seeds.db --peers /tmp/seeds-peers.csv -o "$O
 	python3 -c 'import re, sys; [print(re.sub("<[^>]+>", "", p)) for p in
 		re.findall(r"<p id=.g[0-9]+-peers.*?</p>", open(sys.argv[1]).read())]' "$OUT/seeds-report.html"
 rm -f /tmp/seeds-small.db
-python3 -c 'import sqlite3; sqlite3.connect("/tmp/seeds.db").execute("VACUUM INTO \"/tmp/seeds-small.db\"")'
-python3 -c 'import sqlite3; c = sqlite3.connect("/tmp/seeds-small.db"); c.execute("DELETE FROM compile_cache"); c.commit(); c.execute("VACUUM")'
-xz -T0 -6 -c /tmp/seeds-small.db >"$OUT/seeds.db.xz"
+bash build-dev/pack.sh /tmp/seeds.db "$OUT/seeds.db.xz"
 ls -l "$OUT"
 EOS
 cat >build-dev/python-gpu-test.sh <<'EOS'
@@ -315,9 +311,7 @@ s=$(date +%s)
 timeout "${SWEEP_S:-300}" build-dev/autotune sweep --templates build-dev/templates \
 	-c build-dev/configs/softmax.yaml --db /tmp/default.db >"$OUT/resweep.log" 2>&1
 echo "resweep rc $? in $(( $(date +%s) - s )) s"; tail -2 "$OUT/resweep.log"
-python3 -c 'import sqlite3; sqlite3.connect("/tmp/default.db").execute("VACUUM INTO \"/tmp/default-small.db\"")'
-python3 -c 'import sqlite3; c = sqlite3.connect("/tmp/default-small.db"); c.execute("DELETE FROM compile_cache"); c.commit(); c.execute("VACUUM")'
-xz -T0 -6 -c /tmp/default-small.db >"$OUT/default.db.xz"; rm -f /tmp/default-small.db
+bash build-dev/pack.sh /tmp/default.db "$OUT/default.db.xz"
 EOS
 cat >build-dev/tiny-peers.sh <<'EOS'
 # tiny-peers.sh [SEED [DB TAG]]: launch-bound shapes, configs/tiny.yaml and
