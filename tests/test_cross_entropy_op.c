@@ -170,6 +170,33 @@ Test(cross_entropy_ref, the_gradient_is_the_derivative_of_the_loss_with_every_op
 	}
 }
 
+/* At V = 1 the gradient p (1 + 2 lambda lse) - 1 cancels to z-loss's term:
+ * an f32 kernel's rounding of its terms of 1 (an ulp, 6e-8) is ~1e-3 of
+ * what is left, while the same rounding of an ordinary row is ~1e-7 of it.
+ * Measured against the terms' sizes, the two read the same (H200: no
+ * variant passed f32 64 x 1 under the probe's options before). */
+Test(cross_entropy_ref, the_gradients_error_is_measured_against_its_terms)
+{
+	ce_options o = CE_PROBE_OPTIONS;
+	float one[4] = { 3.0f, -2.0f, 0.5f, 7.0f }; /* four rows of one logit, target 0 */
+	double want[4], size[4], loss, lse;
+	float got[4];
+	for (int i = 0; i < 4; i++) {
+		ce_ref_row_sized(one, AT_F32, (size_t)i, 1, 0, &o, &want[i], &size[i], &loss, &lse);
+		cr_assert(size[i] > 100 * fabs(want[i]), "row %d: terms %g, gradient %g", i, size[i],
+			  want[i]);
+		got[i] = (float)want[i] + 6e-8f * (float)size[i]; /* an ulp of the terms off */
+	}
+	check_result plain = ref_compare(got, AT_F32, 4, 1, 1, want);
+	check_result sized = ref_compare_sized(got, AT_F32, 4, 1, 1, want, size);
+	cr_assert_gt(plain.rel_l2, 1e-5, "relative to the cancelled gradient: %g", plain.rel_l2);
+	cr_assert_lt(sized.rel_l2, 1e-6, "relative to its terms: %g", sized.rel_l2);
+	/* an error of the gradient's own size still fails */
+	for (int i = 0; i < 4; i++)
+		got[i] = (float)(2 * want[i]);
+	cr_assert_gt(ref_compare_sized(got, AT_F32, 4, 1, 1, want, size).rel_l2, 1e-5);
+}
+
 Test(cross_entropy_ref, huge_finite_rows_keep_a_finite_loss)
 {
 	ce_options o = CE_OPTIONS_TUNING;

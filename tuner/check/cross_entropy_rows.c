@@ -13,23 +13,33 @@ static double z_of(double x, double softcap)
 	return softcap > 0 ? softcap * tanh(x / softcap) : x;
 }
 
-/* The gradient of element j (z its soft-capped logit, x its logit). */
+/* The gradient of element j (z its soft-capped logit, x its logit), and in
+ * *size the sum of its terms' magnitudes. */
 static double grad_of(double x, double z, long long j, long long t, long long N, double m,
-		      double ln_s, double lse, const ce_options *o)
+		      double ln_s, double lse, const ce_options *o, double *size)
 {
 	double p = exp((z - m) - ln_s); /* e^(z - lse), the difference first */
-	double dz = o->scale * (p * (1 + 2 * o->z_loss * lse) -
-				(j == t ? 1 - o->label_smoothing : 0) -
-				o->label_smoothing / (double)N);
+	double prob = p * (1 + 2 * o->z_loss * lse), target = j == t ? 1 - o->label_smoothing : 0,
+	       uniform = o->label_smoothing / (double)N;
+	double dz = o->scale * (prob - target - uniform);
+	double sz = fabs(o->scale) * (fabs(prob) + fabs(target) + fabs(uniform));
 	if (o->softcap > 0) {
 		double th = tanh(x / o->softcap);
 		dz *= 1 - th * th;
+		sz *= 1 - th * th;
 	}
+	*size = sz;
 	return dz;
 }
 
 void ce_ref_row(const void *x, at_dtype dt, size_t offset, long long N, long long t,
 		const ce_options *o, double *grad, double *loss, double *lse)
+{
+	ce_ref_row_sized(x, dt, offset, N, t, o, grad, NULL, loss, lse);
+}
+
+void ce_ref_row_sized(const void *x, at_dtype dt, size_t offset, long long N, long long t,
+		      const ce_options *o, double *grad, double *size, double *loss, double *lse)
 {
 	double m = -INFINITY, s = 0, sz = 0;
 	for (long long j = 0; j < N; j++) {
@@ -51,6 +61,8 @@ void ce_ref_row(const void *x, at_dtype dt, size_t offset, long long N, long lon
 		*loss = ignored ? 0 : NAN;
 		for (long long j = 0; grad && j < N; j++)
 			grad[j] = ignored ? 0 : NAN;
+		for (long long j = 0; size && j < N; j++)
+			size[j] = 0;
 		return;
 	}
 	double zt = z_of(ref_load(x, dt, offset + (size_t)t), o->softcap);
@@ -61,8 +73,10 @@ void ce_ref_row(const void *x, at_dtype dt, size_t offset, long long N, long lon
 		l += o->z_loss * *lse * *lse;
 	*loss = l;
 	for (long long j = 0; grad && j < N; j++) {
-		double xj = ref_load(x, dt, offset + (size_t)j);
-		grad[j] = grad_of(xj, z_of(xj, o->softcap), j, t, N, m, ln_s, *lse, o);
+		double xj = ref_load(x, dt, offset + (size_t)j), terms;
+		grad[j] = grad_of(xj, z_of(xj, o->softcap), j, t, N, m, ln_s, *lse, o, &terms);
+		if (size)
+			size[j] = terms;
 	}
 }
 

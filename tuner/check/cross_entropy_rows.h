@@ -31,6 +31,13 @@ typedef struct ce_options {
 void ce_ref_row(const void *x, at_dtype dt, size_t offset, long long N, long long t,
 		const ce_options *o, double *grad, double *loss, double *lse);
 
+/* As ce_ref_row, and (size not NULL) size[j] the sum of the magnitudes of
+ * grad[j]'s terms (probability, target, smoothing): the scale of an f32
+ * kernel's rounding where the terms cancel (V = 1: p - 1 leaves only
+ * z-loss's 2 lambda lse p, ~1e-4 of them), for ref_compare_sized. */
+void ce_ref_row_sized(const void *x, at_dtype dt, size_t offset, long long N, long long t,
+		      const ce_options *o, double *grad, double *size, double *loss, double *lse);
+
 /* The op's at_op_ref_row_side_fn: the tuning options, side the row's
  * int64 target; row_out[0] the loss, row_out[1] the lse. */
 void ce_ref_row_tuning(const void *x, at_dtype dt, size_t offset, long long N,

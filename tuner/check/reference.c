@@ -272,6 +272,12 @@ double ref_saturate(double v, at_dtype dt)
 check_result ref_compare(const void *y, at_dtype dt, long long M, long long N,
 			 long long ldy, const double *ref)
 {
+	return ref_compare_sized(y, dt, M, N, ldy, ref, NULL);
+}
+
+check_result ref_compare_sized(const void *y, at_dtype dt, long long M, long long N,
+			       long long ldy, const double *ref, const double *size)
+{
 	check_result r = { 0, 0, -1 };
 	double diff2 = 0, norm2 = 0;
 	for (long long i = 0; i < M; i++) {
@@ -287,8 +293,9 @@ check_result ref_compare(const void *y, at_dtype dt, long long M, long long N,
 			}
 			if (isnan(want) || isinf(want))
 				continue; /* equal: NaN and NaN, or the same infinity */
+			double scale = size ? size[(size_t)(i * N + j)] : want;
 			diff2 += (got - want) * (got - want);
-			norm2 += want * want;
+			norm2 += scale * scale;
 		}
 	}
 	r.rel_l2 = ref_rel_l2(diff2, norm2, M * N, dt);

@@ -86,6 +86,13 @@ double ref_rel_l2(double diff2, double norm2, long long count, at_dtype dt);
 check_result ref_compare(const void *y, at_dtype dt, long long M, long long N,
 			 long long ldy, const double *ref);
 
+/* As ref_compare, the error relative to size's L2 (an element's, of the
+ * same layout as ref) instead of ref's: for a result that is a difference
+ * of terms which may cancel (cross-entropy's gradient p - 1 at V = 1),
+ * where the terms' rounding, not the small difference, is the scale. */
+check_result ref_compare_sized(const void *y, at_dtype dt, long long M, long long N,
+			       long long ldy, const double *ref, const double *size);
+
 /* The relative L2 tolerance for dt: 1e-5 for f32, 1e-2 for f16 and bf16
  * (the softmax op's; the sweep asks the op, at_op_tolerance). */
 double ref_tolerance(at_dtype dt);

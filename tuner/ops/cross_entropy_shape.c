@@ -14,17 +14,20 @@
 
 /* The references of R rows of x (row i from element first + i ld) and
  * targets t under o, as the dtype (gradient) and f32 (loss, lse) hold them:
- * malloc'd into *grad (R x N) and *rows (pairs). */
+ * malloc'd into *grad (R x N), *size (its terms' magnitudes, the scale of
+ * its error: ce_ref_row_sized) and *rows (pairs). */
 static void probe_ref(at_dtype dt, const void *x, size_t first, long long ld, long long R,
 		      long long N, const long long *t, const ce_options *o, double **grad,
-		      double **rows)
+		      double **size, double **rows)
 {
 	size_t n = (size_t)N;
 	*grad = xmalloc((size_t)R * n * sizeof **grad);
+	*size = xmalloc((size_t)R * n * sizeof **size);
 	*rows = xmalloc((size_t)R * 2 * sizeof **rows);
 	for (long long i = 0; i < R; i++) {
 		double *g = *grad + (size_t)i * n, *r = *rows + 2 * i;
-		ce_ref_row(x, dt, first + (size_t)(i * ld), N, t[i], o, g, &r[0], &r[1]);
+		ce_ref_row_sized(x, dt, first + (size_t)(i * ld), N, t[i], o, g,
+				 *size + (size_t)i * n, &r[0], &r[1]);
 		for (size_t j = 0; j < n; j++)
 			g[j] = ref_saturate(g[j], dt);
 		r[0] = ref_saturate(r[0], AT_F32);
@@ -42,7 +45,8 @@ static int probe_make(ce_probe *p, at_dtype dt, long long M, long long N, const 
 	size_t es = at_dtype_size(dt), n = (size_t)N, R = (size_t)p->R;
 	size_t strided = 1 + R * (n + 1);
 	static const ce_options opt = CE_PROBE_OPTIONS, tuning = CE_OPTIONS_TUNING;
-	probe_ref(dt, host_x, 0, N, p->R, N, targets, &opt, &p->opt_ref, &p->opt_rows);
+	probe_ref(dt, host_x, 0, N, p->R, N, targets, &opt, &p->opt_ref, &p->opt_size,
+		  &p->opt_rows);
 	p->plain_rows = xmalloc(R * 2 * sizeof *p->plain_rows);
 	memcpy(p->plain_rows, ref + (size_t)M * n, R * 2 * sizeof *ref);
 	/* the special rows: the first ones, strided, made the edge cases */
@@ -54,7 +58,7 @@ static int probe_make(ce_probe *p, at_dtype dt, long long M, long long N, const 
 	memcpy(t_special, targets, R * sizeof *t_special);
 	ce_special_rows((char *)p->strided_host + es, dt, p->R, N, N + 1, t_special);
 	probe_ref(dt, p->strided_host, 1, N + 1, p->R, N, t_special, &tuning, &p->special_ref,
-		  &p->special_rows);
+		  &p->special_size,		  &p->special_rows);
 	p->back = xmalloc(strided * es);
 	int t32[CE_PROBE_ROWS];
 	for (size_t i = 0; i < R; i++)
@@ -82,8 +86,10 @@ static void probe_free(ce_probe *p)
 	free(p->strided_host);
 	free(p->back);
 	free(p->opt_ref);
+	free(p->opt_size);
 	free(p->opt_rows);
 	free(p->special_ref);
+	free(p->special_size);
 	free(p->special_rows);
 	free(p->plain_rows);
 }
@@ -217,15 +223,16 @@ static int probe_run(const ce_shape *c, CUfunction fn, const launch_geometry *g,
 }
 
 /* Compares the R rows of the gradient at dev (row stride ld, from element
- * `first`) with want. */
+ * `first`) with want, the error relative to size's L2. */
 static int compare_grad(const ce_probe *p, long long N, CUdeviceptr dev, size_t first,
-			long long ld, const double *want, const char *run, double tol, int *ok,
-			char *reason, size_t cap, at_error *err)
+			long long ld, const double *want, const double *size, const char *run,
+			double tol, int *ok, char *reason, size_t cap, at_error *err)
 {
 	size_t es = at_dtype_size(p->dt);
 	size_t elems = first + (size_t)(p->R - 1) * (size_t)ld + (size_t)N;
 	CU_TRY(err, cudrv.cuMemcpyDtoH(p->back, dev, elems * es));
-	check_result r = ref_compare((const char *)p->back + first * es, p->dt, p->R, N, ld, want);
+	check_result r = ref_compare_sized((const char *)p->back + first * es, p->dt, p->R, N, ld,
+					   want, size);
 	if (r.mismatches) {
 		*ok = 0;
 		snprintf(reason, cap, "%s%lld gradient elements NaN where the reference's are not, "
@@ -233,7 +240,7 @@ static int compare_grad(const ce_probe *p, long long N, CUdeviceptr dev, size_t 
 			 r.first_bad / N, r.first_bad % N);
 	} else if (!(r.rel_l2 <= tol)) {
 		*ok = 0;
-		snprintf(reason, cap, "%sthe gradient's relative L2 error %.3g exceeds %.0e", run,
+		snprintf(reason, cap, "%sthe gradient's L2 error %.3g of its terms' exceeds %.0e", run,
 			 r.rel_l2, tol);
 	}
 	return 0;
@@ -255,8 +262,9 @@ int ce_shape_probe(const ce_shape *c, CUfunction fn, const launch_geometry *g, u
 			     .softcap = (float)o.softcap, .flags = CE_TARGET_I32 | CE_WRITE_GRAD };
 	CU_TRY(err, cudrv.cuMemsetD8Async(p->out, 0xff, (size_t)(p->R * N) * es, stream));
 	if (probe_run(c, fn, g, grid, &a, stream, err) ||
-	    compare_grad(p, N, p->out, 0, N, p->opt_ref, "options (softcap, smoothing, z-loss, "
-			 "int32): ", tol, ok, reason, cap, err) ||
+	    compare_grad(p, N, p->out, 0, N, p->opt_ref, p->opt_size,
+			 "options (softcap, smoothing, z-loss, int32): ", tol, ok, reason, cap,
+			 err) ||
 	    (*ok && compare_rows(c, p->R, 2, p->opt_rows, "options: ", stream, tol, ok, reason,
 				 cap, err)))
 		return -1;
@@ -273,7 +281,7 @@ int ce_shape_probe(const ce_shape *c, CUfunction fn, const launch_geometry *g, u
 				    .M = p->R, .V = N, .lddx = N + 1, .ldx = N + 1,
 				    .ignore_index = CE_CHECK_IGNORE_INDEX, .flags = CE_WRITE_GRAD };
 	if (probe_run(c, fn, g, grid, &in_place, stream, err) ||
-	    compare_grad(p, N, p->strided, 1, N + 1, p->special_ref,
+	    compare_grad(p, N, p->strided, 1, N + 1, p->special_ref, p->special_size,
 			 "edge cases in place, misaligned: ", tol, ok, reason, cap, err) ||
 	    (*ok && compare_rows(c, p->R, 2, p->special_rows, "edge cases: ", stream, tol, ok,
 				 reason, cap, err)))

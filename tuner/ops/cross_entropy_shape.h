@@ -29,8 +29,9 @@ typedef struct ce_probe {
 	void *strided_host;      /* what is uploaded there: the special rows */
 	CUdeviceptr t_special;   /* R int64 targets of the special rows */
 	void *back;              /* room for R x (N + 1) + 1 elements copied back */
-	double *opt_ref, *opt_rows;     /* the options' reference: gradient, (loss, lse) */
-	double *special_ref, *special_rows; /* the special rows' (ce_special_rows) */
+	/* the options' reference: gradient, its terms' sizes, (loss, lse) */
+	double *opt_ref, *opt_size, *opt_rows;
+	double *special_ref, *special_size, *special_rows; /* the special rows' (ce_special_rows) */
 	double *plain_rows;      /* the first rows' loss and lse (the shape's reference) */
 } ce_probe;
 
