@@ -420,6 +420,47 @@ def median_us(fn, flush, mode, warmup, reps, hold=None):
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends)) * 1e3
 
 
+def interleaved_median_us(fns, flush, mode, warmup, reps, hold=None, chunk=10):
+    """The median GPU time of each of fns ({name: fn}) over reps
+    repetitions, each after flush(mode), the methods taking turns call by
+    call (from a rotating first, so none always follows the same one). One
+    method's run of calls settles on a level that another run may not
+    share: at 4 us shapes on the H200 a copy measured 3.8 us in one run
+    and 4.3 in the next (results/h200/tiny-peers-h200.csv), more than the
+    gaps between methods; taking turns gives every method the same levels.
+    The loop is queued chunk repetitions at a time, each behind a hold of
+    twice the host's time for it."""
+    names = list(fns)
+    for name in names:
+        for _ in range(warmup):
+            flush(mode)
+            fns[name]()
+    torch.cuda.synchronize()
+    times = {name: [] for name in names}
+    for first in range(0, reps, chunk):
+        n = min(chunk, reps - first)
+        if hold is not None:
+            t = time.perf_counter()
+            for name in names:
+                flush(mode)
+                fns[name]()
+            hold(2 * n * (time.perf_counter() - t) * 1e6 + 1000)
+        events = []
+        for i in range(first, first + n):
+            k = i % len(names)
+            for name in names[k:] + names[:k]:
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                flush(mode)
+                start.record()
+                fns[name]()
+                end.record()
+                events.append((name, start, end))
+        torch.cuda.synchronize()
+        for name, start, end in events:
+            times[name].append(start.elapsed_time(end) * 1e3)
+    return {name: statistics.median(v) for name, v in times.items()}
+
+
 def host_us(fn, calls=200):
     """The host's time for one call of fn, GPU work left queued (what a
     program pays where its host path, not the GPU, is the bottleneck)."""
@@ -805,21 +846,27 @@ def run_case(ctx, case, key, wanted, args):
     dt, M, N, op, mode = key
     served = dict(ctx.versions)  # a peer's: its release; the library's: what serves the shape
     served.update({k: served_by(h, dt, M, N, op) for k, h in ctx.handles.items() if k in wanted})
-    rows, host = [], {}
+    checked, ok = {}, {}
     for name in wanted:
         fn = case.methods.get(name) or no_op_reason(name, op) or "unavailable"
         print(f"  {dt} {M}x{N} {mode} {name}: {served.get(name, '')}", file=sys.stderr, flush=True)
-        status, err, gerr = check_method(case, name, fn)
-        if name == "lib_tuned" and status == "ok":  # what the tuning chose
-            served[name] = served_by(ctx.handles[name], dt, M, N, op)
+        checked[name] = check_method(case, name, fn)
+        if checked[name][0] == "ok":
+            ok[name] = fn
+            if name == "lib_tuned":  # what the tuning chose
+                served[name] = served_by(ctx.handles[name], dt, M, N, op)
+    times = {flush: interleaved_median_us(ok, ctx.flush, flush, args.warmup, args.reps, ctx.hold)
+             if ok else {} for flush in ("clean", "dirty")}
+    rows, host = [], {}
+    for name in wanted:
+        status, err, gerr = checked[name]
         nbytes = case.copy_bytes if name == "copy" else case.nbytes
         for flush in ("clean", "dirty"):
-            us = median_us(fn, ctx.flush, flush, args.warmup, args.reps, ctx.hold) \
-                if status == "ok" else math.nan
-            rows.append(csv_row(key, name, flush, status, us, nbytes, err, gerr,
-                                served.get(name, ""), ctx.gpu))
-        if status == "ok":  # about 50 ms of GPU work: 200 calls of a 40 ms step would take 8 s
-            host[name] = host_us(fn, calls=max(5, min(200, int(50_000 / us))))
+            rows.append(csv_row(key, name, flush, status, times[flush].get(name, math.nan), nbytes,
+                                err, gerr, served.get(name, ""), ctx.gpu))
+        if name in ok:  # about 50 ms of GPU work: 200 calls of a 40 ms step would take 8 s
+            us = times["clean"][name]
+            host[name] = host_us(ok[name], calls=max(5, min(200, int(50_000 / us))))
     return fill_copy_ratio(rows), host
 
 

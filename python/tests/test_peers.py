@@ -317,9 +317,62 @@ class CsvRows(unittest.TestCase):
 
 
 
+class FakeClock:
+    """CUDA events on a clock that each method's call advances by its own
+    time, and every call's name in order: interleaved_median_us without a GPU."""
+
+    def __init__(self, us, level=lambda call: 0.0):
+        self.us, self.level, self.now, self.calls = us, level, 0.0, []
+
+    def method(self, name):
+        def call():
+            self.now += self.us[name] + self.level(len(self.calls))
+            self.calls.append(name)
+        return call
+
+    def event(self, enable_timing=True):
+        clock = self
+
+        class Event:
+            def record(self):
+                self.t = clock.now
+
+            def elapsed_time(self, end):
+                return (end.t - self.t) / 1e3  # ms, as torch's
+        return Event()
+
+
+class Interleaved(unittest.TestCase):
+    def measure(self, clock, names, reps, warmup=1):
+        cuda = types.SimpleNamespace(Event=clock.event, synchronize=lambda: None)
+        with mock.patch.object(peers, "torch", types.SimpleNamespace(cuda=cuda)):
+            return peers.interleaved_median_us({n: clock.method(n) for n in names}, lambda mode: None,
+                                               "clean", warmup, reps, chunk=4)
+
+    def test_each_method_s_median_of_its_own_calls(self):
+        clock = FakeClock({"lib": 4.0, "torch": 4.5, "copy": 3.9})
+        got = self.measure(clock, ["lib", "torch", "copy"], 10)
+        self.assertEqual(sorted(got), ["copy", "lib", "torch"])
+        for name, us in (("lib", 4.0), ("torch", 4.5), ("copy", 3.9)):
+            self.assertAlmostEqual(got[name], us, places=6)
+
+    def test_methods_take_turns_call_by_call_from_a_rotating_first(self):
+        clock = FakeClock({"a": 1.0, "b": 1.0, "c": 1.0})
+        self.measure(clock, ["a", "b", "c"], 6, warmup=0)
+        self.assertEqual("".join(clock.calls), "abc" "bca" "cab" "abc" "bca" "cab")
+
+    def test_a_level_that_shifts_between_runs_falls_on_every_method(self):
+        # a level 0.4 us up for the second half of the calls: timed one
+        # method after the other, b would take all of it (0.45 apart)
+        clock = FakeClock({"a": 4.0, "b": 4.05}, level=lambda call: 0.4 if call >= 10 else 0.0)
+        got = self.measure(clock, ["a", "b"], 5, warmup=0)
+        self.assertAlmostEqual(got["b"] - got["a"], 0.05, places=6)
+
+
 class Interface(unittest.TestCase):
     def test_what_tools_variant_bench_uses_is_still_there(self):
         for name in ("Flusher", "GpuHold", "TutorialSoftmax", "TORCH_DTYPES", "TOLERANCE", "median_us",
+                     "interleaved_median_us",
                      "rel_err", "triton"):
             self.assertTrue(hasattr(peers, name), name)
 
