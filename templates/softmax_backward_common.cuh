@@ -79,13 +79,13 @@ __device__ __forceinline__ float grad_out(float y, float dy, grad_r_t r)
 }
 #endif
 
-// The sum over `width` consecutive lanes (group_sum's), every lane getting it.
-__device__ __forceinline__ grad_acc_t group_sum_acc(grad_acc_t v, int width)
+// The sum over WIDTH consecutive lanes (group_sum's, a template argument
+// for the same reason), every lane getting it.
+template <int WIDTH> __device__ __forceinline__ grad_acc_t group_sum_acc(grad_acc_t v)
 {
 #pragma unroll
-	for (int o = 16; o > 0; o >>= 1)
-		if (o < width)
-			v += __shfl_xor_sync(0xffffffffu, v, o);
+	for (int o = WIDTH / 2; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
 	return v;
 }
 

@@ -8,12 +8,12 @@
 // by this reduction.
 __device__ __forceinline__ grad_acc_t cta_sum_acc(grad_acc_t v, grad_acc_t *slot)
 {
-	v = group_sum_acc(v, 32);
+	v = group_sum_acc<32>(v);
 	if (WARPS == 1)
 		return v;
 	if (threadIdx.x % 32 == 0)
 		slot[threadIdx.x / 32] = v;
 	__syncthreads();
 	v = threadIdx.x % 32 < WARPS ? slot[threadIdx.x % 32] : (grad_acc_t)0;
-	return __shfl_sync(0xffffffffu, group_sum_acc(v, WARPS), 0);
+	return __shfl_sync(0xffffffffu, group_sum_acc<WARPS>(v), 0);
 }

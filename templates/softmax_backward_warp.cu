@@ -38,7 +38,7 @@ softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long
 #pragma unroll
 		for (int i = 0; i < ITERS; i++)
 			r += vec_terms(yv[i], gv[i]);
-		const grad_r_t rw = acc_final(group_sum_acc(r, LANES));
+		const grad_r_t rw = acc_final(group_sum_acc<LANES>(r));
 		if (row >= M)
 			continue;
 #pragma unroll

@@ -93,5 +93,5 @@ __device__ __forceinline__ void inbox_total(cluster_inbox *box, float &m, float 
 		m = q.m;
 		s = q.s;
 	}
-	warp_merge_fixed(m, s, CLUSTER);
+	warp_merge_fixed<CLUSTER>(m, s);
 }

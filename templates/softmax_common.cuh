@@ -246,22 +246,28 @@ __device__ __forceinline__ float out_from_part(float h, float factor)
 
 // Rows of one element: e^(x - x) / e^(x - x) is 1 (log_softmax: 0) for a finite x and NaN
 // for an infinite or NaN one (0 for -inf with FLAG_MASKED_ZERO), so such
-// rows need no reduction nor exp: a load and a store a row, each thread
-// taking rows of the whole grid in turn (any grid covers them). The
-// general path's shuffles, exp and division are a launch-bound shape's
-// whole cost over a copy.
+// rows need no reduction nor exp: a load and a store a row. The general
+// path's shuffles, exp and division are a launch-bound shape's whole cost
+// over a copy. Row r of one element (r < M):
+__device__ __forceinline__ void one_element_row(elem_t *y, const elem_t *x, long long r,
+						long long ldy, long long ldx, unsigned flags)
+{
+	const float v = to_f32(x[r * ldx]);
+	const bool masked = (flags & FLAG_MASKED_ZERO) && v == NEG_INF_F;
+	// log_softmax: ln 1 = 0, NaN for an infinite or NaN x, -inf masked
+	y[r * ldy] = from_f32(LOG_OUTPUT ? (masked ? NEG_INF_F : v - v)
+				       : (masked ? 0.0f : (v - v) + 1.0f));
+}
+
+// Every row of one element, each thread taking rows of the whole grid in
+// turn (any grid covers them).
 __device__ __forceinline__ void one_element_rows(elem_t *y, const elem_t *x, long long M,
 						 long long ldy, long long ldx, unsigned flags)
 {
 	const long long step = (long long)gridDim.x * blockDim.x;
 #pragma unroll 1 // unrolled, softmax_tile f32 threads=256 lanes=4 rows_per_cta=128 got a stack frame
-	for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < M; r += step) {
-		const float v = to_f32(x[r * ldx]);
-		const bool masked = (flags & FLAG_MASKED_ZERO) && v == NEG_INF_F;
-		// log_softmax: ln 1 = 0, NaN for an infinite or NaN x, -inf masked
-		y[r * ldy] = from_f32(LOG_OUTPUT ? (masked ? NEG_INF_F : v - v)
-					       : (masked ? 0.0f : (v - v) + 1.0f));
-	}
+	for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < M; r += step)
+		one_element_row(y, x, r, ldy, ldx, flags);
 }
 
 // Hides v's value from the compiler (no instruction): after this, values it
@@ -454,22 +460,24 @@ __device__ __forceinline__ void store_vec(elem_t *row, long long col, long long 
 	}
 }
 
-// Max and sum over `width` consecutive lanes (width a power of two <= 32);
-// every lane of the group gets the result.
-__device__ __forceinline__ float group_max(float v, int width)
+// Max and sum over WIDTH consecutive lanes (a power of two <= 32); every
+// lane of the group gets the result. WIDTH is a template argument so that
+// the loop is unrolled in the function itself: written as a loop over all
+// five offsets with `if (o < width)`, a width argument left NVVM a loop
+// that ptxas ran through a jump table in constant memory (BRXU), whose
+// cold misses cost softmax_tiny ~0.3 us at rows of 2 (H200).
+template <int WIDTH> __device__ __forceinline__ float group_max(float v)
 {
 #pragma unroll
-	for (int o = 16; o > 0; o >>= 1)
-		if (o < width)
-			v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+	for (int o = WIDTH / 2; o > 0; o >>= 1)
+		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
 	return v;
 }
 
-__device__ __forceinline__ float group_sum(float v, int width)
+template <int WIDTH> __device__ __forceinline__ float group_sum(float v)
 {
 #pragma unroll
-	for (int o = 16; o > 0; o >>= 1)
-		if (o < width)
-			v += __shfl_xor_sync(0xffffffffu, v, o);
+	for (int o = WIDTH / 2; o > 0; o >>= 1)
+		v += __shfl_xor_sync(0xffffffffu, v, o);
 	return v;
 }

@@ -10,7 +10,7 @@
 // reduction. Every thread gets the result.
 __device__ __forceinline__ float cta_max(float v, float *slot)
 {
-	v = group_max(v, 32);
+	v = group_max<32>(v);
 	if (WARPS == 1)
 		return v;
 	if (threadIdx.x % 32 == 0)
@@ -18,17 +18,17 @@ __device__ __forceinline__ float cta_max(float v, float *slot)
 	__syncthreads();
 	v = threadIdx.x % 32 < WARPS ? slot[threadIdx.x % 32] : NEG_INF_F;
 	// lanes 0..WARPS-1 hold the partials; lane 0 ends with the total
-	return __shfl_sync(0xffffffffu, group_max(v, WARPS), 0);
+	return __shfl_sync(0xffffffffu, group_max<WARPS>(v), 0);
 }
 
 __device__ __forceinline__ float cta_sum(float v, float *slot)
 {
-	v = group_sum(v, 32);
+	v = group_sum<32>(v);
 	if (WARPS == 1)
 		return v;
 	if (threadIdx.x % 32 == 0)
 		slot[threadIdx.x / 32] = v;
 	__syncthreads();
 	v = threadIdx.x % 32 < WARPS ? slot[threadIdx.x % 32] : 0.0f;
-	return __shfl_sync(0xffffffffu, group_sum(v, WARPS), 0);
+	return __shfl_sync(0xffffffffu, group_sum<WARPS>(v), 0);
 }

@@ -87,9 +87,8 @@ __device__ __forceinline__ void cta_merge(float &m, float &s, float *m_slot, flo
 	m = lane < WARPS ? m_slot[lane] : NEG_INF_F;
 	s = lane < WARPS ? s_slot[lane] : 0.0f;
 #pragma unroll
-	for (int o = 16; o > 0; o >>= 1)
-		if (o < WARPS)
-			merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
+	for (int o = WARPS / 2; o > 0; o >>= 1)
+		merge(m, s, __shfl_xor_sync(0xffffffffu, m, o), __shfl_xor_sync(0xffffffffu, s, o));
 	m = __shfl_sync(0xffffffffu, m, 0);
 	s = __shfl_sync(0xffffffffu, s, 0);
 }
@@ -102,15 +101,15 @@ struct alignas(8) partial_t {
 // Merges (m, s) of lanes 0..width-1 (the others hold (-inf, 0)) in a fixed
 // order and gives every lane lane 0's result: merge contracts to FMAs, so it
 // is not bitwise symmetric, but every warp that merges the same values in
-// the same lanes gets the same bits. width is a compile-time constant <= 32:
-// each halving past it would only merge empty lanes (two exps each).
-__device__ __forceinline__ void warp_merge_fixed(float &m, float &s, int width)
+// the same lanes gets the same bits. WIDTH <= 32 (group_max's template
+// argument, for its reason): each halving past it would only merge empty
+// lanes (two exps each).
+template <int WIDTH> __device__ __forceinline__ void warp_merge_fixed(float &m, float &s)
 {
 #pragma unroll
-	for (int o = 16; o > 0; o >>= 1)
-		if (o < width)
-			merge(m, s, __shfl_xor_sync(0xffffffffu, m, o),
-			      __shfl_xor_sync(0xffffffffu, s, o));
+	for (int o = WIDTH / 2; o > 0; o >>= 1)
+		merge(m, s, __shfl_xor_sync(0xffffffffu, m, o),
+		      __shfl_xor_sync(0xffffffffu, s, o));
 	m = __shfl_sync(0xffffffffu, m, 0);
 	s = __shfl_sync(0xffffffffu, s, 0);
 }

@@ -175,7 +175,7 @@ __device__ __forceinline__ void split_exchange(float &m, float &s, const split_l
 		const partial_t q = ld_partial(parts + j);
 		merge(m, s, q.m, q.s);
 	}
-	warp_merge_fixed(m, s, 32);
+	warp_merge_fixed<32>(m, s);
 }
 
 // Row slots run in step: every CTA's slice is as long, so every CTA waits

@@ -118,7 +118,7 @@ __device__ __forceinline__ void softmax_tile_rows(elem_t *tile, int rows, int n,
 			v[i] = j < len ? to_f32(row[j]) : NEG_INF_F;
 			m = fmaxf(m, v[i]);
 		}
-		m = masked_max(group_max(m, LANES), flags);
+		m = masked_max(group_max<LANES>(m), flags);
 		float s = 0.0f;
 #pragma unroll
 		for (int i = 0; i < ELEMS_PER_THREAD; i++) {
@@ -127,7 +127,7 @@ __device__ __forceinline__ void softmax_tile_rows(elem_t *tile, int rows, int n,
 						      : (LOG_OUTPUT ? NEG_INF_F : 0.0f);
 			s += held_term(v[i]);
 		}
-		s = write_scale(masked_sum(group_sum(s, LANES), flags));
+		s = write_scale(masked_sum(group_sum<LANES>(s), flags));
 #pragma unroll
 		for (int i = 0; i < ELEMS_PER_THREAD; i++) {
 			const int j = i * LANES + lane;

@@ -86,7 +86,7 @@ __device__ __forceinline__ void finish_rows(const rows_buf &b, elem_t *y, long l
 	}
 #pragma unroll
 	for (int r = 0; r < ROWS_PER_GROUP; r++)
-		m[r] = masked_max(group_max(m[r], LANES), flags);
+		m[r] = masked_max(group_max<LANES>(m[r]), flags);
 	float v[ROWS_PER_GROUP][ITERS][VEC];
 #pragma unroll
 	for (int r = 0; r < ROWS_PER_GROUP; r++) {
@@ -101,7 +101,7 @@ __device__ __forceinline__ void finish_rows(const rows_buf &b, elem_t *y, long l
 	}
 #pragma unroll
 	for (int r = 0; r < ROWS_PER_GROUP; r++)
-		s[r] = write_scale(masked_sum(group_sum(s[r], LANES), flags));
+		s[r] = write_scale(masked_sum(group_sum<LANES>(s[r]), flags));
 #pragma unroll
 	for (int r = 0; r < ROWS_PER_GROUP; r++) {
 		if (!FULL && base + r >= M)
