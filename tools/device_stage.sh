@@ -293,7 +293,8 @@ cat >build-dev/resweep.sh <<'EOS'
 # resweep.sh MAX_N: the H200 default sweep's database (results/h200/
 # default-h200.db.xz, or /tmp/default.db) with its shapes of N <= MAX_N
 # dropped (a new template serves them), then configs/softmax.yaml swept
-# into it (resumed: the dropped shapes and any the grid gained):
+# into it (resumed: the dropped shapes and any the grid gained; MAX_N 0
+# drops none; SWEEP_ARGS=--exhaustive times every variant):
 # /tmp/default.db, and without its compile cache $OUT/default.db.xz
 export LD_LIBRARY_PATH=$PWD/build-dev/lib
 [ -f /tmp/default.db ] || xz -dc results/h200/default-h200.db.xz >/tmp/default.db
@@ -309,7 +310,7 @@ c.commit()
 EOP
 s=$(date +%s)
 timeout "${SWEEP_S:-300}" build-dev/autotune sweep --templates build-dev/templates \
-	-c build-dev/configs/softmax.yaml --db /tmp/default.db >"$OUT/resweep.log" 2>&1
+	-c build-dev/configs/softmax.yaml --db /tmp/default.db $SWEEP_ARGS >"$OUT/resweep.log" 2>&1
 echo "resweep rc $? in $(( $(date +%s) - s )) s"; tail -2 "$OUT/resweep.log"
 bash build-dev/pack.sh /tmp/default.db "$OUT/default.db.xz"
 EOS
