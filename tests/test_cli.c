@@ -637,6 +637,23 @@ Test(cli, gen_prints_the_specialised_source)
 	tr_free(&r);
 }
 
+/* `autotune gen --template T` with no params prints T's default variant: the
+ * defaults of every manifest must make one (softmax_tile's rows_per_cta
+ * of 32 once broke its own tile rule). */
+Test(cli, every_templates_defaults_make_a_variant)
+{
+	tf_load_templates();
+	size_t n;
+	const tmpl_manifest *t = tf_templates(&n);
+	cr_assert_gt(n, 10);
+	for (size_t i = 0; i < n; i++) {
+		tr_result r = RUN("gen", "--template", t[i].name, "--op", t[i].op);
+		cr_assert_eq(r.status, 0, "autotune gen --template %s: %s", t[i].name, r.err);
+		tr_free(&r);
+	}
+	tf_free_templates();
+}
+
 Test(cli, gen_compile)
 {
 	tr_result r = RUN("gen", "--template", "softmax_warp", "--compile");

@@ -148,10 +148,10 @@ Test(selftest_cases, case_lists_parse_by_name)
 Test(selftest_cases, labels)
 {
 	char buf[160];
-	st_shape s = { ST_CASE_STRIDED, 263, 1001, 1004, 1002, 0, 0, 1, 1 };
+	st_shape s = { ST_CASE_STRIDED, 263, 1001, 1004, 1002, 0, 0, 1, 1, 0, 0 };
 	st_shape_label(&s, buf, sizeof buf);
 	cr_assert_str_eq(buf, "M=263 N=1001 ldx=1004 ldy=1002 (rows start 1 element off 16 B)");
-	st_shape p = { ST_CASE_INPLACE, 4, 33, 48, 48, 1, 0, 0, 1 };
+	st_shape p = { ST_CASE_INPLACE, 4, 33, 48, 48, 1, 0, 0, 1, 0, 0 };
 	st_shape_label(&p, buf, sizeof buf);
 	cr_assert_str_eq(buf, "M=4 N=33 ld=48 in place");
 	cr_assert_str_eq(st_case_name(ST_CASE_BIG), "2^31");
@@ -181,7 +181,7 @@ static void set_value(void *buf, at_dtype dt, size_t i, double v)
 
 Test(selftest_cases, input_image_guards_padding_and_rows)
 {
-	st_shape s = { ST_CASE_STRIDED, 5, 7, 13, 9, 0, 0, 1, 1 };
+	st_shape s = { ST_CASE_STRIDED, 5, 7, 13, 9, 0, 0, 1, 1, 0, 0 };
 	for (size_t d = 0; d < 3; d++) {
 		at_dtype dt = dtypes[d];
 		size_t total = st_image_elems(&s, dt, s.ldx), front = st_front_elems(&s, dt);
@@ -207,7 +207,7 @@ Test(selftest_cases, input_image_guards_padding_and_rows)
 
 Test(selftest_cases, output_image_starts_as_poison_in_the_rows)
 {
-	st_shape s = { ST_CASE_STRIDED, 3, 5, 8, 6, 0, 0, 0, 1 };
+	st_shape s = { ST_CASE_STRIDED, 3, 5, 8, 6, 0, 0, 0, 1, 0, 0 };
 	void *img = xmalloc(st_image_elems(&s, AT_BF16, s.ldy) * 2);
 	st_fill_output(&s, AT_BF16, img);
 	size_t front = st_front_elems(&s, AT_BF16);
@@ -221,7 +221,7 @@ Test(selftest_cases, output_image_starts_as_poison_in_the_rows)
 
 Test(selftest_cases, special_rows_and_their_reference)
 {
-	st_shape s = { ST_CASE_SPECIAL, 101, 33, 33, 33, 0, 1, 0, 1 };
+	st_shape s = { ST_CASE_SPECIAL, 101, 33, 33, 33, 0, 1, 0, 1, 0, 0 };
 	int seen[ST_ROW_KIND_COUNT] = { 0 };
 	cr_assert_eq(st_row_kind_of(&s, 0), ST_ROW_ALL_NEG_INF);
 	cr_assert_eq(st_row_kind_of(&s, 100), ST_ROW_NAN);
@@ -321,11 +321,11 @@ static void expect_fail(const fixture *f, const char *want)
 Test(selftest_check, correct_outputs_pass_in_every_dtype)
 {
 	st_shape shapes[] = {
-		{ ST_CASE_SPECIAL, 57, 33, 33, 33, 0, 1, 0, 1 },
-		{ ST_CASE_STRIDED, 9, 1001, 1004, 1002, 0, 0, 1, 1 },
-		{ ST_CASE_SIZES, 40, 1, 1, 1, 0, 0, 0, 1 },
-		{ ST_CASE_SPECIAL, 40, 1, 1, 1, 0, 1, 0, 1 },
-		{ ST_CASE_STRIDED, 3, 70001, 70016, 70032, 0, 0, 0, 0 },
+		{ ST_CASE_SPECIAL, 57, 33, 33, 33, 0, 1, 0, 1, 0, 0 },
+		{ ST_CASE_STRIDED, 9, 1001, 1004, 1002, 0, 0, 1, 1, 0, 0 },
+		{ ST_CASE_SIZES, 40, 1, 1, 1, 0, 0, 0, 1, 0, 0 },
+		{ ST_CASE_SPECIAL, 40, 1, 1, 1, 0, 1, 0, 1, 0, 0 },
+		{ ST_CASE_STRIDED, 3, 70001, 70016, 70032, 0, 0, 0, 0, 0, 0 },
 	};
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
 		for (size_t d = 0; d < 3; d++) {
@@ -339,7 +339,7 @@ Test(selftest_check, correct_outputs_pass_in_every_dtype)
 
 Test(selftest_check, damage_is_caught_with_its_reason)
 {
-	st_shape s = { ST_CASE_SPECIAL, 23, 33, 40, 36, 0, 1, 0, 1 };
+	st_shape s = { ST_CASE_SPECIAL, 23, 33, 40, 36, 0, 1, 0, 1, 0, 0 };
 	for (size_t d = 0; d < 3; d++) {
 		fixture f;
 		make(&f, s, dtypes[d]);
@@ -381,7 +381,7 @@ Test(selftest_check, damage_is_caught_with_its_reason)
 
 Test(selftest_check, n_1_must_be_exactly_one)
 {
-	st_shape s = { ST_CASE_SIZES, 10, 1, 1, 1, 0, 0, 0, 1 };
+	st_shape s = { ST_CASE_SIZES, 10, 1, 1, 1, 0, 0, 0, 1, 0, 0 };
 	fixture f;
 	make(&f, s, AT_F32);
 	set_value(f.y, f.dt, at(&f, 7, 0), 0.99999994);
@@ -391,7 +391,7 @@ Test(selftest_check, n_1_must_be_exactly_one)
 
 Test(selftest_check, a_slightly_wrong_f32_row_fails_where_f16_passes)
 {
-	st_shape s = { ST_CASE_SIZES, 4, 1001, 1001, 1001, 0, 0, 0, 1 };
+	st_shape s = { ST_CASE_SIZES, 4, 1001, 1001, 1001, 0, 0, 0, 1, 0, 0 };
 	fixture f;
 	make(&f, s, AT_F32);
 	for (long long j = 0; j < s.N; j++) /* 1e-4 relative: over f32's 1e-5 */
@@ -408,7 +408,7 @@ Test(selftest_check, a_slightly_wrong_f32_row_fails_where_f16_passes)
 
 Test(selftest_check, a_row_below_the_dtypes_range_is_judged_by_its_floor)
 {
-	st_shape s = { ST_CASE_SIZES, 3, 7, 7, 7, 0, 0, 0, 1 };
+	st_shape s = { ST_CASE_SIZES, 3, 7, 7, 7, 0, 0, 0, 1, 0, 0 };
 	fixture f;
 	make(&f, s, AT_F16);
 	/* exact values of 1e-8 round to 0 in f16 (2^-25 and below): zeros pass */
@@ -499,7 +499,7 @@ static captured run_fake(fake *f, const selftest_options *o)
 }
 
 static const selftest_options f32_quick = { "configs/softmax.yaml", "templates", 1u << AT_F32,
-					    ST_MODE_QUICK, NULL, 0 };
+					    ST_MODE_QUICK, NULL, 0, NULL };
 
 Test(selftest_driver, every_template_of_the_default_space_runs_and_passes)
 {
@@ -591,7 +591,7 @@ Test(selftest_driver, a_dead_context_leaves_the_rest_not_run)
 Test(selftest_driver, short_rows_run_the_variants_tuned_at_longer_ones)
 {
 	selftest_options o = { "configs/softmax.yaml", "templates", 1u << AT_F16, ST_MODE_SANITIZE,
-			       NULL, 0 };
+			       NULL, 0, NULL };
 	char *list = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&list, &len);
@@ -652,7 +652,7 @@ Test(selftest_driver, a_template_that_no_shape_reaches_is_untested_and_fails)
 	fclose(f);
 	write_template(dir, "tiny_short", "N <= 8", "8");            /* N = 1 and N = 7 */
 	write_template(dir, "tiny_never", "N > 1000000000", "0");    /* no shape reaches it */
-	selftest_options o = { "configs/softmax.yaml", dir, 0, ST_MODE_QUICK, NULL, 0 };
+	selftest_options o = { "configs/softmax.yaml", dir, 0, ST_MODE_QUICK, NULL, 0, NULL };
 	fake fk = { 0 };
 	captured c = run_fake(&fk, &o);
 	cr_assert_eq(c.status, 1, "%s", c.text);

@@ -35,7 +35,10 @@ its message"; one whose output is wrong, "check failed", never timed):
   lib_exact  with --exact-db (a sweep of the config's own shapes)
   lib_tuned  with --db and online tuning (a cache of its own): its first
              call, in the check, times the nearest winners' variants
-             (lib_nodb, lib_exact, lib_tuned: softmax and log_softmax only)
+  lib_twin   lib's own call under a second name (asked for, never by
+             default): an A/A check of the timing, the two should agree
+             (lib_nodb, lib_exact, lib_tuned, lib_twin: softmax and
+             log_softmax only)
   torch      torch.softmax, torch.log_softmax, aten._softmax_backward_data,
              aten._log_softmax_backward_data, F.cross_entropy (log_softmax
              and nll_loss) with torch.autograd.grad (the gradient written
@@ -119,11 +122,11 @@ DEFAULT_CONFIG = "configs/generalization.yaml"
 OPS = ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward", "cross_entropy")
 MODES = {"softmax": ("fwd",), "log_softmax": ("fwd",), "softmax_backward": ("bwd",),
          "log_softmax_backward": ("bwd",), "cross_entropy": ("fwd_bwd", "fwd")}
-METHODS = ("lib", "lib_nodb", "lib_exact", "lib_tuned", "torch", "triton", "compile", "liger", "quack",
-           "copy")
+METHODS = ("lib", "lib_nodb", "lib_exact", "lib_tuned", "lib_twin", "torch", "triton", "compile", "liger",
+           "quack", "copy")
 # the library's variants beside lib are measured where the library has them all
-LIB_VARIANTS = ("lib_nodb", "lib_exact", "lib_tuned")
-DEFAULT_METHODS = {op: METHODS if op in ("softmax", "log_softmax") else
+LIB_VARIANTS = ("lib_nodb", "lib_exact", "lib_tuned", "lib_twin")
+DEFAULT_METHODS = {op: tuple(m for m in METHODS if m != "lib_twin") if op in ("softmax", "log_softmax") else
                    ("lib", "torch", "compile", "liger", "quack", "copy") for op in OPS}
 # which ops each peer package has, and its name in a reason
 HAS_OP = {"triton": ("the Triton tutorial", {"softmax"}),
@@ -632,7 +635,8 @@ def softmax_cases(ctx, op, dt, M, N, modes):
         return y
 
     compiled = ctx.compile(op, lambda t: op_fn(t, dim=-1))
-    methods = {name: lib(name) for name in ("lib",) + LIB_VARIANTS}
+    methods = {name: lib(name) for name in ("lib",) + LIB_VARIANTS if name != "lib_twin"}
+    methods["lib_twin"] = methods["lib"]
     methods.update(torch=lambda: op_fn(x, dim=-1), compile=lambda: compiled(x), copy=lambda: y.copy_(x),
                    triton=no_op_reason("triton", op) or
                    (tutorial if ctx.tutorial else "unavailable: Triton not importable"))
@@ -855,8 +859,12 @@ def run_case(ctx, case, key, wanted, args):
             ok[name] = fn
             if name == "lib_tuned":  # what the tuning chose
                 served[name] = served_by(ctx.handles[name], dt, M, N, op)
-    times = {flush: interleaved_median_us(ok, ctx.flush, flush, args.warmup, args.reps, ctx.hold)
-             if ok else {} for flush in ("clean", "dirty")}
+    if args.sequential:  # each method's repetitions in a run of their own
+        times = {flush: {name: median_us(fn, ctx.flush, flush, args.warmup, args.reps, ctx.hold)
+                         for name, fn in ok.items()} for flush in ("clean", "dirty")}
+    else:
+        times = {flush: interleaved_median_us(ok, ctx.flush, flush, args.warmup, args.reps, ctx.hold)
+                 if ok else {} for flush in ("clean", "dirty")}
     rows, host = [], {}
     for name in wanted:
         status, err, gerr = checked[name]
@@ -1031,6 +1039,9 @@ def parse_args(argv=None):
     ap.add_argument("--csv", default="peers.csv")
     ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--sequential", action="store_true",
+                    help="time each method's repetitions in a run of their own, one method after "
+                         "another (default: the methods take turns call by call)")
     ap.add_argument("--no-jit", type=int, default=0, help="1: the lib method without run-time derivation")
     ap.add_argument("--shapes", default=":", help="a slice of the shapes, e.g. 0:11")
     ap.add_argument("--append", action="store_true", help="add to --csv (a run in parts)")
