@@ -328,6 +328,16 @@ if triton is not None:
             tl.store(output_ptr + row_idx * output_row_stride + col_offsets, out, mask=mask)
 
 
+def tutorial_reason(M, N):
+    """Why the tutorial's kernel cannot run an M x N shape, or None: its row
+    offsets, row_idx * stride, are int32 products, which overflow past
+    2^31 elements into an illegal address that ends the process's CUDA
+    context (f16 183195 x 12025 on the H200, 2026-11-28)."""
+    if (M - 1) * N > 2**31 - 1:  # the last row's offset
+        return "unavailable: the Triton tutorial's int32 row offsets overflow past 2^31 elements"
+    return None
+
+
 class TutorialSoftmax:
     """The tutorial's host side: num_warps 8, num_stages from shared memory,
     programs = SMs x occupancy from the compiled kernel's registers."""
@@ -638,7 +648,7 @@ def softmax_cases(ctx, op, dt, M, N, modes):
     methods = {name: lib(name) for name in ("lib",) + LIB_VARIANTS if name != "lib_twin"}
     methods["lib_twin"] = methods["lib"]
     methods.update(torch=lambda: op_fn(x, dim=-1), compile=lambda: compiled(x), copy=lambda: y.copy_(x),
-                   triton=no_op_reason("triton", op) or
+                   triton=no_op_reason("triton", op) or tutorial_reason(M, N) or
                    (tutorial if ctx.tutorial else "unavailable: Triton not importable"))
     # torch, compile, Liger and QuACK allocate their output, as a user's call would
     methods.update(package_calls(ctx, op, {

@@ -215,6 +215,12 @@ class Reasons(unittest.TestCase):
         for method in ("lib", "torch", "compile", "copy"):
             self.assertIsNone(peers.no_op_reason(method, "cross_entropy"))
 
+    def test_the_tutorial_stops_where_its_int32_row_offsets_would_overflow(self):
+        self.assertIsNone(peers.tutorial_reason(2**31 // 4096, 4096))
+        self.assertIsNone(peers.tutorial_reason(1, 2**31 - 1))
+        self.assertIn("int32 row offsets", peers.tutorial_reason(183195, 12025))
+        self.assertIn("int32 row offsets", peers.tutorial_reason(2**31 // 4096 + 1, 4096))
+
     def test_a_package_without_the_op_says_its_version(self):
         old = types.SimpleNamespace(__version__="0.2.0", softmax=print)
         self.assertEqual(peers.lib_reason(old, "cross_entropy"),
