@@ -705,3 +705,55 @@ Test(selftest_driver, report_counts_and_exit_status)
 	free(buf);
 	st_report_free(r);
 }
+
+/* Writes a config of the given sweeps (YAML entries) into the test folder. */
+static const char *write_config(const char *name, const char *entries)
+{
+	const char *path = tmp_path(name);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "warmup: 1\nrepetitions: 1\nsweeps:\n%s", entries);
+	fclose(f);
+	return path;
+}
+
+/* -c CONFIG without --op tests the one op CONFIG sweeps (a run of
+ * configs/log_softmax.yaml once tested softmax again); several need --op. */
+Test(selftest_driver, the_configs_one_op_is_tested_unless_op_says_another)
+{
+	const char *log = write_config("log.yaml", "  - op: log_softmax\n    dtypes: [f32]\n"
+						   "    M: [4]\n    N: [100]\n");
+	selftest_options o = { log, "templates", 1u << AT_F32, ST_MODE_QUICK, NULL,
+			       1u << ST_CASE_SIZES, NULL };
+	long long runs[ST_CASE_COUNT];
+	char *text = NULL;
+	size_t len = 0;
+	at_error err = { { 0 } };
+	FILE *out = open_memstream(&text, &len);
+	o.progress = out;
+	cr_assert_eq(selftest_count(&o, runs, NULL, &err), 0, "%s", err.msg);
+	fclose(out);
+	cr_assert(strstr(text, "selftest: log_softmax, the templates of ") != NULL, "%s", text);
+	free(text);
+
+	text = NULL;
+	out = open_memstream(&text, &len);
+	o.progress = out;
+	o.op = "softmax";
+	cr_assert_eq(selftest_count(&o, runs, NULL, &err), 0, "%s", err.msg);
+	fclose(out);
+	cr_assert(strstr(text, "selftest: softmax, ") != NULL, "%s", text);
+	free(text);
+
+	o.progress = NULL;
+	o.op = NULL;
+	o.config_path = write_config("two.yaml", "  - op: softmax_backward\n    dtypes: [f32]\n"
+						 "    M: [4]\n    N: [100]\n"
+						 "  - op: log_softmax_backward\n    dtypes: [f32]\n"
+						 "    M: [4]\n    N: [100]\n");
+	cr_assert_eq(selftest_count(&o, runs, NULL, &err), -1);
+	cr_assert(strstr(err.msg, "sweeps softmax_backward and log_softmax_backward: say which op "
+				  "to test with --op") != NULL, "%s", err.msg);
+	o.op = "log_softmax_backward";
+	cr_assert_eq(selftest_count(&o, runs, NULL, &err), 0, "%s", err.msg);
+}

@@ -84,9 +84,12 @@ static int parse_cases(const char *cmd, const cli_option *opt, const char *text,
 
 #define O(field) offsetof(selftest_cli, field)
 const cli_option cli_selftest_options[] = {
-	CLI_STRING('c', "config", "FILE", O(o.config_path), "whose ops to test"),
+	CLI_STRING('c', "config", "FILE", O(o.config_path),
+		   "its templates folder, and the op its sweeps name when --op\n"
+		   "is not given"),
 	CLI_STRING(0, "templates", "DIR", O(o.templates_dir), "templates folder"),
-	CLI_STRING(0, "op", "NAME", O(o.op), "the op whose variants run (default softmax)"),
+	CLI_STRING(0, "op", "NAME", O(o.op),
+		   "the op whose variants run (default: -c's one op, else softmax)"),
 	CLI_CALLBACK(0, "dtype", "LIST", parse_dtypes,
 		     "only these dtypes (comma-separated or repeated)"),
 	CLI_INT(0, "device", "N", O(device), 0, 1023, "which GPU (default 0)"),

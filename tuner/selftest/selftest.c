@@ -1,6 +1,7 @@
 /* The selftest driver: see selftest.h. */
 #include "tuner/selftest/selftest.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,22 +119,48 @@ static int visit_case(const sweep_plan *p, const at_op *op, visitor *vis, at_dty
 	return rc;
 }
 
+/* The op to test: o->op, else the one op the config's sweeps name (a
+ * config of log_softmax tests log_softmax), else softmax. NULL with err set
+ * where the config names several and --op does not choose. */
+static const char *op_to_test(const selftest_options *o, const sweep_plan *p, at_error *err)
+{
+	if (o->op)
+		return o->op;
+	if (!o->config_path || p->cfg.nspecs == 0)
+		return "softmax";
+	const char *op = p->cfg.specs[0].op;
+	for (size_t i = 1; i < p->cfg.nspecs; i++)
+		if (strcmp(p->cfg.specs[i].op, op) != 0) {
+			at_error_set(err, "%s sweeps %s and %s: say which op to test with --op",
+				     o->config_path, op, p->cfg.specs[i].op);
+			return NULL;
+		}
+	return op;
+}
+
 static int visit_all(const selftest_options *o, visitor *vis, at_error *err)
 {
 	sweep_plan p;
 	const char *config = o->config_path ? o->config_path : plan_default_config("softmax.yaml");
-	const at_op *op = op_find(o->op ? o->op : "softmax");
-	if (!op) {
-		char *known = op_names();
-		at_error_set(err, "unknown op \"%s\" (known: %s)", o->op, known);
-		free(known);
-		return -1;
-	}
-	if (op->gpu) /* its own launch (tuner/ops/op_gpu.h) */
-		return at_error_set(err, "selftest does not run %s yet (its kernel is not softmax's "
-				    "shape); `autotune sweep` checks its variants", op->name);
 	if (plan_load(&p, config, o->templates_dir, err))
 		return -1;
+	const char *name = op_to_test(o, &p, err);
+	const at_op *op = name ? op_find(name) : NULL;
+	if (name && !op) {
+		char *known = op_names();
+		at_error_set(err, "unknown op \"%s\" (known: %s)", name, known);
+		free(known);
+	} else if (op && op->gpu) { /* its own launch (tuner/ops/op_gpu.h) */
+		at_error_set(err, "selftest does not run %s yet (its kernel is not softmax's "
+			     "shape); `autotune sweep` checks its variants", op->name);
+		op = NULL;
+	}
+	if (!op) {
+		plan_free(&p);
+		return -1;
+	}
+	if (o->progress)
+		fprintf(o->progress, "selftest: %s, the templates of %s\n", op->name, config);
 	int rc = 0;
 	for (int dt = 0; dt < AT_DTYPE_COUNT && rc == 0; dt++) {
 		if (o->dtype_mask && !((o->dtype_mask >> dt) & 1))
