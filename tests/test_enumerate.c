@@ -269,7 +269,8 @@ static int warp_ok(const long long *v, const tr_env *e)
 	return vec * eb <= 16 && vec * eb >= 4 && ept % vec == 0 &&
 	       (rows % groups == 0 && rows / groups <= 2) && (persistent || stages == 1) &&
 	       lanes * ept >= N && lanes * (ept - vec) < N + (peel ? vec - 1 : 0) &&
-	       (!peel || (vec > 1 && N % vec != 0)) && (lanes == 2 || (lanes / 2) * vec < N) &&
+	       (!peel || (vec > 1 && N % vec != 0)) && (vec <= N || vec * eb == 4) &&
+	       (lanes == 2 || (lanes / 2) * vec < N) &&
 	       ept * (rows / groups) * stages * eb <= 256;
 }
 
