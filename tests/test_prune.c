@@ -300,3 +300,48 @@ Test(prune_model, the_seed_model_beside_the_templates)
 	tr_expect_in(err.msg, PRUNE_SEED_FILE);
 	rules_free(&r);
 }
+
+/* ---- the models a sweep leaves in its database ------------------------------------ */
+
+#include <stdio.h>
+
+#include "tests/sql_probe.h"
+#include "tuner/sweep/store_models.h"
+
+static void copy_file(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+	cr_assert(in && out, "copy %s to %s", from, to);
+	char buf[65536];
+	size_t got;
+	while ((got = fread(buf, 1, sizeof buf, in)) > 0)
+		cr_assert_eq(fwrite(buf, 1, got, out), got);
+	fclose(in);
+	cr_assert_eq(fclose(out), 0);
+}
+
+Test(prune_model, a_sweep_stores_each_ops_model_of_the_gpus_it_ran_on, .timeout = 300)
+{
+	const char *db = tmp_path("swept.db");
+	copy_file(h100_db, db);
+	sweep_plan p;
+	at_error err;
+	cr_assert_eq(plan_load(&p, "configs/softmax.yaml", NULL, &err), 0, "%s", err.msg);
+	/* no sweep from 1000 on: no GPU ran, nothing is fitted */
+	cr_assert_eq(sweep_store_models(db, &p, 1000, &err), 0, "%s", err.msg);
+	cr_assert_eq(sql_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'models'"), 0,
+		     "the database was touched");
+	/* every sweep: the H100's softmax model, fitted on its tuned shapes */
+	cr_assert_eq(sweep_store_models(db, &p, 1, &err), 0, "%s", err.msg);
+	cr_assert_eq(sql_int(db, "SELECT COUNT(*) FROM models m JOIN gpus g ON g.id = m.gpu_id "
+				 "WHERE m.op = 'softmax' AND g.name = 'NVIDIA H100 80GB HBM3'"), 1);
+	cr_assert_eq(sql_int(db, "SELECT shapes FROM models WHERE op = 'softmax'"),
+		     sql_int(db, "SELECT COUNT(*) FROM winners WHERE op = 'softmax'"));
+	cr_assert_gt(sql_int(db, "SELECT samples FROM models WHERE op = 'softmax'"), 10000);
+	plan_free(&p);
+	/* an op with too few tuned shapes gets no model (and no error) */
+	cr_assert_eq(plan_load(&p, "configs/log_softmax.yaml", NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(sweep_store_models(db, &p, 1, &err), 0, "%s", err.msg);
+	cr_assert_eq(sql_int(db, "SELECT COUNT(*) FROM models WHERE op = 'log_softmax'"), 0);
+	plan_free(&p);
+}

@@ -111,6 +111,10 @@ const cli_option cli_sweep_options[] = {
 	CLI_CALLBACK(0, "explore", "F", parse_explore,
 		     "the share of the other variants also kept, drawn at\n"
 		     "random with a fixed seed (default 0.02)"),
+	CLI_FLAG(0, "no-model", O(no_model),
+		 "do not refit and store each op's performance model at the\n"
+		 "end (by default the library then serves shapes nobody tuned\n"
+		 "by it)"),
 	CLI_INT(0, "watchdog", "S", offsetof(sweep_cli, watchdog_s), 0, 86400,
 		"a variant that runs S seconds on the GPU without\n"
 		"finishing is killed as hung (default 20; 0: never)"),

@@ -15,6 +15,7 @@
 #include "tuner/sweep/progress.h"
 #include "tuner/sweep/prune_model.h"
 #include "tuner/table.h"
+#include "tuner/sweep/store_models.h"
 #include "tuner/sweep/supervisor.h"
 #include "tuner/sweep/sweep_worker.h"
 #include "tuner/sweep/tune_shape.h"
@@ -215,6 +216,13 @@ int sweep_run(const sweep_options *o, at_error *err)
 	sweep_options with_cutoff = *o;
 	with_cutoff.prune_before = prune_model_cutoff(tdb_default_path(o->db_path));
 	int rc = sweep_on_gpus(&with_cutoff, &p, err);
+	/* a shard saw part of the config: its model waits for the merge */
+	if (rc == 0 && !o->no_model && o->shard.count <= 1)
+		rc = sweep_store_models(tdb_default_path(o->db_path), &p, with_cutoff.prune_before,
+					err);
+	else if (rc == 0 && !o->no_model)
+		printf("Model not fitted for a shard: after `autotune db merge`, run `autotune model "
+		       "fit --store --op OP` on the merged database.\n");
 	plan_free(&p);
 	return rc;
 }

@@ -26,6 +26,7 @@ typedef struct sweep_options {
 	int full_timing;           /* --full-timing */
 	int audit;                 /* --audit: rounds against full timing, per shape */
 	prune_options prune;       /* --exhaustive, --keep, --explore */
+	int no_model;              /* --no-model: leave the database's models as they are */
 	long long prune_before;    /* the model learns from sweeps numbered below (sweep_run sets it) */
 } sweep_options;
 
