@@ -118,6 +118,15 @@ static const char copy_sql[] =
 	"  JOIN result_map rm ON rm.old = k.result_id;"
 	"INSERT OR IGNORE INTO compile_cache SELECT * FROM src.compile_cache;";
 
+/* src's models, where it has them (a database older than the table has
+ * none), by (GPU, op), the newer kept: the CLI then refits each on the
+ * merged results where they hold more than the winners (tuner/model/store.h). */
+static const char models_sql[] =
+	"INSERT OR REPLACE INTO models (gpu_id, op, fitted_at, shapes, samples, text)"
+	"  SELECT g.new, s.op, s.fitted_at, s.shapes, s.samples, s.text FROM src.models s"
+	"  JOIN gpu_map g ON g.old = s.gpu_id WHERE NOT EXISTS (SELECT 1 FROM main.models m"
+	"    WHERE m.gpu_id = g.new AND m.op = s.op AND m.fitted_at >= s.fitted_at);";
+
 /* The winners rows before the merge, of OUT and of the sweeps being added
  * (their ids mapped), as db/winners.h's winners_choose reads them: their
  * noise bands and the shapes that must keep a winner with a kernel. */
@@ -141,6 +150,9 @@ static int merge_in(sqlite3 *s, const char *in, const char *label, merge_stats *
 		    at_error *err)
 {
 	if (exec(s, copy_sql, err, in) || exec(s, prior_sql, err, in))
+		return -1;
+	if (db_query_ll(s, "SELECT count(*) FROM src.sqlite_master WHERE name = 'models'") > 0 &&
+	    exec(s, models_sql, err, in))
 		return -1;
 	long long added = db_query_ll(s, "SELECT count(*) FROM temp.sweep_map");
 	long long src_sweeps = db_query_ll(s, "SELECT count(*) FROM src.sweeps");

@@ -621,7 +621,7 @@ Test(config, shipped_softmax_config)
 	sweep_shape *s;
 	size_t n;
 	cr_assert_eq(config_shapes(&cfg, &s, &n, &err), 0, "%s", err.msg);
-	cr_assert_eq(n, 174, "a grid: 58 shapes in each of three dtypes");
+	cr_assert_eq(n, 180, "a grid: 60 shapes in each of three dtypes");
 	assert_shape(&s[0], "softmax", AT_F32, 1, 32, &cfg.specs[0]);
 	assert_shape(&s[4], "softmax", AT_F32, 1, 1048576, &cfg.specs[0]);
 	assert_shape(&s[5], "softmax", AT_F16, 1, 32, &cfg.specs[0]);
@@ -629,7 +629,8 @@ Test(config, shipped_softmax_config)
 	assert_shape(&s[62], "softmax", AT_F32, 4096, 1001, &cfg.specs[4]);
 	assert_shape(&s[130], "softmax", AT_BF16, 65536, 77, &cfg.specs[6]);
 	assert_shape(&s[132], "softmax", AT_F32, 4096, 3, &cfg.specs[7]);
-	assert_shape(&s[161], "softmax", AT_BF16, 16, 200, &cfg.specs[8]);
+	assert_shape(&s[167], "softmax", AT_BF16, 16, 400, &cfg.specs[8]);
+	assert_shape(&s[179], "softmax", AT_BF16, 16, 6000, &cfg.specs[9]);
 	assert_shape(&s[131], "softmax", AT_BF16, 65536, 1000, &cfg.specs[6]);
 	free(s);
 	config_free(&cfg);

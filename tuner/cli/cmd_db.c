@@ -1,4 +1,5 @@
-/* `autotune db merge OUT IN...` (db/merge.h), `autotune db export IN OUT`
+/* `autotune db merge OUT IN...` (db/merge.h; then each GPU's and op's model
+ * refitted on the merged results: tuner/model/store.h), `autotune db export IN OUT`
  * (db/export.h) and `autotune db migrate FILE` (db/tuning_db.h). */
 #include <stdio.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "db/merge.h"
 #include "db/tuning_db.h"
 #include "tuner/cli/cli.h"
+#include "tuner/model/store.h"
 
 /* An empty file name is refused (SQLite would open a temporary database
  * for it and the work would vanish); options were refused already. */
@@ -82,5 +84,8 @@ int cmd_db(int argc, char **argv)
 	       "added; %lld shapes with winners recomputed\n",
 	       argc - 3, argc - 3 == 1 ? "" : "s", argv[2], st.sweeps, st.sweeps_skipped, st.results,
 	       st.shapes);
+	/* the inputs' models were each fitted on a part: refit on the whole */
+	if (model_store_all(argv[2], NULL, &err))
+		return cli_fail(err.msg);
 	return 0;
 }

@@ -18,8 +18,9 @@
 
 #include "common/perf_model.h"
 #include "common/template_rules.h"
+#include "tuner/model/store.h"
 
-#define PRUNE_MIN_SHAPES 20
+#define PRUNE_MIN_SHAPES MODEL_MIN_SHAPES
 #define PRUNE_SEED_FILE "perf-model-seed.txt"
 
 /* The first sweep id the model must not learn from: one past the

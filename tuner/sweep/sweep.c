@@ -15,7 +15,7 @@
 #include "tuner/sweep/progress.h"
 #include "tuner/sweep/prune_model.h"
 #include "tuner/table.h"
-#include "tuner/sweep/store_models.h"
+#include "tuner/sweep/sweep_models.h"
 #include "tuner/sweep/supervisor.h"
 #include "tuner/sweep/sweep_worker.h"
 #include "tuner/sweep/tune_shape.h"
@@ -221,8 +221,8 @@ int sweep_run(const sweep_options *o, at_error *err)
 		rc = sweep_store_models(tdb_default_path(o->db_path), &p, with_cutoff.prune_before,
 					err);
 	else if (rc == 0 && !o->no_model)
-		printf("Model not fitted for a shard: after `autotune db merge`, run `autotune model "
-		       "fit --store --op OP` on the merged database.\n");
+		printf("Model not fitted for a shard: `autotune db merge` fits it on the merged "
+		       "results.\n");
 	plan_free(&p);
 	return rc;
 }
