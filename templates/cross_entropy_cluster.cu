@@ -31,41 +31,9 @@
 #define WARPS (THREADS / 32)
 
 #include "softmax_cta_reduce.cuh"
+#include "cross_entropy_cluster.cuh"
 
 static_assert(CLUSTER >= 2 && CLUSTER <= 16, "a cluster of 2 to 16 CTAs");
-
-// A CTA's partial of the row, read by the others through distributed
-// shared memory as one 16-byte access.
-struct alignas(16) ce_partial {
-	float m, s, sz, unused;
-};
-
-__device__ __forceinline__ unsigned ce_cluster_rank(void)
-{
-	unsigned r;
-	asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-	return r;
-}
-
-// All threads of every CTA of the cluster: what each wrote to its shared
-// memory before is visible to all after.
-__device__ __forceinline__ void ce_cluster_sync(void)
-{
-	asm volatile("barrier.cluster.arrive.release.aligned;\n\t"
-		     "barrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
-// The partial of the CTA of rank r (p: this CTA's copy of it).
-__device__ __forceinline__ ce_partial ce_partial_of(const ce_partial *p, unsigned r)
-{
-	const unsigned local = (unsigned)__cvta_generic_to_shared(p);
-	unsigned remote;
-	asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(r));
-	ce_partial q;
-	asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
-		     : "=f"(q.m), "=f"(q.s), "=f"(q.sz), "=f"(q.unused) : "r"(remote) : "memory");
-	return q;
-}
 
 // (THREADS, 1): every register a CTA alone may have, as cross_entropy_two_pass.cuh.
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
@@ -104,25 +72,7 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 		sz = cta_sum(sz, slot[2]);
 	if (threadIdx.x == 0)
 		part = ce_partial{ m, s, sz, 0.0f };
-	ce_cluster_sync();
-	// the cluster's partials in rank order: the max, then the rescaled sums
-	// (an empty slice's -inf max and 0 sum add 0)
-	ce_partial q[CLUSTER];
-#pragma unroll
-	for (unsigned r = 0; r < CLUSTER; r++)
-		q[r] = ce_partial_of(&part, r);
-	ce_cluster_sync(); // every CTA has read every partial: each may leave
-	m = q[0].m;
-#pragma unroll
-	for (int r = 1; r < CLUSTER; r++)
-		m = fmaxf(m, q[r].m);
-	s = 0.0f;
-	sz = 0.0f;
-#pragma unroll
-	for (int r = 0; r < CLUSTER; r++) {
-		s += q[r].s * exp_from_max(q[r].m, m);
-		sz += q[r].sz;
-	}
+	ce_cluster_merge(&part, m, s, sz);
 	if (rank == 0 && threadIdx.x == 0)
 		ce_write_loss(loss, lse, row, m, s, sz, zt, t, V, ignore_index, label_smoothing,
 			      z_loss);

@@ -80,6 +80,12 @@ char *tf_specialize(const variant *v)
 
 void tf_compile_clean(const variant *v, const char *src, int cc, compiled_kernel *k)
 {
+	tf_compile_within(v, src, cc, 0, k);
+}
+
+void tf_compile_within(const variant *v, const char *src, int cc, int max_spill,
+		       compiled_kernel *k)
+{
 	const char *slash = strrchr(v->tmpl->source_path, '/');
 	const char *file = slash ? slash + 1 : v->tmpl->source_path;
 	const char *dt = at_dtype_name(v->dtype);
@@ -88,9 +94,11 @@ void tf_compile_clean(const variant *v, const char *src, int cc, compiled_kernel
 	int rc = memo_compile(src, file, cc, k, &err, NULL);
 	cr_assert_eq(rc, COMPILE_OK, "%s %s did not compile: rc %d, %s\n%s", dt, params, rc,
 		     err.msg, k->log ? k->log : "");
-	cr_assert_eq(k->spill_bytes, 0, "%s %s spills %d bytes", dt, params, k->spill_bytes);
-	cr_assert_eq(k->stack_bytes, 0, "%s %s has a %d-byte stack frame", dt, params,
-		     k->stack_bytes);
+	cr_assert_leq(k->spill_bytes, max_spill, "%s %s spills %d bytes (at most %d allowed)", dt,
+		      params, k->spill_bytes, max_spill);
+	if (max_spill == 0)
+		cr_assert_eq(k->stack_bytes, 0, "%s %s has a %d-byte stack frame", dt, params,
+			     k->stack_bytes);
 	free(params);
 }
 

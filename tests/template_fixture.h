@@ -48,6 +48,9 @@ char *tf_specialize(const variant *v);
  * tests/compile_memo.h); fails the test, naming the dtype and params,
  * unless it compiles without spills and without a stack frame. */
 void tf_compile_clean(const variant *v, const char *src, int cc, compiled_kernel *k);
+/* The same, allowing max_spill bytes of spills (and a stack frame for them). */
+void tf_compile_within(const variant *v, const char *src, int cc, int max_spill,
+		       compiled_kernel *k);
 
 /* Sources already compiled by a test (the source of many variants does not
  * depend on the shape): tf_seen_add keeps src and returns 0 the first
