@@ -67,10 +67,18 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 	// past the row's end, or of -inf only, has the partial (-inf, 0), which
 	// the cluster's merge makes 0, or NaN for a row of -inf only
 	float m = cta_max(o.m, slot[0]);
-	const float s = cta_sum(o.s == 0.0f ? 0.0f : o.s * exp_from_max(o.m, m), slot[1]);
-	const ce_row r = ce_cluster_finish(&part, m, s, sz, smooth, slot[2], rank, loss, lse, row,
-					   zt, t, V, ignore_index, label_smoothing, z_loss, cap,
-					   scale);
-	if (flags & CE_WRITE_GRAD)
-		ce_pass_grads(dxr, xr, c0, c1, h, staged, r);
+	float s = cta_sum(o.s == 0.0f ? 0.0f : o.s * exp_from_max(o.m, m), slot[1]);
+	if (smooth)
+		sz = cta_sum(sz, slot[2]);
+	if (threadIdx.x == 0)
+		part = ce_partial{ m, s, sz, 0.0f };
+	ce_cluster_merge(&part, m, s, sz);
+	if (rank == 0 && threadIdx.x == 0)
+		ce_write_loss(loss, lse, row, m, s, sz, zt, t, V, ignore_index, label_smoothing,
+			      z_loss);
+	if (!(flags & CE_WRITE_GRAD))
+		return;
+	const ce_row r = ce_row_finish(m, s, t, V, ignore_index, label_smoothing, z_loss, cap,
+				       ce_scale(scale));
+	ce_pass_grads(dxr, xr, c0, c1, h, staged, r);
 }

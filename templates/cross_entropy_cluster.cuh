@@ -64,24 +64,3 @@ __device__ __forceinline__ void ce_cluster_merge(const ce_partial *part, float &
 		sz += q[r].sz;
 	}
 }
-
-// After a CTA's max m and sum s (and, smooth, its threads' sums of z sz,
-// summed over the CTA here through sz_slot): its partial put in part, the
-// cluster's merged, and the row's loss written by rank 0's thread 0 (zt:
-// the target's z, that thread's read). Returns what the gradient needs.
-__device__ __forceinline__ ce_row ce_cluster_finish(ce_partial *part, float m, float s, float sz,
-						    bool smooth, float *sz_slot, unsigned rank,
-						    float *loss, float *lse, long long row, float zt,
-						    long long t, long long V, long long ignore_index,
-						    float ls, float zl, ce_cap cap, const float *scale)
-{
-	if (smooth)
-		sz = cta_sum(sz, sz_slot);
-	if (threadIdx.x == 0)
-		*part = ce_partial{ m, s, sz, 0.0f };
-	ce_cluster_merge(part, m, s, sz);
-	if (rank == 0 && threadIdx.x == 0)
-		ce_write_loss(loss, lse, row, m, s, sz, zt, t, V, ignore_index, ls, zl);
-	return ce_row_finish(m, s, t, V, ignore_index, ls, zl, cap, ce_scale(scale));
-}
-

@@ -199,11 +199,18 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 			sz += ce_sum_z(z, held_col(i), nw);
 	}
 	s = cta_sum(s, slot[1]);
-	const ce_row r = ce_cluster_finish(part, m, s, sz, SMOOTH, slot[2], rank, loss, lse, row,
-					   zt, t, V, ignore_index, label_smoothing, z_loss, cap,
-					   scale);
+	if (SMOOTH)
+		sz = cta_sum(sz, slot[2]);
+	if (threadIdx.x == 0)
+		*part = ce_partial{ m, s, sz, 0.0f };
+	ce_cluster_merge(part, m, s, sz);
+	if (rank == 0 && threadIdx.x == 0)
+		ce_write_loss(loss, lse, row, m, s, sz, zt, t, V, ignore_index, label_smoothing,
+			      z_loss);
 	if (!(flags & CE_WRITE_GRAD))
 		return;
+	const ce_row r = ce_row_finish(m, s, t, V, ignore_index, label_smoothing, z_loss, cap,
+				       ce_scale(scale));
 	elem_t *dxb = dxr + c0 + h;
 	if (r.fixed) { // ignored or out-of-range target: no logit needed
 		float vals[VEC];
