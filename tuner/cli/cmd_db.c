@@ -9,6 +9,7 @@
 #include "db/tuning_db.h"
 #include "tuner/cli/cli.h"
 #include "tuner/model/store.h"
+#include "tuner/sweep/plan.h"
 
 /* An empty file name is refused (SQLite would open a temporary database
  * for it and the work would vanish); options were refused already. */
@@ -85,7 +86,7 @@ int cmd_db(int argc, char **argv)
 	       argc - 3, argc - 3 == 1 ? "" : "s", argv[2], st.sweeps, st.sweeps_skipped, st.results,
 	       st.shapes);
 	/* the inputs' models were each fitted on a part: refit on the whole */
-	if (model_store_all(argv[2], NULL, &err))
+	if (model_store_all(argv[2], plan_templates_dir(NULL), &err))
 		return cli_fail(err.msg);
 	return 0;
 }

@@ -13,7 +13,6 @@
 #include "db/tuning_db.h"
 #include "gen/manifest.h"
 #include "tuner/model/fit.h"
-#include "tuner/sweep/plan.h"
 
 static double now_s(void)
 {
@@ -121,7 +120,7 @@ int model_store_all(const char *db_path, const char *templates_dir, at_error *er
 		return -1;
 	tmpl_manifest *ms = NULL;
 	size_t nms = 0;
-	if (npairs && manifest_load_dir(plan_templates_dir(templates_dir), &ms, &nms, err)) {
+	if (npairs && manifest_load_dir(templates_dir, &ms, &nms, err)) {
 		free(pairs);
 		return -1;
 	}

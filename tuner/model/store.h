@@ -23,7 +23,7 @@ int model_store_fitted(const char *db_path, const char *gpu, const char *op,
 		       const tr_template *ts, int nts, at_error *err);
 
 /* model_store_fitted for each (GPU, op) with winners in the database, the
- * templates from templates_dir (NULL: plan_templates_dir's default). */
+ * templates' manifests read from templates_dir. */
 int model_store_all(const char *db_path, const char *templates_dir, at_error *err);
 
 #endif
