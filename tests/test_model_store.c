@@ -78,3 +78,19 @@ Test(model_store, merge_refits_and_an_export_keeps_its_model, .timeout = 300)
 	cr_assert_eq(sql_int(tmp_path("again.db"), "SELECT shapes FROM models WHERE op = 'softmax'"),
 		     7, "the exported model was replaced");
 }
+
+Test(model_store, a_merge_whose_models_cannot_be_refitted_says_it_is_complete, .timeout = 120)
+{
+	copy_file(h100_db, tmp_path("in.db"));
+	const char *env[] = { "AUTOTUNE_TEMPLATES=/nonexistent/templates", NULL };
+	tr_result r = tr_run((const char *const[]){ "db", "merge", tmp_path("merged.db"),
+						    tmp_path("in.db"), NULL }, env);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	tr_expect_in(r.err, "the merge into");
+	tr_expect_in(r.err, "is complete, but its models were not refitted");
+	tr_expect_in(r.err, "/nonexistent/templates");
+	tr_free(&r);
+	/* the merged results are there */
+	cr_assert_eq(sql_int(tmp_path("merged.db"), "SELECT COUNT(*) FROM winners"),
+		     sql_int(h100_db, "SELECT COUNT(*) FROM winners"));
+}

@@ -85,8 +85,13 @@ int cmd_db(int argc, char **argv)
 	       "added; %lld shapes with winners recomputed\n",
 	       argc - 3, argc - 3 == 1 ? "" : "s", argv[2], st.sweeps, st.sweeps_skipped, st.results,
 	       st.shapes);
-	/* the inputs' models were each fitted on a part: refit on the whole */
-	if (model_store_all(argv[2], plan_templates_dir(NULL), &err))
-		return cli_fail(err.msg);
+	/* the inputs' models were each fitted on a part: refit on the whole;
+	 * the merge is committed either way, and the message says so */
+	if (model_store_all(argv[2], plan_templates_dir(NULL), &err)) {
+		fprintf(stderr, "autotune: the merge into %s is complete, but its models were not "
+			"refitted: %s (refit with `autotune model fit --store --db %s`)\n", argv[2],
+			err.msg, argv[2]);
+		return 1;
+	}
 	return 0;
 }
