@@ -460,6 +460,17 @@ __device__ __forceinline__ void store_vec(elem_t *row, long long col, long long 
 	}
 }
 
+// The largest power of two below w (0 for w <= 1): the first xor offset
+// of a butterfly that reaches every lane under w, whatever w.
+__host__ __device__ constexpr int pow2_below(int w, int p = 1)
+{
+	return 2 * p >= w ? (w <= 1 ? 0 : p) : pow2_below(w, 2 * p);
+}
+static_assert(pow2_below(1) == 0 && pow2_below(2) == 1 && pow2_below(3) == 2 &&
+		      pow2_below(5) == 4 && pow2_below(6) == 4 && pow2_below(8) == 4 &&
+		      pow2_below(16) == 8 && pow2_below(32) == 16,
+	      "pow2_below: the largest power of two below its argument");
+
 // Max and sum over WIDTH consecutive lanes (a power of two <= 32); every
 // lane of the group gets the result. WIDTH is a template argument so that
 // the loop is unrolled in the function itself: written as a loop over all
@@ -468,6 +479,8 @@ __device__ __forceinline__ void store_vec(elem_t *row, long long col, long long 
 // cold misses cost softmax_tiny ~0.3 us at rows of 2 (H200).
 template <int WIDTH> __device__ __forceinline__ float group_max(float v)
 {
+	static_assert(WIDTH >= 1 && WIDTH <= 32 && (WIDTH & (WIDTH - 1)) == 0,
+		      "xor offsets from WIDTH / 2 reach every lane only of a power of two");
 #pragma unroll
 	for (int o = WIDTH / 2; o > 0; o >>= 1)
 		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -476,6 +489,8 @@ template <int WIDTH> __device__ __forceinline__ float group_max(float v)
 
 template <int WIDTH> __device__ __forceinline__ float group_sum(float v)
 {
+	static_assert(WIDTH >= 1 && WIDTH <= 32 && (WIDTH & (WIDTH - 1)) == 0,
+		      "xor offsets from WIDTH / 2 reach every lane only of a power of two");
 #pragma unroll
 	for (int o = WIDTH / 2; o > 0; o >>= 1)
 		v += __shfl_xor_sync(0xffffffffu, v, o);

@@ -102,12 +102,15 @@ struct alignas(8) partial_t {
 // order and gives every lane lane 0's result: merge contracts to FMAs, so it
 // is not bitwise symmetric, but every warp that merges the same values in
 // the same lanes gets the same bits. WIDTH <= 32 (group_max's template
-// argument, for its reason): each halving past it would only merge empty
-// lanes (two exps each).
+// argument, for its reason), any width (a cluster of 3, 5 or 6 CTAs): the
+// offsets are the powers of two below it, so that lane 0 reaches every
+// lane under WIDTH (from WIDTH / 2, lanes 4 and 5 of 6 were never merged);
+// each halving past them would only merge empty lanes (two exps each).
 template <int WIDTH> __device__ __forceinline__ void warp_merge_fixed(float &m, float &s)
 {
+	static_assert(WIDTH >= 1 && WIDTH <= 32, "a merge within one warp");
 #pragma unroll
-	for (int o = WIDTH / 2; o > 0; o >>= 1)
+	for (int o = pow2_below(WIDTH); o > 0; o >>= 1)
 		merge(m, s, __shfl_xor_sync(0xffffffffu, m, o),
 		      __shfl_xor_sync(0xffffffffu, s, o));
 	m = __shfl_sync(0xffffffffu, m, 0);
