@@ -58,27 +58,23 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 	elem_t *dxr = (flags & CE_WRITE_GRAD) ? dx + row * lddx : (elem_t *)xr;
 	const long long h = ce_head(xr, dxr, c0, c1); // the slice peeled (-1: scalar)
 	const long long t = ce_target(target, row, flags);
-	const float zt = rank == 0 && threadIdx.x == 0 ? ce_target_z(xr, t, V, cap) : 0.0f;
+	const float sc = ce_scale(scale);
 	const long long staged = ce_staged_vecs();
 	ce_online o;
 	float sz;
 	ce_pass_stats(xr, c0, c1, h, staged, cap, smooth, o, sz);
+	// read after the row's (t's latency hidden; the logit in L2 by now)
+	const bool writes_loss = rank == 0 && threadIdx.x == 0;
+	const float zt = writes_loss ? ce_target_z(xr, t, V, cap) : 0.0f;
 	// a thread that added nothing adds 0 (not 0 x e^(-inf - -inf)): a slice
 	// past the row's end, or of -inf only, has the partial (-inf, 0), which
 	// the cluster's merge makes 0, or NaN for a row of -inf only
 	float m = cta_max(o.m, slot[0]);
 	float s = cta_sum(o.s == 0.0f ? 0.0f : o.s * exp_from_max(o.m, m), slot[1]);
-	if (smooth)
-		sz = cta_sum(sz, slot[2]);
-	if (threadIdx.x == 0)
-		part = ce_partial{ m, s, sz, 0.0f };
-	ce_cluster_merge(&part, m, s, sz);
-	if (rank == 0 && threadIdx.x == 0)
-		ce_write_loss(loss, lse, row, m, s, sz, zt, t, V, ignore_index, label_smoothing,
-			      z_loss);
-	if (!(flags & CE_WRITE_GRAD))
-		return;
-	const ce_row r = ce_row_finish(m, s, t, V, ignore_index, label_smoothing, z_loss, cap,
-				       ce_scale(scale));
-	ce_pass_grads(dxr, xr, c0, c1, h, staged, r);
+	const ce_row r = ce_cluster_finish(&part, m, s, sz, smooth, slot[2], writes_loss, loss, lse,
+					   row, zt, t, V, ignore_index, label_smoothing, z_loss, cap,
+					   sc);
+	if (flags & CE_WRITE_GRAD)
+		ce_pass_grads(dxr, xr, c0, c1, h, staged, r);
+	ce_cluster_leave();
 }

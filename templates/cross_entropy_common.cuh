@@ -39,6 +39,13 @@ __device__ __forceinline__ long long ce_target(const void *target, long long row
 				       : ((const long long *)target)[row];
 }
 
+// A row whose every dx is one value (ce_row's fixed): its target ignored
+// or out of range.
+__device__ __forceinline__ bool ce_fixed(long long t, long long V, long long ignore_index)
+{
+	return t == ignore_index || t < 0 || t >= V;
+}
+
 // The soft-cap as the elements take it: its inverse taken once a launch,
 // as a division in the loops is a call to a subroutine (a stack frame).
 struct ce_cap {
@@ -230,7 +237,7 @@ __device__ __forceinline__ ce_row ce_row_finish(float m, float s, long long t, l
 	r.smooth = scale * ls / (float)V;
 	r.c = c;
 	r.t = t;
-	r.fixed = t == ignore_index || t < 0 || t >= V;
+	r.fixed = ce_fixed(t, V, ignore_index);
 	r.value = t == ignore_index ? 0.0f : NAN_F;
 	return r;
 }
@@ -283,10 +290,15 @@ __device__ __forceinline__ float ce_grad_target(float x, const ce_row &r)
 // Whether this thread owns the target's column: the range [c0, c1) of the
 // row is cut into vectors, vector k taken by thread k % THREADS (every
 // template's mapping).
+__device__ __forceinline__ bool ce_owns_col(long long t, long long c0, long long c1)
+{
+	return t >= c0 && t < c1 &&
+	       (unsigned)((unsigned long long)(t - c0) / VEC % THREADS) == threadIdx.x;
+}
+
 __device__ __forceinline__ bool ce_owns_target(const ce_row &r, long long c0, long long c1)
 {
-	return !r.fixed && r.t >= c0 && r.t < c1 &&
-	       (unsigned)((unsigned long long)(r.t - c0) / VEC % THREADS) == threadIdx.x;
+	return !r.fixed && ce_owns_col(r.t, c0, c1);
 }
 
 // The owner's read of the target's logit, before it writes the row (dx

@@ -25,8 +25,11 @@
 // path (every held vector read element by element). The options are
 // uniform over a launch: the row's code is instantiated per option (CAP:
 // soft-cap; SMOOTH: label smoothing), so the common case tests nothing an
-// element. The target's column is rewritten by its owner last, from its
-// own read of the logit (dx may be x: only the owner writes that column).
+// element, and the common case is a kernel of its own too
+// (cross_entropy_plain_kernel), so that the others' registers do not set
+// its occupancy. The target's column is rewritten by its owner last, from
+// its own read of the logit (dx may be x: only the owner writes that
+// column); the owner writes the row's loss.
 //
 // Launch: one cluster per row (grid = M x CLUSTER, __cluster_dims__); a
 // cluster of 16 is non-portable (launch_grid allows it). Not persistent.
@@ -48,23 +51,30 @@ static_assert(VEC * sizeof(elem_t) == 16, "a vector is one 16-byte access");
 static_assert(ELEMS_PER_THREAD % VEC == 0, "a thread holds whole vectors");
 static_assert(CLUSTER >= 2 && CLUSTER <= 16, "a cluster of 2 to 16 CTAs");
 
-// CTAs a multiprocessor keeps (__launch_bounds__'s second argument): the
-// bytes in flight decide (the row's reductions and the cluster's barriers
-// leave a CTA's loads idle; other CTAs' fill them). Half precision: the
-// held slice packed and 48 registers more, which spills 16-160 bytes past
-// 32 logits a thread and wins anyway (bf16 4096 x 32000: 75.1% of a copy
-// at 64 logits, 3 CTAs of 256, 40 bytes spilled; 60.4% at 32 without;
+// CTAs a multiprocessor keeps (__launch_bounds__'s second argument) for a
+// kernel that needs `need` registers a thread: the bytes in flight decide
+// (the row's reductions and the cluster's barriers leave a CTA's loads
+// idle; other CTAs' fill them).
+#define CE_REGS_CTAS(need)                                            \
+	(65536 / (THREADS * (need)) < 1 ? 1                           \
+	 : 65536 / (THREADS * (need)) > 2048 / THREADS                \
+		 ? 2048 / THREADS                                     \
+		 : 65536 / (THREADS * (need)))
+// cross_entropy_kernel, every option: the held slice (packed in half
+// precision) and 48 registers more (f32: 56), which spills 16-160 bytes
+// past 32 logits a thread and wins anyway (bf16 4096 x 32000: 75.1% of a
+// copy at 64 logits, 3 CTAs of 256, 40 bytes spilled; 60.4% at 32 without;
 // 32.7% when ptxas was left 128 registers, 2 CTAs: H200,
-// results/h200/cross-entropy-regs-mini-h200.log). f32: the slice and 56.
-// The soft-cap's and label smoothing's instantiations set the kernel's
-// need: the plain one alone took 71 registers at 32 bf16 logits.
+// results/h200/cross-entropy-regs-mini-h200.log).
 #define CE_REGS_NEED                                                      \
 	(sizeof(elem_t) == 4 ? ELEMS_PER_THREAD + 56 : ELEMS_PER_THREAD / 2 + 48)
-#define CE_REGS_CTAS                                                   \
-	(65536 / (THREADS * CE_REGS_NEED) < 1 ? 1                      \
-	 : 65536 / (THREADS * CE_REGS_NEED) > 2048 / THREADS           \
-		 ? 2048 / THREADS                                      \
-		 : 65536 / (THREADS * CE_REGS_NEED))
+// cross_entropy_plain_kernel, no soft-cap and no smoothing: the slice and
+// 32, spill-free at 32-64 logits; the soft-cap's and smoothing's
+// instantiations had set the one kernel's registers (bf16 4096 x 32000,
+// 64 logits: 82.3% of a copy alone, 78.6% with them; f32 32 logits 76.6
+// against 66.7%: results/h200/ce-plain-entry-ab-h200.log).
+#define CE_REGS_PLAIN_NEED                                                \
+	(sizeof(elem_t) == 4 ? ELEMS_PER_THREAD + 32 : ELEMS_PER_THREAD / 2 + 32)
 
 // A whole 16-byte vector stored as one access: st_vec's struct copy of
 // packed half-precision words became eight 16-bit stores in NVVM's PTX
@@ -124,7 +134,8 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 	const long long nw = vec_ok ? n / VEC * VEC : n;
 	const bool tail = nw < n && threadIdx.x == CE_TAIL_THREAD;
 	const long long t = ce_target(target, row, flags);
-	const float zt = rank == 0 && threadIdx.x == 0 ? ce_target_z(xr, t, V, cap) : 0.0f;
+	const bool fixed = ce_fixed(t, V, ignore_index);
+	const float sc = ce_scale(scale); // read now, used after the merge
 
 	vec_t xv[ITERS];
 	if (vec_ok) {
@@ -143,6 +154,14 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 		for (int i = 0; i < ITERS; i++)
 			load_vec(xv[i], xb, held_col(i), nw, false);
 	}
+	// the target's column: the head's or the tail's thread's, or its
+	// vector's owner's, who reads its logit (after issuing its own loads:
+	// t's latency hidden; used after the merge) and writes the row's loss
+	// (a row without one: rank 0's thread 0)
+	const long long tc = c0 + h + nw; // the tail's first column
+	const bool owner = !fixed && (ce_owns_col(t, c0 + h, tc) || (head && t >= c0 && t < c0 + h) ||
+				      (tail && t >= tc && t < c1));
+	const float xt = owner ? to_f32(xr[t]) : 0.0f;
 	float m = NEG_INF_F;
 	if (head) {
 		float z[VEC];
@@ -199,18 +218,12 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 			sz += ce_sum_z(z, held_col(i), nw);
 	}
 	s = cta_sum(s, slot[1]);
-	if (SMOOTH)
-		sz = cta_sum(sz, slot[2]);
-	if (threadIdx.x == 0)
-		*part = ce_partial{ m, s, sz, 0.0f };
-	ce_cluster_merge(part, m, s, sz);
-	if (rank == 0 && threadIdx.x == 0)
-		ce_write_loss(loss, lse, row, m, s, sz, zt, t, V, ignore_index, label_smoothing,
-			      z_loss);
+	const ce_row r = ce_cluster_finish(part, m, s, sz, SMOOTH, slot[2],
+					   owner || (fixed && rank == 0 && threadIdx.x == 0), loss,
+					   lse, row, owner ? ce_z(xt, cap) : 0.0f, t, V,
+					   ignore_index, label_smoothing, z_loss, cap, sc);
 	if (!(flags & CE_WRITE_GRAD))
 		return;
-	const ce_row r = ce_row_finish(m, s, t, V, ignore_index, label_smoothing, z_loss, cap,
-				       ce_scale(scale));
 	elem_t *dxb = dxr + c0 + h;
 	if (r.fixed) { // ignored or out-of-range target: no logit needed
 		float vals[VEC];
@@ -232,12 +245,6 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 		}
 		return;
 	}
-	// the target's column: the head's or the tail's thread's, or its
-	// vector's owner's, who reads its logit before writing anything
-	const long long tc = c0 + h + nw; // the tail's first column
-	const bool owner = ce_owns_target(r, c0 + h, tc) || (head && r.t >= c0 && r.t < c0 + h) ||
-			   (tail && r.t >= tc && r.t < c1);
-	const float xt = ce_target_x(xr, r, owner);
 	if (head) {
 		float out[VEC];
 		ce_grads<false, false, true>(out, ce_head_vec(xr + c0, h), r);
@@ -266,28 +273,46 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 	ce_fix_target(dxr, r, owner, xt);
 }
 
+#define CE_REGS_ARGS                                                                       \
+	elem_t *dx, const elem_t *x, const void *target, float *loss, float *lse,           \
+		const float *scale, long long M, long long V, long long lddx, long long ldx, \
+		long long ignore_index, float label_smoothing, float z_loss, float softcap,  \
+		unsigned flags
+#define CE_REGS_ROW(CAP, SMOOTH)                                                          \
+	ce_regs_row<CAP, SMOOTH>(dx, x, target, loss, lse, scale, V, lddx, ldx, ignore_index, \
+				 label_smoothing, z_loss, cap, flags, slot, &part)
+
+// Every option: one instantiation of the row per uniform option; with the
+// cap SMOOTH is always set (x - +0 is x; the tanh dominates there), as
+// CE_WITH_OPTIONS.
 extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1)
-__launch_bounds__(THREADS, CE_REGS_CTAS)
-cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *loss, float *lse,
-		     const float *scale, long long M, long long V, long long lddx, long long ldx,
-		     long long ignore_index, float label_smoothing, float z_loss, float softcap,
-		     unsigned flags)
+__launch_bounds__(THREADS, CE_REGS_CTAS(CE_REGS_NEED)) cross_entropy_kernel(CE_REGS_ARGS)
 {
 	__shared__ float slot[3][32];
 	__shared__ ce_partial part;
 	if (blockIdx.x / CLUSTER >= M)
 		return; // a grid sized for more rows (the whole cluster leaves)
 	const ce_cap cap = ce_cap_of(softcap);
-	// one instantiation per uniform option; with the cap SMOOTH is always
-	// set (x - +0 is x; the tanh dominates there), as CE_WITH_OPTIONS
 	if (cap.cap > 0.0f)
-		ce_regs_row<true, true>(dx, x, target, loss, lse, scale, V, lddx, ldx, ignore_index,
-					label_smoothing, z_loss, cap, flags, slot, &part);
+		CE_REGS_ROW(true, true);
 	else if (label_smoothing != 0.0f)
-		ce_regs_row<false, true>(dx, x, target, loss, lse, scale, V, lddx, ldx, ignore_index,
-					 label_smoothing, z_loss, cap, flags, slot, &part);
+		CE_REGS_ROW(false, true);
 	else
-		ce_regs_row<false, false>(dx, x, target, loss, lse, scale, V, lddx, ldx,
-					  ignore_index, label_smoothing, z_loss, cap, flags, slot,
-					  &part);
+		CE_REGS_ROW(false, false);
+	ce_cluster_leave();
+}
+
+// No soft-cap and no smoothing (z-loss and ignored rows as ever), launched
+// for them instead of cross_entropy_kernel (launch_cross_entropy): its
+// registers are the plain row's alone.
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1)
+__launch_bounds__(THREADS, CE_REGS_CTAS(CE_REGS_PLAIN_NEED)) cross_entropy_plain_kernel(CE_REGS_ARGS)
+{
+	__shared__ float slot[3][32];
+	__shared__ ce_partial part;
+	if (blockIdx.x / CLUSTER >= M)
+		return;
+	const ce_cap cap = ce_cap_of(0.0f);
+	CE_REGS_ROW(false, false);
+	ce_cluster_leave();
 }

@@ -8,9 +8,13 @@
 #include <criterion/criterion.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/nvrtc_compile.h"
+#include "dispatch/policy/row_ops.h"
+#include "gen/specialize.h"
 #include "tests/template_fixture.h"
 #include "tests/test_run_fixture.h"
 #include "tuner/check/cross_entropy_rows.h"
@@ -502,6 +506,75 @@ static size_t compile_every_variant(tf_seen *seen, const char *name, at_dtype dt
 	}
 	free(vs);
 	return compiled;
+}
+
+/* The registers and spilled bytes ptxas' log gives kernel name. */
+static void kernel_resources(const char *log, const char *name, int *regs, int *spills)
+{
+	char what[128];
+	snprintf(what, sizeof what, "Function properties for %s\n", name);
+	const char *p = strstr(log, what);
+	cr_assert_not_null(p, "no %s in the log:\n%s", name, log);
+	const char *spill = strstr(p, "bytes spill stores"), *used = strstr(p, "Used ");
+	cr_assert(spill && used, "%s", p);
+	while (spill > p && spill[-1] == ' ')
+		spill--;
+	while (spill > p && spill[-1] >= '0' && spill[-1] <= '9')
+		spill--;
+	*spills = atoi(spill);
+	*regs = atoi(used + 5);
+}
+
+/* cross_entropy_regs' plain kernel (no soft-cap, no smoothing) takes the
+ * every-option kernel's arguments and has registers of its own: bf16 at
+ * 64 logits a thread fits 64 without a spill, 4 CTAs of 256 a
+ * multiprocessor, where the soft-cap's and smoothing's code make the
+ * other take 80 and spill (82.3% of a copy against 78.6%: NOTES). */
+Test(cross_entropy_templates, regs_plain_kernel_has_its_own_registers, .timeout = 120)
+{
+	variant v;
+	at_error err;
+	variant_defaults(&v, tf_template("cross_entropy_regs"), AT_BF16);
+	static const char *const set[] = { "cluster=4", "threads=256", "vec=8",
+					   "elems_per_thread=64" };
+	for (size_t i = 0; i < sizeof set / sizeof *set; i++)
+		cr_assert_eq(variant_set(&v, set[i], &err), 0, "%s", err.msg);
+	char *src = tf_specialize(&v);
+	cr_assert_eq(nvrtc_load(&err), 0, "%s", err.msg);
+	compiled_kernel k;
+	cr_assert_eq(nvrtc_compile(src, "variant.cu", 90, &k, &err), COMPILE_OK, "%s", err.msg);
+	cr_assert_not_null(strstr(k.ptx, ".entry " CE_PLAIN_KERNEL "("));
+	cr_assert_not_null(strstr(k.ptx, CE_PLAIN_KERNEL "_param_14"), "fifteen arguments");
+	cr_assert_null(strstr(k.ptx, CE_PLAIN_KERNEL "_param_15"), "fifteen arguments");
+	int plain_regs, plain_spills, all_regs, all_spills;
+	kernel_resources(k.log, CE_PLAIN_KERNEL, &plain_regs, &plain_spills);
+	kernel_resources(k.log, "cross_entropy_kernel", &all_regs, &all_spills);
+	cr_assert_eq(plain_spills, 0);
+	cr_assert_leq(plain_regs, 64, "4 CTAs of 256 threads");
+	cr_assert_gt(all_regs, plain_regs, "the options' code sets the other kernel's registers");
+	compiled_kernel_free(&k);
+	free(src);
+}
+
+/* The kernel a cross_entropy call launches: the plain one only where it
+ * exists and the options are plain (a soft-cap of 0 or below is none). */
+Test(cross_entropy_templates, the_plain_kernel_serves_plain_options_only)
+{
+	ce_launch_args a = { .softcap = 0.0f, .label_smoothing = 0.0f, .z_loss = 1e-4f };
+	cr_assert(ce_options_plain(&a), "z-loss and ignored rows are the plain kernel's");
+	a.softcap = -1.0f;
+	cr_assert(ce_options_plain(&a));
+	a.softcap = 30.0f;
+	cr_assert_not(ce_options_plain(&a));
+	a.softcap = 0.0f;
+	a.label_smoothing = 0.1f;
+	cr_assert_not(ce_options_plain(&a));
+	const atdi_op_desc *d = atdi_op_desc_of(ATDI_CROSS_ENTROPY);
+	cr_assert_str_eq(d->aux[ATDI_CE_PLAIN], CE_PLAIN_KERNEL);
+	cr_assert_eq(d->aux_optional, 1u << ATDI_CE_PLAIN, "the plain kernel alone is optional");
+	for (int op = 0; op < ATDI_NOPS; op++)
+		if (op != ATDI_CROSS_ENTROPY)
+			cr_assert_eq(atdi_op_desc_of(op)->aux_optional, 0u);
 }
 
 Test(cross_entropy_templates, every_variant_compiles_at_a_few_shapes, .timeout = 600)

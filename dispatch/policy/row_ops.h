@@ -26,7 +26,16 @@ typedef enum atdi_signature {
 } atdi_signature;
 
 /* The most kernels an op's code defines beside its own (atdi_op_desc.aux). */
-#define ATDI_OP_MAX_AUX 3
+#define ATDI_OP_MAX_AUX 4
+
+/* The kernel a cross_entropy source may define beside cross_entropy_kernel
+ * for the options most calls take (no soft-cap, no label smoothing), with
+ * the same arguments, so that the other options' code does not set its
+ * registers (launch_cross_entropy takes it for them). */
+#define CE_PLAIN_KERNEL "cross_entropy_plain_kernel"
+
+/* cross_entropy's aux kernels, by index. */
+enum { ATDI_CE_PREPARE, ATDI_CE_REDUCE, ATDI_CE_SCALE, ATDI_CE_PLAIN };
 
 typedef struct atdi_op_desc {
 	const char *name;   /* "softmax_backward": the tuner's and the database's */
@@ -39,12 +48,17 @@ typedef struct atdi_op_desc {
 	int ninputs;     /* tensors of M x N read (1: x; 2: y and dy) */
 	int flags_param; /* index of the kernel's last parameter, its flags */
 	/* Kernels the op's code defines beside its own and its call launches
-	 * around it (cross_entropy's prepare and reduce); NULL: none. */
+	 * around it or instead of it (cross_entropy's prepare, reduce, scale
+	 * and plain); NULL: none. */
 	const char *aux[ATDI_OP_MAX_AUX];
 	const char *kinds[3]; /* per dtype, as messages and the online store name a shape */
 	/* The output's elements when every input is 0 (online tuning's check
 	 * that a variant runs and writes); NULL: the op is not tuned online. */
 	double (*of_zeros)(long long N);
+	/* Bit i: aux[i] may be missing from the code (its function then NULL):
+	 * cross_entropy_plain_kernel, which older sources and some templates
+	 * do not define. */
+	unsigned aux_optional;
 } atdi_op_desc;
 
 /* The row of op, or NULL out of range. */

@@ -169,7 +169,7 @@ ATD_API atd_status atd_cross_entropy(atd_handle *h, atd_dtype dtype, const void 
 	float upstream = o->upstream;
 	at_error err;
 	int check;
-	if (launch_cross_entropy_prepare(r.aux[0], ws, tg, m, v, ignore, upstream, mean, flags, st,
+	if (launch_cross_entropy_prepare(r.aux[ATDI_CE_PREPARE], ws, tg, m, v, ignore, upstream, mean, flags, st,
 					 &err) != 0)
 		return atdi_launch_failed(h, FN, &r, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V,
 					  err.msg);
@@ -181,11 +181,11 @@ ATD_API atd_status atd_cross_entropy(atd_handle *h, atd_dtype dtype, const void 
 	ce_launch_args a = { (CUdeviceptr)(uintptr_t)dlogits, (CUdeviceptr)(uintptr_t)logits, tg,
 			     losses, (CUdeviceptr)(uintptr_t)lse, ws, m, v, lddlogits, ldlogits,
 			     ignore, o->label_smoothing, o->z_loss, o->softcap, flags };
-	if (launch_cross_entropy(r.fn, &r.geom, r.grid, &a, st, &err) != 0)
+	if (launch_cross_entropy(r.fn, r.aux[ATDI_CE_PLAIN], &r.geom, r.grid, &a, st, &err) != 0)
 		return atdi_launch_failed(h, FN, &r, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V,
 					  err.msg);
 	if (o->reduction != ATD_REDUCTION_NONE &&
-	    launch_reduce(r.aux[1], (CUdeviceptr)(uintptr_t)loss, losses, m, ws, mean, st, &err) != 0)
+	    launch_reduce(r.aux[ATDI_CE_REDUCE], (CUdeviceptr)(uintptr_t)loss, losses, m, ws, mean, st, &err) != 0)
 		return atdi_launch_failed(h, FN, &r, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V,
 					  err.msg);
 	return ATD_OK;
@@ -214,7 +214,7 @@ ATD_API atd_status atd_cross_entropy_scale(atd_handle *h, atd_dtype dtype, void 
 	if (s != ATD_OK)
 		return s;
 	at_error err;
-	if (launch_cross_entropy_scale(r.aux[2], (CUdeviceptr)(uintptr_t)dlogits, M, V, lddlogits,
+	if (launch_cross_entropy_scale(r.aux[ATDI_CE_SCALE], (CUdeviceptr)(uintptr_t)dlogits, M, V, lddlogits,
 				       (CUdeviceptr)(uintptr_t)g, per_row, (CUstream)stream,
 				       &err) != 0)
 		return atdi_launch_failed(h, FN, &r, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V,

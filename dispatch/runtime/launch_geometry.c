@@ -122,9 +122,17 @@ int launch_softmax_backward(CUfunction fn, const launch_geometry *g, unsigned gr
 	return launch_args(fn, g, grid, args, stream, err);
 }
 
-int launch_cross_entropy(CUfunction fn, const launch_geometry *g, unsigned grid,
-			 const ce_launch_args *a, CUstream stream, at_error *err)
+int ce_options_plain(const ce_launch_args *a)
 {
+	/* a negative soft-cap is none, as the kernels read it (ce_cap_of) */
+	return !(a->softcap > 0.0f) && a->label_smoothing == 0.0f;
+}
+
+int launch_cross_entropy(CUfunction fn, CUfunction plain, const launch_geometry *g,
+			 unsigned grid, const ce_launch_args *a, CUstream stream, at_error *err)
+{
+	if (plain && ce_options_plain(a))
+		fn = plain;
 	ce_launch_args c = *a; /* the driver takes pointers to non-const copies */
 	void *args[] = { &c.dx,	    &c.x,     &c.target,	  &c.loss,
 			 &c.lse,    &c.scale, &c.M,		  &c.V,

@@ -48,10 +48,16 @@ typedef struct ce_launch_args {
 	unsigned flags;
 } ce_launch_args;
 
+/* Whether a's options are plain (no soft-cap, no label smoothing): a
+ * source's CE_PLAIN_KERNEL (dispatch/policy/row_ops.h) computes them. */
+int ce_options_plain(const ce_launch_args *a);
+
 /* Launches fn, a cross_entropy_kernel, on stream as launch_softmax does:
- * the same grid, cooperatively if g says so. */
-int launch_cross_entropy(CUfunction fn, const launch_geometry *g, unsigned grid,
-			 const ce_launch_args *a, CUstream stream, at_error *err);
+ * the same grid, cooperatively if g says so; plain (the module's
+ * CE_PLAIN_KERNEL, or NULL when it has none) instead when a's options are
+ * plain. */
+int launch_cross_entropy(CUfunction fn, CUfunction plain, const launch_geometry *g,
+			 unsigned grid, const ce_launch_args *a, CUstream stream, at_error *err);
 
 /* The threads of the one CTA of cross_entropy_prepare_kernel and
  * cross_entropy_reduce_kernel: fixed, so that the reduction's order (and

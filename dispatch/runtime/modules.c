@@ -61,6 +61,10 @@ static atd_status load_image(const void *image, int op, const char *entry, CUmod
 	}
 	for (int i = 0; i < 1 + ATDI_OP_MAX_AUX && names[i]; i++) {
 		rc = cudrv.cuModuleGetFunction(outs[i], *mod, names[i]);
+		if (rc == CUDA_ERROR_NOT_FOUND && i > 0 && (d->aux_optional >> (i - 1) & 1u)) {
+			*outs[i] = NULL; /* an optional kernel this code does not define */
+			continue;
+		}
 		if (rc != CUDA_SUCCESS) {
 			cudrv.cuModuleUnload(*mod);
 			*mod = NULL;

@@ -23,7 +23,8 @@ static int launch_row_grad(CUfunction fn, const launch_geometry *g, unsigned gri
 static int launch_ce(CUfunction fn, const launch_geometry *g, unsigned grid, const void *args,
 		     CUstream stream, at_error *err)
 {
-	return launch_cross_entropy(fn, g, grid, args, stream, err);
+	/* fn alone: every option (the call's plain kernel is the entry point's) */
+	return launch_cross_entropy(fn, NULL, g, grid, args, stream, err);
 }
 
 static const op_launcher launchers[ATDI_NSIGS] = {

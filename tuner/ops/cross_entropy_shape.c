@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "dispatch/policy/row_ops.h"
 #include "tuner/check/cross_entropy_rows.h"
 #include "tuner/check/reference.h"
 
@@ -211,12 +212,21 @@ int ce_shape_compare(const ce_shape *c, CUstream stream, double tol, int *ok, ch
 	return compare_rows(c, c->M, 2, c->row_ref, "", stream, tol, ok, reason, cap, err);
 }
 
+CUfunction ce_plain_kernel(CUmodule module)
+{
+	CUfunction fn = NULL;
+	if (!module || cudrv.cuModuleGetFunction(&fn, module, CE_PLAIN_KERNEL) != CUDA_SUCCESS)
+		return NULL;
+	return fn;
+}
+
 /* Launches a on stream and waits; loss and lse are poisoned first. */
-static int probe_run(const ce_shape *c, CUfunction fn, const launch_geometry *g, unsigned grid,
-		     const ce_launch_args *a, CUstream stream, at_error *err)
+static int probe_run(const ce_shape *c, CUfunction fn, CUfunction plain,
+		     const launch_geometry *g, unsigned grid, const ce_launch_args *a,
+		     CUstream stream, at_error *err)
 {
 	if (ce_shape_poison(c, stream, err) ||
-	    launch_cross_entropy(fn, g, grid, a, stream, err))
+	    launch_cross_entropy(fn, plain, g, grid, a, stream, err))
 		return -1;
 	CU_TRY(err, cudrv.cuStreamSynchronize(stream));
 	return 0;
@@ -246,9 +256,38 @@ static int compare_grad(const ce_probe *p, long long N, CUdeviceptr dev, size_t 
 	return 0;
 }
 
-int ce_shape_probe(const ce_shape *c, CUfunction fn, const launch_geometry *g, unsigned grid,
-		   CUdeviceptr x, CUstream stream, double tol, int *ok, char *reason, size_t cap,
-		   at_error *err)
+/* The in-place run on the edge cases: of plain, or of fn alone. */
+static int probe_edges(const ce_shape *c, CUfunction fn, CUfunction plain,
+		       const launch_geometry *g, unsigned grid, CUstream stream, double tol,
+		       int *ok, char *reason, size_t cap, at_error *err)
+{
+	const ce_probe *p = &c->probe;
+	const long long N = c->N;
+	const size_t es = at_dtype_size(p->dt);
+	size_t strided = 1 + (size_t)p->R * (size_t)(N + 1);
+	/* on the probe's stream: a copy from pageable memory on the legacy
+	 * stream may still be landing when it returns, and the stream does
+	 * not wait for it (a non-blocking one): the in-place run then read
+	 * the previous variant's gradient now and then (H200, 2026-11-26) */
+	CU_TRY(err, cudrv.cuMemcpyHtoDAsync(p->strided, p->strided_host, strided * es, stream));
+	ce_launch_args in_place = { .dx = p->strided + es, .x = p->strided + es,
+				    .target = p->t_special, .loss = c->loss, .lse = c->lse,
+				    .M = p->R, .V = N, .lddx = N + 1, .ldx = N + 1,
+				    .ignore_index = CE_CHECK_IGNORE_INDEX, .flags = CE_WRITE_GRAD };
+	const char *run = plain ? "edge cases in place, misaligned (" CE_PLAIN_KERNEL "): "
+				: "edge cases in place, misaligned: ";
+	if (probe_run(c, fn, plain, g, grid, &in_place, stream, err) ||
+	    compare_grad(p, N, p->strided, 1, N + 1, p->special_ref, p->special_size, run, tol,
+			 ok, reason, cap, err) ||
+	    (*ok && compare_rows(c, p->R, 2, p->special_rows, "edge cases: ", stream, tol, ok,
+				 reason, cap, err)))
+		return -1;
+	return 0;
+}
+
+int ce_shape_probe(const ce_shape *c, CUfunction fn, CUfunction plain, const launch_geometry *g,
+		   unsigned grid, CUdeviceptr x, CUstream stream, double tol, int *ok,
+		   char *reason, size_t cap, at_error *err)
 {
 	const ce_probe *p = &c->probe;
 	const ce_options o = CE_PROBE_OPTIONS;
@@ -261,7 +300,7 @@ int ce_shape_probe(const ce_shape *c, CUfunction fn, const launch_geometry *g, u
 			     .label_smoothing = (float)o.label_smoothing, .z_loss = (float)o.z_loss,
 			     .softcap = (float)o.softcap, .flags = CE_TARGET_I32 | CE_WRITE_GRAD };
 	CU_TRY(err, cudrv.cuMemsetD8Async(p->out, 0xff, (size_t)(p->R * N) * es, stream));
-	if (probe_run(c, fn, g, grid, &a, stream, err) ||
+	if (probe_run(c, fn, plain, g, grid, &a, stream, err) ||
 	    compare_grad(p, N, p->out, 0, N, p->opt_ref, p->opt_size,
 			 "options (softcap, smoothing, z-loss, int32): ", tol, ok, reason, cap,
 			 err) ||
@@ -270,28 +309,16 @@ int ce_shape_probe(const ce_shape *c, CUfunction fn, const launch_geometry *g, u
 		return -1;
 	if (!*ok)
 		return 0;
-	size_t strided = 1 + (size_t)p->R * (size_t)(N + 1);
-	/* on the probe's stream: a copy from pageable memory on the legacy
-	 * stream may still be landing when it returns, and the stream does
-	 * not wait for it (a non-blocking one): the in-place run then read
-	 * the previous variant's gradient now and then (H200, 2026-11-26) */
-	CU_TRY(err, cudrv.cuMemcpyHtoDAsync(p->strided, p->strided_host, strided * es, stream));
-	ce_launch_args in_place = { .dx = p->strided + es, .x = p->strided + es,
-				    .target = p->t_special, .loss = c->loss, .lse = c->lse,
-				    .M = p->R, .V = N, .lddx = N + 1, .ldx = N + 1,
-				    .ignore_index = CE_CHECK_IGNORE_INDEX, .flags = CE_WRITE_GRAD };
-	if (probe_run(c, fn, g, grid, &in_place, stream, err) ||
-	    compare_grad(p, N, p->strided, 1, N + 1, p->special_ref, p->special_size,
-			 "edge cases in place, misaligned: ", tol, ok, reason, cap, err) ||
-	    (*ok && compare_rows(c, p->R, 2, p->special_rows, "edge cases: ", stream, tol, ok,
-				 reason, cap, err)))
+	/* the edge cases through each kernel a call may take */
+	if (probe_edges(c, fn, plain, g, grid, stream, tol, ok, reason, cap, err) ||
+	    (*ok && plain && probe_edges(c, fn, NULL, g, grid, stream, tol, ok, reason, cap, err)))
 		return -1;
 	if (!*ok)
 		return 0;
 	ce_launch_args forward = { .x = x, .target = c->target, .loss = c->loss, .M = p->R,
 				   .V = N, .lddx = N, .ldx = N,
 				   .ignore_index = CE_CHECK_IGNORE_INDEX };
-	if (probe_run(c, fn, g, grid, &forward, stream, err) ||
+	if (probe_run(c, fn, plain, g, grid, &forward, stream, err) ||
 	    compare_rows(c, p->R, 1, p->plain_rows, "forward only: ", stream, tol, ok, reason,
 			 cap, err))
 		return -1;

@@ -61,6 +61,11 @@ void ce_shape_free(ce_shape *c);
  * 1 at reduction sum, and the target counts into c->ws). */
 int ce_shape_prepare(const ce_shape *c, CUmodule module, CUstream stream, at_error *err);
 
+/* module's CE_PLAIN_KERNEL, or NULL when its code defines none. Looked up
+ * at every launch (the driver's table: a timed repetition's host time
+ * hides behind its L2 flush), so that no function outlives its module. */
+CUfunction ce_plain_kernel(CUmodule module);
+
 /* The row kernel's arguments: the gradient into dx, the logits x. */
 ce_launch_args ce_shape_args(const ce_shape *c, CUdeviceptr dx, CUdeviceptr x);
 
@@ -74,17 +79,19 @@ int ce_shape_poison(const ce_shape *c, CUstream stream, at_error *err);
 int ce_shape_compare(const ce_shape *c, CUstream stream, double tol, int *ok, char *reason,
 		     size_t cap, at_error *err);
 
-/* Runs fn (geometry g, grid: the shape's, which covers fewer rows) on the
- * probe's rows three times: under CE_PROBE_OPTIONS with int32 targets; in
- * place (dx == x) on the contract's edge cases (ce_special_rows: -inf,
- * +inf and NaN rows, out-of-range and ignored targets) in rows of stride
- * N + 1 that start one element past an aligned boundary (the scalar path),
- * without a scale; forward only (no CE_WRITE_GRAD, dx 0, no lse). Each
- * run's gradient and rows are compared with their reference within tol: 0
- * with *ok set, and what failed in reason; -1 on a CUDA error. */
-int ce_shape_probe(const ce_shape *c, CUfunction fn, const launch_geometry *g, unsigned grid,
-		   CUdeviceptr x, CUstream stream, double tol, int *ok, char *reason, size_t cap,
-		   at_error *err);
+/* Runs fn (geometry g, grid: the shape's, which covers fewer rows), and
+ * plain (its module's CE_PLAIN_KERNEL, or NULL) where the options are
+ * plain, on the probe's rows: under CE_PROBE_OPTIONS with int32 targets
+ * (fn); in place (dx == x) on the contract's edge cases (ce_special_rows:
+ * -inf, +inf and NaN rows, out-of-range and ignored targets) in rows of
+ * stride N + 1 that start one element past an aligned boundary (the
+ * scalar path), without a scale (plain, and fn too when there is a plain);
+ * forward only (no CE_WRITE_GRAD, dx 0, no lse). Each run's gradient and
+ * rows are compared with their reference within tol: 0 with *ok set, and
+ * what failed in reason; -1 on a CUDA error. */
+int ce_shape_probe(const ce_shape *c, CUfunction fn, CUfunction plain, const launch_geometry *g,
+		   unsigned grid, CUdeviceptr x, CUstream stream, double tol, int *ok,
+		   char *reason, size_t cap, at_error *err);
 
 /* The relative L2 error of got (n floats) against element `which` of
  * want's pairs (want[i * 2 + which]), over the finite values; *mismatches

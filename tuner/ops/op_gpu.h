@@ -21,6 +21,7 @@
  * output and inputs on the GPU, dense M x N tensors of the shape's dtype. */
 typedef struct op_variant {
 	CUfunction fn;
+	CUmodule module; /* fn's: the op's other kernels (cross_entropy's plain one) */
 	const launch_geometry *geom;
 	unsigned grid;
 	CUdeviceptr y, x; /* the output; the first input */
