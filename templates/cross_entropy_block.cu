@@ -18,21 +18,16 @@
 
 #include "softmax_cta_reduce.cuh"
 
-// (THREADS, 1): every register a CTA alone may have; with the first
-// argument only, ptxas held the looped kernel to 64 at 512 threads and
-// spilled (f32 512 x 4 x 4: 36 bytes).
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *loss, float *lse,
-		     const float *scale, long long M, long long V, long long lddx, long long ldx,
-		     long long ignore_index, float label_smoothing, float z_loss, float softcap,
-		     unsigned flags)
+template <bool PLAIN> __device__ __forceinline__ void ce_block_rows(CE_KERNEL_PARAMS)
 {
 	// three reductions' slots a row, two sets taken in turn: a thread still
 	// reading one row's partials is never overwritten by the next row's
 	__shared__ float slot[2][3][32];
 	__shared__ float slot_xt[2]; // the target's logit, for its owner's gradient
 	const float sc = ce_scale(scale);
-	const ce_cap cap = ce_cap_of(softcap);
+	ce_cap cap;
+	float ls;
+	ce_options_of<PLAIN>(softcap, label_smoothing, cap, ls);
 	const long long step = PERSISTENT ? (long long)gridDim.x : M;
 	int turn = 0;
 	for (long long row = blockIdx.x; row < M; row += step, turn ^= 1) {
@@ -48,16 +43,18 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 		const elem_t *xb = xr + h;
 		const long long Vb = V - h;
 		const long long t = ce_target(target, row, flags);
+		vec_t xv[ITERS];
+#pragma unroll
+		for (int i = 0; i < ITERS; i++)
+			load_vec(xv[i], xb, (long long)(i * THREADS + threadIdx.x) * VEC, Vb, vec_ok);
+		// the target's logit read after the row's loads are issued (t's
+		// latency hidden behind them)
 		float zt = 0.0f;
 		if (threadIdx.x == 0) {
 			const float xt0 = t >= 0 && t < V ? to_f32(xr[t]) : NAN_F;
 			slot_xt[turn] = xt0; // seen by all after the reductions' barriers
 			zt = t >= 0 && t < V ? ce_z(xt0, cap) : NAN_F; // ce_target_z's
 		}
-		vec_t xv[ITERS];
-#pragma unroll
-		for (int i = 0; i < ITERS; i++)
-			load_vec(xv[i], xb, (long long)(i * THREADS + threadIdx.x) * VEC, Vb, vec_ok);
 		float m = NEG_INF_F;
 		if (head) {
 			float z[VEC];
@@ -78,7 +75,7 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 #pragma unroll
 			for (int j = 0; j < VEC; j++)
 				s += exp_from_max(z[j], m);
-			if (label_smoothing != 0.0f)
+			if (ls != 0.0f)
 				sz += ce_sum_z(z, 0, h);
 		}
 #pragma unroll
@@ -89,19 +86,17 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 #pragma unroll
 			for (int j = 0; j < VEC; j++)
 				s += exp_from_max(z[j], m);
-			if (label_smoothing != 0.0f)
+			if (ls != 0.0f)
 				sz += ce_sum_z(z, col, Vb);
 		}
 		s = cta_sum(s, slot[turn][1]);
-		if (label_smoothing != 0.0f)
+		if (ls != 0.0f)
 			sz = cta_sum(sz, slot[turn][2]);
 		if (threadIdx.x == 0)
-			ce_write_loss(loss, lse, row, m, s, sz, zt, t, V, ignore_index,
-				      label_smoothing, z_loss);
+			ce_write_loss(loss, lse, row, m, s, sz, zt, t, V, ignore_index, ls, z_loss);
 		if (!(flags & CE_WRITE_GRAD))
 			continue;
-		const ce_row r = ce_row_finish(m, s, t, V, ignore_index, label_smoothing, z_loss,
-					       cap, sc);
+		const ce_row r = ce_row_finish(m, s, t, V, ignore_index, ls, z_loss, cap, sc);
 		elem_t *dxb = dxr + h;
 		if (r.fixed) { // no logit read (ce_fill's loop cost a stack frame here)
 			float vals[VEC];
@@ -134,3 +129,8 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 		ce_fix_target(dxr, r, owner, owner ? slot_xt[turn] : 0.0f);
 	}
 }
+
+// (THREADS, 1): every register a CTA alone may have; with the first
+// argument only, ptxas held the looped kernel to 64 at 512 threads and
+// spilled (f32 512 x 4 x 4: 36 bytes).
+CE_KERNELS(__launch_bounds__(THREADS, 1), __launch_bounds__(THREADS, 1), ce_block_rows)

@@ -35,17 +35,14 @@
 
 static_assert(CLUSTER >= 2 && CLUSTER <= 16, "a cluster of 2 to 16 CTAs");
 
-// (THREADS, 1): every register a CTA alone may have, as cross_entropy_two_pass.cuh.
-extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
-cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *loss, float *lse,
-		     const float *scale, long long M, long long V, long long lddx, long long ldx,
-		     long long ignore_index, float label_smoothing, float z_loss, float softcap,
-		     unsigned flags)
+template <bool PLAIN> __device__ __forceinline__ void ce_cluster_row(CE_KERNEL_PARAMS)
 {
 	__shared__ float slot[3][32];
 	__shared__ ce_partial part;
-	const ce_cap cap = ce_cap_of(softcap);
-	const bool smooth = label_smoothing != 0.0f;
+	ce_cap cap;
+	float ls;
+	ce_options_of<PLAIN>(softcap, label_smoothing, cap, ls);
+	const bool smooth = ls != 0.0f;
 	const unsigned rank = ce_cluster_rank();
 	const long long row = blockIdx.x / CLUSTER;
 	if (row >= M)
@@ -72,9 +69,12 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 	float m = cta_max(o.m, slot[0]);
 	float s = cta_sum(o.s == 0.0f ? 0.0f : o.s * exp_from_max(o.m, m), slot[1]);
 	const ce_row r = ce_cluster_finish(&part, m, s, sz, smooth, slot[2], writes_loss, loss, lse,
-					   row, zt, t, V, ignore_index, label_smoothing, z_loss, cap,
-					   sc);
+					   row, zt, t, V, ignore_index, ls, z_loss, cap, sc);
 	if (flags & CE_WRITE_GRAD)
-		ce_pass_grads(dxr, xr, c0, c1, h, staged, r);
+		ce_pass_grads<PLAIN>(dxr, xr, c0, c1, h, staged, r);
 	ce_cluster_leave();
 }
+
+// (THREADS, 1): every register a CTA alone may have, as cross_entropy_two_pass.cuh.
+CE_KERNELS(__cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1),
+	   __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1), ce_cluster_row)

@@ -318,15 +318,54 @@ __device__ __forceinline__ void ce_fix_target(elem_t *dxr, const ce_row &r, bool
 // Calls F<CAP, SMOOTH, false>(args) for the row's options; with the cap
 // SMOOTH is always set (x - +0 is x: one instantiation less, the tanh
 // dominates there).
-#define CE_WITH_OPTIONS(r, F, ...)                                    \
+#define CE_WITH_OPTIONS(PLAIN, r, F, ...)                             \
 	do {                                                          \
-		if ((r).c.cap > 0.0f)                                 \
+		if (!(PLAIN) && (r).c.cap > 0.0f)                     \
 			F<true, true, false>(__VA_ARGS__);            \
-		else if (ce_smooths(r))                               \
+		else if (!(PLAIN) && ce_smooths(r))                   \
 			F<false, true, false>(__VA_ARGS__);           \
 		else                                                  \
 			F<false, false, false>(__VA_ARGS__);          \
 	} while (0)
+
+// The arguments of every cross_entropy kernel, in launch_cross_entropy's
+// order (docs/cross-entropy.md).
+#define CE_KERNEL_PARAMS                                                                   \
+	elem_t *dx, const elem_t *x, const void *target, float *loss, float *lse,           \
+		const float *scale, long long M, long long V, long long lddx, long long ldx, \
+		long long ignore_index, float label_smoothing, float z_loss, float softcap,  \
+		unsigned flags
+#define CE_KERNEL_ARGS                                                                   \
+	dx, x, target, loss, lse, scale, M, V, lddx, ldx, ignore_index, label_smoothing, \
+		z_loss, softcap, flags
+
+// A template's two kernels around BODY, its row code: a template <bool
+// PLAIN> device function of CE_KERNEL_PARAMS. cross_entropy_kernel takes
+// every option (PLAIN false); cross_entropy_plain_kernel (CE_PLAIN_KERNEL
+// of dispatch/policy/row_ops.h) none of the soft-cap and label smoothing,
+// whose code is compiled out of it (ce_options_of: constants that fold),
+// so that it does not set its registers; launch_cross_entropy takes it
+// for such calls. ATTRS, PLAIN_ATTRS: each one's __cluster_dims__ and
+// __launch_bounds__.
+#define CE_KERNELS(ATTRS, PLAIN_ATTRS, BODY)                                           \
+	extern "C" __global__ void ATTRS cross_entropy_kernel(CE_KERNEL_PARAMS)          \
+	{                                                                              \
+		BODY<false>(CE_KERNEL_ARGS);                                           \
+	}                                                                              \
+	extern "C" __global__ void PLAIN_ATTRS cross_entropy_plain_kernel(CE_KERNEL_PARAMS) \
+	{                                                                              \
+		BODY<true>(CE_KERNEL_ARGS);                                            \
+	}
+
+// The soft-cap and label smoothing a body computes with: none in the
+// plain kernel.
+template <bool PLAIN>
+__device__ __forceinline__ void ce_options_of(float softcap, float label_smoothing, ce_cap &cap,
+					      float &ls)
+{
+	cap = ce_cap_of(PLAIN ? 0.0f : softcap);
+	ls = PLAIN ? 0.0f : label_smoothing;
+}
 
 // A fixed row's gradient over [c0, c1) (every element r.value, vector k
 // by thread k % THREADS): no logit read; whole vectors, then the masked

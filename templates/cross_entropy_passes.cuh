@@ -224,9 +224,11 @@ __device__ __forceinline__ void ce_grads_steps(long long &base, elem_t *dxr, con
 }
 
 // Pass 2 over [c0, c1) (h: ce_head's): the gradient of the row into dxr,
-// the head's by its thread first. A fixed row's is
+// the head's by its thread first (PLAIN: no soft-cap, no smoothing; the
+// plain kernel's, CE_KERNELS). A fixed row's is
 // written without reading the row; otherwise no loop compares a column
 // with the target: its owner rewrites that element last.
+template <bool PLAIN>
 __device__ __forceinline__ void ce_pass_grads(elem_t *dxr, const elem_t *xr, long long c0,
 					      long long c1, long long h, long long staged,
 					      const ce_row &r)
@@ -260,7 +262,7 @@ __device__ __forceinline__ void ce_pass_grads(elem_t *dxr, const elem_t *xr, lon
 	}
 	long long base = c0;
 	if (vec_ok)
-		CE_WITH_OPTIONS(r, ce_grads_steps, base, dxb, xb, c0, c1b, staged, r);
+		CE_WITH_OPTIONS(PLAIN, r, ce_grads_steps, base, dxb, xb, c0, c1b, staged, r);
 	for (; base < c1b; base += STEP) { // the last step, masked (all, misaligned)
 		vec_t v[UNROLL];
 #pragma unroll

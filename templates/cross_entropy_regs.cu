@@ -10,9 +10,10 @@
 // and written once, no shared-memory staging, so one CTA's loads overlap
 // another's reductions on the same multiprocessor.
 // Regime: vocabularies of 8K-256K (softmax_cluster_regs reached 95-98% of
-// a copy there, softmax_smem 73-77%); on the H200 it is level with
-// cross_entropy_smem at 32000 (75% of a copy) and ahead at one row, behind
-// past 100K (68% against 70-76%).
+// a copy there, softmax_smem 73-77%); on the H200, in half precision, the
+// sweep's winner at 32000, 128256 and 262144 from one row to 4096 (73-82%
+// of a copy), cross_entropy_smem's at 50257 and 151936 (results/h200/
+// cross-entropy-regs-best-h200.txt).
 //
 // Slices as cross_entropy_cluster's: whole vectors, CTA r the columns
 // [r len, (r + 1) len); a slice that does not start on a vector boundary
@@ -273,46 +274,31 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 	ce_fix_target(dxr, r, owner, xt);
 }
 
-#define CE_REGS_ARGS                                                                       \
-	elem_t *dx, const elem_t *x, const void *target, float *loss, float *lse,           \
-		const float *scale, long long M, long long V, long long lddx, long long ldx, \
-		long long ignore_index, float label_smoothing, float z_loss, float softcap,  \
-		unsigned flags
-#define CE_REGS_ROW(CAP, SMOOTH)                                                          \
-	ce_regs_row<CAP, SMOOTH>(dx, x, target, loss, lse, scale, V, lddx, ldx, ignore_index, \
-				 label_smoothing, z_loss, cap, flags, slot, &part)
-
-// Every option: one instantiation of the row per uniform option; with the
-// cap SMOOTH is always set (x - +0 is x; the tanh dominates there), as
-// CE_WITH_OPTIONS.
-extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1)
-__launch_bounds__(THREADS, CE_REGS_CTAS(CE_REGS_NEED)) cross_entropy_kernel(CE_REGS_ARGS)
+// Every option (PLAIN false): one instantiation of the row per uniform
+// option; with the cap SMOOTH is always set (x - +0 is x; the tanh
+// dominates there), as CE_WITH_OPTIONS. PLAIN: the plain row alone.
+template <bool PLAIN> __device__ __forceinline__ void ce_regs_rows(CE_KERNEL_PARAMS)
 {
 	__shared__ float slot[3][32];
 	__shared__ ce_partial part;
 	if (blockIdx.x / CLUSTER >= M)
 		return; // a grid sized for more rows (the whole cluster leaves)
-	const ce_cap cap = ce_cap_of(softcap);
-	if (cap.cap > 0.0f)
-		CE_REGS_ROW(true, true);
-	else if (label_smoothing != 0.0f)
-		CE_REGS_ROW(false, true);
+	ce_cap cap;
+	float ls;
+	ce_options_of<PLAIN>(softcap, label_smoothing, cap, ls);
+	if (!PLAIN && cap.cap > 0.0f)
+		ce_regs_row<true, true>(dx, x, target, loss, lse, scale, V, lddx, ldx, ignore_index,
+					ls, z_loss, cap, flags, slot, &part);
+	else if (!PLAIN && ls != 0.0f)
+		ce_regs_row<false, true>(dx, x, target, loss, lse, scale, V, lddx, ldx, ignore_index,
+					 ls, z_loss, cap, flags, slot, &part);
 	else
-		CE_REGS_ROW(false, false);
+		ce_regs_row<false, false>(dx, x, target, loss, lse, scale, V, lddx, ldx,
+					  ignore_index, ls, z_loss, cap, flags, slot, &part);
 	ce_cluster_leave();
 }
 
-// No soft-cap and no smoothing (z-loss and ignored rows as ever), launched
-// for them instead of cross_entropy_kernel (launch_cross_entropy): its
-// registers are the plain row's alone.
-extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1)
-__launch_bounds__(THREADS, CE_REGS_CTAS(CE_REGS_PLAIN_NEED)) cross_entropy_plain_kernel(CE_REGS_ARGS)
-{
-	__shared__ float slot[3][32];
-	__shared__ ce_partial part;
-	if (blockIdx.x / CLUSTER >= M)
-		return;
-	const ce_cap cap = ce_cap_of(0.0f);
-	CE_REGS_ROW(false, false);
-	ce_cluster_leave();
-}
+CE_KERNELS(__cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, CE_REGS_CTAS(CE_REGS_NEED)),
+	   __cluster_dims__(CLUSTER, 1, 1)
+		   __launch_bounds__(THREADS, CE_REGS_CTAS(CE_REGS_PLAIN_NEED)),
+	   ce_regs_rows)

@@ -19,20 +19,15 @@
 
 #include "softmax_cta_reduce.cuh"
 
-// (THREADS, 1): every register a CTA alone may have; with the first
-// argument only, ptxas held the looped kernel to 64 at 512 threads and
-// spilled (f32 512 x 4 x 4: 36 bytes).
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *loss, float *lse,
-		     const float *scale, long long M, long long V, long long lddx, long long ldx,
-		     long long ignore_index, float label_smoothing, float z_loss, float softcap,
-		     unsigned flags)
+template <bool PLAIN> __device__ __forceinline__ void ce_two_pass_rows(CE_KERNEL_PARAMS)
 {
 	__shared__ float slot[2][3][32]; // two sets taken in turn, as in cross_entropy_block
 	const long long staged = ce_staged_vecs();
 	const float sc = ce_scale(scale);
-	const ce_cap cap = ce_cap_of(softcap);
-	const bool smooth = label_smoothing != 0.0f;
+	ce_cap cap;
+	float ls;
+	ce_options_of<PLAIN>(softcap, label_smoothing, cap, ls);
+	const bool smooth = ls != 0.0f;
 	const long long step = PERSISTENT ? (long long)gridDim.x : M;
 	int turn = 0;
 	for (long long row = blockIdx.x; row < M; row += step, turn ^= 1) {
@@ -40,23 +35,27 @@ cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target, float *los
 		elem_t *dxr = (flags & CE_WRITE_GRAD) ? dx + row * lddx : (elem_t *)xr;
 		const long long h = ce_head(xr, dxr, 0, V); // the row peeled (-1: scalar)
 		const long long t = ce_target(target, row, flags);
-		const float zt = threadIdx.x == 0 ? ce_target_z(xr, t, V, cap) : 0.0f;
 		ce_online o;
 		float sz;
 		ce_pass_stats(xr, 0, V, h, staged, cap, smooth, o, sz);
-		// the barriers in the reductions also order thread 0's read of the
-		// target's logit before any write of the row (dx may be x)
+		// the target's logit read after the row's (t's latency hidden, the
+		// logit in L2 by now); the barriers in the reductions order it
+		// before any write of the row (dx may be x)
+		const float zt = threadIdx.x == 0 ? ce_target_z(xr, t, V, cap) : 0.0f;
 		const float m = cta_max(o.m, slot[turn][0]);
 		const float s = cta_sum(o.s * exp_from_max(o.m, m), slot[turn][1]);
 		if (smooth)
 			sz = cta_sum(sz, slot[turn][2]);
 		if (threadIdx.x == 0)
-			ce_write_loss(loss, lse, row, m, s, sz, zt, t, V, ignore_index,
-				      label_smoothing, z_loss);
+			ce_write_loss(loss, lse, row, m, s, sz, zt, t, V, ignore_index, ls, z_loss);
 		if (!(flags & CE_WRITE_GRAD))
 			continue;
-		const ce_row r = ce_row_finish(m, s, t, V, ignore_index, label_smoothing, z_loss,
-					       cap, sc);
-		ce_pass_grads(dxr, xr, 0, V, h, staged, r);
+		const ce_row r = ce_row_finish(m, s, t, V, ignore_index, ls, z_loss, cap, sc);
+		ce_pass_grads<PLAIN>(dxr, xr, 0, V, h, staged, r);
 	}
 }
+
+// (THREADS, 1): every register a CTA alone may have; with the first
+// argument only, ptxas held the looped kernel to 64 at 512 threads and
+// spilled (f32 512 x 4 x 4: 36 bytes).
+CE_KERNELS(__launch_bounds__(THREADS, 1), __launch_bounds__(THREADS, 1), ce_two_pass_rows)

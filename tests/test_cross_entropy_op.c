@@ -632,7 +632,9 @@ Test(cross_entropy_cli, gen_prints_and_compiles_a_variant, .timeout = 60)
 			  "--dtype", "bf16", "--param", "elems_per_thread=32", "--param", "vec=8",
 			  "-M", "4096", "-N", "8192", "--compile");
 	tr_expect_status(&r, 0);
-	tr_expect_in(r.out, "cross_entropy_kernel(elem_t *dx, const elem_t *x, const void *target");
+	tr_expect_in(r.out, "elem_t *dx, const elem_t *x, const void *target");
+	tr_expect_in(r.out, "cross_entropy_kernel(CE_KERNEL_PARAMS)");
+	tr_expect_in(r.out, "cross_entropy_plain_kernel(CE_KERNEL_PARAMS)");
 	tr_expect_in(r.out, "0 bytes spilled, 0 bytes stack");
 	tr_free(&r);
 	r = RUN("gen", "--template", "cross_entropy_smem", "--op", "softmax");

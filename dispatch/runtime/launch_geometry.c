@@ -71,16 +71,25 @@ static int check_cluster_fits(const launch_geometry *g, CUfunction fn, unsigned 
 	return 0;
 }
 
+int launch_prepare_fn(const launch_geometry *g, CUfunction fn, at_error *err)
+{
+	if (g->dyn_smem > DEFAULT_DYN_SMEM_LIMIT && opt_into_dyn_smem(fn, g->dyn_smem, err))
+		return -1;
+	int allowed = 0;
+	if (cluster_size(g) > PORTABLE_CLUSTER_SIZE &&
+	    (cudrv.cuFuncGetAttribute(&allowed, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+				      fn) != CUDA_SUCCESS ||
+	     !allowed))
+		CU_TRY(err, cudrv.cuFuncSetAttribute(
+				    fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
+	return 0;
+}
+
 int launch_grid(const launch_geometry *g, CUfunction fn, long long M, int sm_count,
 		unsigned *grid, at_error *err)
 {
-	if (launch_geometry_check(g, err))
+	if (launch_geometry_check(g, err) || launch_prepare_fn(g, fn, err))
 		return -1;
-	if (g->dyn_smem > DEFAULT_DYN_SMEM_LIMIT && opt_into_dyn_smem(fn, g->dyn_smem, err))
-		return -1;
-	if (cluster_size(g) > PORTABLE_CLUSTER_SIZE)
-		CU_TRY(err, cudrv.cuFuncSetAttribute(
-				    fn, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
 	int per_sm = 0;
 	if (g->persistent || g->cooperative)
 		CU_TRY(err, cudrv.cuOccupancyMaxActiveBlocksPerMultiprocessor(

@@ -48,6 +48,12 @@ typedef struct ce_launch_args {
 	unsigned flags;
 } ce_launch_args;
 
+/* Opts fn into what g needs to launch (dynamic shared memory above 48 KB,
+ * a cluster of more than 8 CTAs): launch_grid does it for the kernel it
+ * sizes the grid of; an alternative entry launched on the same geometry
+ * and grid (cross_entropy's plain kernel) needs it too. */
+int launch_prepare_fn(const launch_geometry *g, CUfunction fn, at_error *err);
+
 /* Whether a's options are plain (no soft-cap, no label smoothing): a
  * source's CE_PLAIN_KERNEL (dispatch/policy/row_ops.h) computes them. */
 int ce_options_plain(const ce_launch_args *a);

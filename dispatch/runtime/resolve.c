@@ -16,10 +16,12 @@
 #include "dispatch/runtime/tune_worker.h"
 
 /* fn's grid for M (launch_grid also opts into its shared memory), into
- * out with fn and the op's other kernels (aux). */
-static atd_status prepare_launch(const atdi_ctx_info *ci, CUfunction fn, const CUfunction *aux,
-				 const launch_geometry *g, long long M, atdi_resolved *out,
-				 char *why, size_t cap)
+ * out with fn and op's other kernels (aux). An optional one is an
+ * alternative entry (cross_entropy's plain kernel), launched on fn's
+ * geometry and grid: opted in as fn is, or left out (fn serves). */
+static atd_status prepare_launch(const atdi_ctx_info *ci, int op, CUfunction fn,
+				 const CUfunction *aux, const launch_geometry *g, long long M,
+				 atdi_resolved *out, char *why, size_t cap)
 {
 	at_error err;
 	if (launch_grid(g, fn, M, ci->gpu.sm_count, &out->grid, &err) != 0) {
@@ -28,6 +30,10 @@ static atd_status prepare_launch(const atdi_ctx_info *ci, CUfunction fn, const C
 	}
 	out->fn = fn;
 	memcpy(out->aux, aux, sizeof out->aux);
+	const unsigned optional = atdi_op_desc_of(op)->aux_optional;
+	for (int i = 0; i < ATDI_OP_MAX_AUX; i++)
+		if ((optional >> i & 1u) && out->aux[i] && launch_prepare_fn(g, out->aux[i], &err))
+			out->aux[i] = NULL;
 	out->geom = *g;
 	return ATD_OK;
 }
@@ -39,7 +45,7 @@ static atd_status load_stored(const atdi_loader *l, atd_handle *h, const atdi_ct
 	(void)l;
 	CUfunction fn, aux[ATDI_OP_MAX_AUX];
 	atd_status s = atdi_module_fn(h, ci, e, op, dtype, &fn, aux, why, cap);
-	return s == ATD_OK ? prepare_launch(ci, fn, aux, g, M, out, why, cap) : s;
+	return s == ATD_OK ? prepare_launch(ci, op, fn, aux, g, M, out, why, cap) : s;
 }
 
 static atd_status load_rules(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
@@ -49,7 +55,7 @@ static atd_status load_rules(const atdi_loader *l, atd_handle *h, const atdi_ctx
 	(void)l;
 	CUfunction fn, aux[ATDI_OP_MAX_AUX];
 	atd_status s = atdi_module_derived(h, ci, job, &fn, aux, why, cap);
-	return s == ATD_OK ? prepare_launch(ci, fn, aux, g, M, out, why, cap) : s;
+	return s == ATD_OK ? prepare_launch(ci, job->op, fn, aux, g, M, out, why, cap) : s;
 }
 
 static int poll_compile(const atdi_loader *l, atd_handle *h, const atdi_jit_job *job)

@@ -32,8 +32,8 @@ static int prepare(void *state, CUmodule module, CUstream stream, at_error *err)
 static int launch(void *state, const op_variant *v, CUstream stream, at_error *err)
 {
 	ce_launch_args a = ce_shape_args(state, v->y, v->x);
-	return launch_cross_entropy(v->fn, ce_plain_kernel(v->module), v->geom, v->grid, &a,
-				    stream, err);
+	return launch_cross_entropy(v->fn, ce_plain_kernel(v->module, v->geom), v->geom, v->grid,
+				    &a, stream, err);
 }
 
 /* loss and lse, besides the gradient */
@@ -52,8 +52,8 @@ static int compare(void *state, CUstream stream, double tol, int *ok, char *reas
 static int probe(void *state, const op_variant *v, CUstream stream, double tol, int *ok,
 		 char *reason, size_t cap, at_error *err)
 {
-	return ce_shape_probe(state, v->fn, ce_plain_kernel(v->module), v->geom, v->grid, v->x,
-			      stream, tol, ok, reason, cap, err);
+	return ce_shape_probe(state, v->fn, ce_plain_kernel(v->module, v->geom), v->geom,
+			      v->grid, v->x, stream, tol, ok, reason, cap, err);
 }
 
 const op_gpu cross_entropy_gpu = {

@@ -212,10 +212,12 @@ int ce_shape_compare(const ce_shape *c, CUstream stream, double tol, int *ok, ch
 	return compare_rows(c, c->M, 2, c->row_ref, "", stream, tol, ok, reason, cap, err);
 }
 
-CUfunction ce_plain_kernel(CUmodule module)
+CUfunction ce_plain_kernel(CUmodule module, const launch_geometry *g)
 {
 	CUfunction fn = NULL;
-	if (!module || cudrv.cuModuleGetFunction(&fn, module, CE_PLAIN_KERNEL) != CUDA_SUCCESS)
+	at_error ignored;
+	if (!module || cudrv.cuModuleGetFunction(&fn, module, CE_PLAIN_KERNEL) != CUDA_SUCCESS ||
+	    launch_prepare_fn(g, fn, &ignored) != 0)
 		return NULL;
 	return fn;
 }

@@ -61,10 +61,11 @@ void ce_shape_free(ce_shape *c);
  * 1 at reduction sum, and the target counts into c->ws). */
 int ce_shape_prepare(const ce_shape *c, CUmodule module, CUstream stream, at_error *err);
 
-/* module's CE_PLAIN_KERNEL, or NULL when its code defines none. Looked up
- * at every launch (the driver's table: a timed repetition's host time
- * hides behind its L2 flush), so that no function outlives its module. */
-CUfunction ce_plain_kernel(CUmodule module);
+/* module's CE_PLAIN_KERNEL, opted into what g needs (launch_prepare_fn),
+ * or NULL when its code defines none (or it cannot be: the kernel
+ * serves). Looked up at every launch (a timed repetition's host time hides
+ * behind its L2 flush), so that no function outlives its module. */
+CUfunction ce_plain_kernel(CUmodule module, const launch_geometry *g);
 
 /* The row kernel's arguments: the gradient into dx, the logits x. */
 ce_launch_args ce_shape_args(const ce_shape *c, CUdeviceptr dx, CUdeviceptr x);
