@@ -66,6 +66,12 @@
 #                                     (SPEC, one a line) beside torch, Triton
 #                                     and a copy under the peer benchmark's
 #                                     clean and dirty L2: $OUT/variant-bench.*
+#   bash build-dev/ce-variant-bench.sh SPEC
+#                                     tools/ce_variant_bench.py: cross-entropy
+#                                     variants, each from a templates folder
+#                                     (build-dev/templates; an old one copied
+#                                     beside it for an A/B), beside a copy:
+#                                     $OUT/ce-variant-bench.*
 #   bash build-dev/ab.sh CONFIG [PARAM]
 #                                     sweep --full-timing of build-dev/tpl-ab
 #                                     over CONFIG into a fresh database (from
@@ -198,6 +204,11 @@ cat >build-dev/variant-bench.sh <<'EOS'
 export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1
 PYTHONPATH=python python3 tools/variant_bench.py "$1" --csv "$OUT/variant-bench.csv" 2>&1 |
 	grep -v -i warn | tee "$OUT/variant-bench.log"
+EOS
+cat >build-dev/ce-variant-bench.sh <<'EOS'
+export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1
+PYTHONPATH=python python3 tools/ce_variant_bench.py "$1" --csv "$OUT/ce-variant-bench.csv" 2>&1 |
+	grep -v -i warn | tee "$OUT/ce-variant-bench.log"
 EOS
 cat >build-dev/peers.sh <<'EOS'
 # peers.sh [SLICE [--first-call]]: SLICE of the generalization shapes (e.g.

@@ -36,9 +36,12 @@ from autotune_dispatch import peers
 
 CU_OCCUPANCY = "cuOccupancyMaxActiveBlocksPerMultiprocessor"
 MAX_DYN_SMEM_ATTR = 8  # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+NON_PORTABLE_CLUSTER_ATTR = 16  # CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED
 
 
 class Driver:
+    """The driver calls a bench makes: load a cubin's kernel, launch it."""
+
     def __init__(self):
         self.lib = ctypes.CDLL("libcuda.so.1")
         self.modules = []
@@ -47,41 +50,97 @@ class Driver:
         if rc != 0:
             raise RuntimeError(f"{what}: CUDA error {rc}")
 
-    def load(self, cubin, threads, smem):
+    def load(self, cubin, threads, smem, entries=(b"softmax_kernel",), cluster=1):
+        """(function, CTAs a multiprocessor) of the first of entries the
+        cubin defines, opted into smem bytes of dynamic shared memory and a
+        cluster of that many CTAs as the library's launch_grid does."""
         image = open(cubin, "rb").read()
         mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
         self.check(self.lib.cuModuleLoadData(ctypes.byref(mod), image), "cuModuleLoadData")
         self.modules.append(mod)
-        self.check(self.lib.cuModuleGetFunction(ctypes.byref(fn), mod, b"softmax_kernel"),
-                   "cuModuleGetFunction")
+        for entry in entries[:-1]:
+            if self.lib.cuModuleGetFunction(ctypes.byref(fn), mod, entry) == 0:
+                break
+        else:
+            self.check(self.lib.cuModuleGetFunction(ctypes.byref(fn), mod, entries[-1]),
+                       "cuModuleGetFunction")
         if smem > 48 * 1024:
             self.check(self.lib.cuFuncSetAttribute(fn, MAX_DYN_SMEM_ATTR, smem), "cuFuncSetAttribute")
+        if cluster > 8:
+            self.check(self.lib.cuFuncSetAttribute(fn, NON_PORTABLE_CLUSTER_ATTR, 1),
+                       "cuFuncSetAttribute(non-portable cluster)")
         per_sm = ctypes.c_int()
         self.check(getattr(self.lib, CU_OCCUPANCY)(ctypes.byref(per_sm), fn, threads,
                                                    ctypes.c_size_t(smem)), CU_OCCUPANCY)
         return fn, per_sm.value
 
-    def launch(self, fn, grid, threads, smem, y, x, M, N):
-        args = [ctypes.c_uint64(y.data_ptr()), ctypes.c_uint64(x.data_ptr()),
-                ctypes.c_longlong(M), ctypes.c_longlong(N),
-                ctypes.c_longlong(y.stride(0)), ctypes.c_longlong(x.stride(0)),
-                ctypes.c_uint(0)]  # flags (dispatch/runtime/launch_geometry.h)
-        ptrs = (ctypes.c_void_p * 7)(*[ctypes.cast(ctypes.byref(a), ctypes.c_void_p) for a in args])
+    def launch_args(self, fn, grid, threads, smem, args):
+        """fn on the current stream with args, ctypes values in its order."""
+        ptrs = (ctypes.c_void_p * len(args))(
+            *[ctypes.cast(ctypes.byref(a), ctypes.c_void_p) for a in args])
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
         self.check(self.lib.cuLaunchKernel(fn, grid, 1, 1, threads, 1, 1, smem, stream, ptrs, None),
                    "cuLaunchKernel")
 
+    def launch(self, fn, grid, threads, smem, y, x, M, N):
+        self.launch_args(fn, grid, threads, smem, [
+            ctypes.c_uint64(y.data_ptr()), ctypes.c_uint64(x.data_ptr()),
+            ctypes.c_longlong(M), ctypes.c_longlong(N),
+            ctypes.c_longlong(y.stride(0)), ctypes.c_longlong(x.stride(0)),
+            ctypes.c_uint(0)])  # flags (dispatch/runtime/launch_geometry.h)
 
-def parse_spec(path):
+
+def time_rounds(methods, args, flush, hold, rows, dt, M, N):
+    """{(method, flush): [us a round]}: the methods take turns round by round,
+    each a median of args.reps after args.warmup; every round into rows."""
+    times = {(n, m): [] for n in methods for m in ("clean", "dirty")}
+    for r in range(args.rounds):
+        for name, fn in methods.items():
+            for mode in ("clean", "dirty"):
+                us = peers.median_us(fn, flush, mode, args.warmup, args.reps, hold)
+                times[(name, mode)].append(us)
+                rows.append({"dtype": dt, "M": M, "N": N, "round": r, "method": name,
+                             "flush": mode, "us": f"{us:.3f}"})
+    return times
+
+
+def add_bench_args(ap, reps):
+    """The options every variant bench takes, reps its default repetitions."""
+    ap.add_argument("--autotune", default="build-dev/autotune")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=reps)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--csv")
+
+
+def gpu_setup():
+    """(Driver, the GPU's SMs, the L2 flusher, the GPU hold) in a started context."""
+    torch.cuda.init()
+    torch.empty(1, device="cuda")
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    return Driver(), sms, peers.Flusher(), peers.GpuHold()
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["dtype", "M", "N", "round", "method", "flush", "us"])
+        w.writeheader()
+        w.writerows(rows)
+
+
+def parse_spec(path, heads=("TEMPLATE",)):
+    """{(dtype, M, N): [(the heads' words, [PARAM=VALUE...])]} of the lines
+    DTYPE M N HEADS... [PARAM=VALUE...] ('#' starts a comment)."""
     shapes = {}
     for lineno, line in enumerate(open(path), 1):
         line = line.split("#", 1)[0].split()
         if not line:
             continue
-        if len(line) < 4:
-            sys.exit(f"{path}:{lineno}: expected DTYPE M N TEMPLATE [PARAM=VALUE...]")
-        dt, M, N, template, params = line[0], int(line[1]), int(line[2]), line[3], line[4:]
-        shapes.setdefault((dt, M, N), []).append((template, params))
+        if len(line) < 3 + len(heads):
+            sys.exit(f"{path}:{lineno}: expected DTYPE M N {' '.join(heads)} [PARAM=VALUE...]")
+        words = tuple(line[3:3 + len(heads)])
+        shapes.setdefault((line[0], int(line[1]), int(line[2])), []).append(
+            (words, line[3 + len(heads):]))
     return shapes
 
 
@@ -111,26 +170,22 @@ def compile_variant(args, dt, M, N, template, params, tmp):
 
 
 def grid_of(launch, per_sm, M, sms):
-    ctas = -(-M // launch["rows_per_cta"])
-    return min(ctas, per_sm * sms) if launch["persistent"] else ctas
+    """The grid launch_grid_size gives: a cluster of ctas_per_row a row
+    step, else a CTA a rows_per_cta (persistent: the resident ones)."""
+    rows = -(-M // launch["rows_per_cta"])
+    if launch.get("ctas_per_row", 1) > 1:
+        return rows * launch["ctas_per_row"]
+    return min(rows, per_sm * sms) if launch["persistent"] else rows
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("spec")
-    ap.add_argument("--autotune", default="build-dev/autotune")
     ap.add_argument("--templates", default="build-dev/templates")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--reps", type=int, default=60)
-    ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--csv")
+    add_bench_args(ap, reps=60)
     args = ap.parse_args(argv)
     shapes = parse_spec(args.spec)
-    torch.cuda.init()
-    torch.empty(1, device="cuda")
-    drv = Driver()
-    sms = torch.cuda.get_device_properties(0).multi_processor_count
-    flush, hold = peers.Flusher(), peers.GpuHold()
+    drv, sms, flush, hold = gpu_setup()
     tutorial = peers.TutorialSoftmax() if peers.triton is not None else None
     rows = []
     tmp = tempfile.mkdtemp(prefix="variant-bench-")
@@ -141,7 +196,7 @@ def main(argv=None):
         ref = torch.softmax(x.double(), dim=-1)
         y = torch.empty_like(x)
         methods, unchecked = {}, set()
-        for template, params in variants:
+        for (template,), params in variants:
             cubin, launch = compile_variant(args, dt, M, N, template, params, tmp)
             fn, per_sm = drv.load(cubin, launch["threads"], launch["dyn_smem"])
             grid = grid_of(launch, per_sm, M, sms)
@@ -163,14 +218,7 @@ def main(argv=None):
                 if not (e <= peers.TOLERANCE[dt]) or torch.isnan(out).any():
                     print(f"{dt} {M}x{N} {name}: check failed (rel err {e:.2e})", flush=True)
                     del methods[name]
-        times = {(n, m): [] for n in methods for m in ("clean", "dirty")}
-        for r in range(args.rounds):
-            for name, fn in methods.items():
-                for mode in ("clean", "dirty"):
-                    us = peers.median_us(fn, flush, mode, args.warmup, args.reps, hold)
-                    times[(name, mode)].append(us)
-                    rows.append({"dtype": dt, "M": M, "N": N, "round": r, "method": name,
-                                 "flush": mode, "us": f"{us:.3f}"})
+        times = time_rounds(methods, args, flush, hold, rows, dt, M, N)
         print(f"\n{dt} {M}x{N} (median of {args.rounds} rounds of {args.reps}; min-max)")
         for name in methods:
             c, d = times[(name, "clean")], times[(name, "dirty")]
@@ -178,10 +226,7 @@ def main(argv=None):
                   f"{statistics.median(d):8.3f} ({min(d):.3f}-{max(d):.3f})  {name}", flush=True)
         del x, y, ref
     if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=["dtype", "M", "N", "round", "method", "flush", "us"])
-            w.writeheader()
-            w.writerows(rows)
+        write_csv(args.csv, rows)
 
 
 if __name__ == "__main__":
