@@ -169,8 +169,8 @@ ATD_API atd_status atd_cross_entropy(atd_handle *h, atd_dtype dtype, const void 
 	float upstream = o->upstream;
 	at_error err;
 	int check;
-	if (launch_cross_entropy_prepare(r.aux[ATDI_CE_PREPARE], ws, tg, m, v, ignore, upstream, mean, flags, st,
-					 &err) != 0)
+	if (launch_cross_entropy_prepare(r.aux[ATDI_CE_PREPARE], ws, tg, m, v, ignore, upstream,
+					 mean, flags, st, &err) != 0)
 		return atdi_launch_failed(h, FN, &r, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V,
 					  err.msg);
 	if ((s = wants_check(h, o, st, &check)) != ATD_OK ||
@@ -185,7 +185,8 @@ ATD_API atd_status atd_cross_entropy(atd_handle *h, atd_dtype dtype, const void 
 		return atdi_launch_failed(h, FN, &r, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V,
 					  err.msg);
 	if (o->reduction != ATD_REDUCTION_NONE &&
-	    launch_reduce(r.aux[ATDI_CE_REDUCE], (CUdeviceptr)(uintptr_t)loss, losses, m, ws, mean, st, &err) != 0)
+	    launch_reduce(r.aux[ATDI_CE_REDUCE], (CUdeviceptr)(uintptr_t)loss, losses, m, ws, mean,
+			  st, &err) != 0)
 		return atdi_launch_failed(h, FN, &r, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V,
 					  err.msg);
 	return ATD_OK;
@@ -214,9 +215,9 @@ ATD_API atd_status atd_cross_entropy_scale(atd_handle *h, atd_dtype dtype, void 
 	if (s != ATD_OK)
 		return s;
 	at_error err;
-	if (launch_cross_entropy_scale(r.aux[ATDI_CE_SCALE], (CUdeviceptr)(uintptr_t)dlogits, M, V, lddlogits,
-				       (CUdeviceptr)(uintptr_t)g, per_row, (CUstream)stream,
-				       &err) != 0)
+	if (launch_cross_entropy_scale(r.aux[ATDI_CE_SCALE], (CUdeviceptr)(uintptr_t)dlogits, M, V,
+				       lddlogits, (CUdeviceptr)(uintptr_t)g, per_row,
+				       (CUstream)stream, &err) != 0)
 		return atdi_launch_failed(h, FN, &r, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V,
 					  err.msg);
 	return ATD_OK;

@@ -152,8 +152,8 @@ static void on_cpu(tune_ctx *ctx)
 static op_variant as_op_variant(const variant_launch *l)
 {
 	return (op_variant){ .fn = l->entry->fn, .module = l->entry->module, .geom = &l->geom,
-			     .grid = l->grid, .y = l->y,
-			     .x = l->x, .x2 = l->x2, .M = l->M, .N = l->N };
+			     .grid = l->grid, .y = l->y, .x = l->x, .x2 = l->x2, .M = l->M,
+			     .N = l->N };
 }
 
 static int launch_variant(void *arg, CUstream stream, at_error *err)
