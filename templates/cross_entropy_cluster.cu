@@ -3,11 +3,10 @@
 // CTA takes its slice of the row through the two passes of
 // cross_entropy_passes.cuh, its slice staged in its shared memory (as far
 // as it holds, the rest read twice): the first pass's (max, sum of exps,
-// sum of z) is merged over the CTA, put in the CTA's shared memory, and
-// after a cluster barrier every thread merges the cluster's partials in
-// rank order through distributed shared memory (the same bits in every
-// CTA: deterministic); a second cluster barrier keeps every CTA's partial
-// there until all have read it. Rank 0's thread 0 reads the target's logit
+// sum of z) is merged over the CTA and pushed into every CTA's inbox
+// (cross_entropy_cluster.cuh), where every thread merges the cluster's
+// partials in rank order (the same bits in every CTA: deterministic).
+// Rank 0's thread 0 reads the target's logit
 // (before the first barrier: no CTA writes the row before it, dx may be x)
 // and writes the loss; each CTA writes its slice's gradient.
 // Regime: vocabularies past one CTA's shared memory (f32 past 56K, bf16
@@ -38,7 +37,7 @@ static_assert(CLUSTER >= 2 && CLUSTER <= 16, "a cluster of 2 to 16 CTAs");
 template <bool PLAIN> __device__ __forceinline__ void ce_cluster_row(CE_KERNEL_PARAMS)
 {
 	__shared__ float slot[3][32];
-	__shared__ ce_partial part;
+	__shared__ ce_inbox box;
 	ce_cap cap;
 	float ls;
 	ce_options_of<PLAIN>(softcap, label_smoothing, cap, ls);
@@ -47,6 +46,7 @@ template <bool PLAIN> __device__ __forceinline__ void ce_cluster_row(CE_KERNEL_P
 	const long long row = blockIdx.x / CLUSTER;
 	if (row >= M)
 		return; // a grid sized for more rows (the whole cluster leaves)
+	ce_inbox_init(&box);
 	// slices of whole vectors, so that an aligned row's slices are aligned
 	const long long len = ((V + CLUSTER - 1) / CLUSTER + VEC - 1) / VEC * VEC;
 	const long long c0 = (long long)rank * len < V ? (long long)rank * len : V;
@@ -68,11 +68,10 @@ template <bool PLAIN> __device__ __forceinline__ void ce_cluster_row(CE_KERNEL_P
 	// the cluster's merge makes 0, or NaN for a row of -inf only
 	float m = cta_max(o.m, slot[0]);
 	float s = cta_sum(o.s == 0.0f ? 0.0f : o.s * exp_from_max(o.m, m), slot[1]);
-	const ce_row r = ce_cluster_finish(&part, m, s, sz, smooth, slot[2], writes_loss, loss, lse,
+	const ce_row r = ce_cluster_finish(&box, m, s, sz, smooth, slot[2], writes_loss, loss, lse,
 					   row, zt, t, V, ignore_index, ls, z_loss, cap, sc);
 	if (flags & CE_WRITE_GRAD)
 		ce_pass_grads<PLAIN>(dxr, xr, c0, c1, h, staged, r);
-	ce_cluster_leave();
 }
 
 // (THREADS, 1): every register a CTA alone may have, as cross_entropy_two_pass.cuh.

@@ -10,10 +10,10 @@
 // and written once, no shared-memory staging, so one CTA's loads overlap
 // another's reductions on the same multiprocessor.
 // Regime: vocabularies of 8K-256K (softmax_cluster_regs reached 95-98% of
-// a copy there, softmax_smem 73-77%); on the H200, in half precision, the
-// sweep's winner at 32000, 128256 and 262144 from one row to 4096 (73-82%
-// of a copy), cross_entropy_smem's at 50257 and 151936 (results/h200/
-// cross-entropy-regs-best-h200.txt).
+// a copy there, softmax_smem 73-77%); on the H200 the sweep's winner at
+// nearly every shape from 8192 to 262144 from one row to 16384 (half
+// precision at 1024-4096 rows: 89-96% of a copy at 32000, 128256 and
+// 262144, 78-82% at 50257 and 151936; results/h200/cross-entropy-h200.db.xz).
 //
 // Slices as cross_entropy_cluster's: whole vectors, CTA r the columns
 // [r len, (r + 1) len); a slice that does not start on a vector boundary
@@ -70,12 +70,14 @@ static_assert(CLUSTER >= 2 && CLUSTER <= 16, "a cluster of 2 to 16 CTAs");
 #define CE_REGS_NEED                                                      \
 	(sizeof(elem_t) == 4 ? ELEMS_PER_THREAD + 56 : ELEMS_PER_THREAD / 2 + 48)
 // cross_entropy_plain_kernel, no soft-cap and no smoothing: the slice and
-// 32, spill-free at 32-64 logits; the soft-cap's and smoothing's
-// instantiations had set the one kernel's registers (bf16 4096 x 32000,
-// 64 logits: 82.3% of a copy alone, 78.6% with them; f32 32 logits 76.6
-// against 66.7%: results/h200/ce-plain-entry-ab-h200.log).
+// 24, spill-free at 32-64 half-precision logits with 32-bit columns (at
+// 32: 40 registers, 6 CTAs of 256, where 64-bit ones took 48 and spilled;
+// 20 spilled 20-52 bytes); the soft-cap's and smoothing's instantiations
+// had set the one kernel's registers (bf16 4096 x 32000, 64 logits: 82.3%
+// of a copy alone, 78.6% with them; f32 32 logits 76.6 against 66.7%:
+// results/h200/ce-plain-entry-ab-h200.log).
 #define CE_REGS_PLAIN_NEED                                                \
-	(sizeof(elem_t) == 4 ? ELEMS_PER_THREAD + 32 : ELEMS_PER_THREAD / 2 + 32)
+	(sizeof(elem_t) == 4 ? ELEMS_PER_THREAD + 24 : ELEMS_PER_THREAD / 2 + 24)
 
 // A whole 16-byte vector stored as one access: st_vec's struct copy of
 // packed half-precision words became eight 16-bit stores in NVVM's PTX
@@ -91,9 +93,9 @@ __device__ __forceinline__ void ce_st_vec16(elem_t *p, const vec_t &v)
 
 // The column, from the slice's first whole vector, of this thread's i-th
 // held vector (consecutive threads, consecutive vectors).
-__device__ __forceinline__ long long held_col(int i)
+__device__ __forceinline__ int held_col(int i)
 {
-	return (long long)(i * THREADS + threadIdx.x) * VEC;
+	return (i * THREADS + (int)threadIdx.x) * VEC;
 }
 
 // A held vector's z values; the masked ones (past the slice: -inf as
@@ -116,23 +118,26 @@ __device__ __forceinline__ void
 ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float *lse,
 	    const float *scale, long long V, long long lddx, long long ldx, long long ignore_index,
 	    float label_smoothing, float z_loss, ce_cap cap, unsigned flags, float (*slot)[32],
-	    ce_partial *part)
+	    ce_inbox *box)
 {
 	const unsigned rank = ce_cluster_rank();
 	const long long row = blockIdx.x / CLUSTER;
 	// slices of whole vectors, so that an aligned row's slices are aligned
-	const long long len = ((V + CLUSTER - 1) / CLUSTER + VEC - 1) / VEC * VEC;
-	const long long c0 = (long long)rank * len < V ? (long long)rank * len : V;
-	const long long c1 = c0 + len < V ? c0 + len : V;
+	// (columns in 32 bits: V <= the cluster's hold, at most 2^20; 64-bit
+	// ones kept 12-16 registers more live across the row)
+	const int v = (int)V;
+	const int len = ((v + CLUSTER - 1) / CLUSTER + VEC - 1) / VEC * VEC;
+	const int c0 = (int)rank * len < v ? (int)rank * len : v;
+	const int c1 = c0 + len < v ? c0 + len : v;
 	const elem_t *xr = x + row * ldx;
 	elem_t *dxr = (flags & CE_WRITE_GRAD) ? dx + row * lddx : (elem_t *)xr;
-	long long h = ce_head(xr, dxr, c0, c1);
+	int h = (int)ce_head(xr, dxr, c0, c1);
 	const bool vec_ok = h >= 0;
 	h = vec_ok ? h : 0;
 	const bool head = h > 0 && threadIdx.x == CE_HEAD_THREAD;
 	const elem_t *xb = xr + c0 + h; // the slice from its first whole vector: n elements,
-	const long long n = c1 - c0 - h; // the first nw of them held, the rest the tail's
-	const long long nw = vec_ok ? n / VEC * VEC : n;
+	const int n = c1 - c0 - h; // the first nw of them held, the rest the tail's
+	const int nw = vec_ok ? n / VEC * VEC : n;
 	const bool tail = nw < n && threadIdx.x == CE_TAIL_THREAD;
 	const long long t = ce_target(target, row, flags);
 	const bool fixed = ce_fixed(t, V, ignore_index);
@@ -159,7 +164,7 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 	// vector's owner's, who reads its logit (after issuing its own loads:
 	// t's latency hidden; used after the merge) and writes the row's loss
 	// (a row without one: rank 0's thread 0)
-	const long long tc = c0 + h + nw; // the tail's first column
+	const int tc = c0 + h + nw; // the tail's first column
 	const bool owner = !fixed && (ce_owns_col(t, c0 + h, tc) || (head && t >= c0 && t < c0 + h) ||
 				      (tail && t >= tc && t < c1));
 	const float xt = owner ? to_f32(xr[t]) : 0.0f;
@@ -219,7 +224,7 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 			sz += ce_sum_z(z, held_col(i), nw);
 	}
 	s = cta_sum(s, slot[1]);
-	const ce_row r = ce_cluster_finish(part, m, s, sz, SMOOTH, slot[2],
+	const ce_row r = ce_cluster_finish(box, m, s, sz, SMOOTH, slot[2],
 					   owner || (fixed && rank == 0 && threadIdx.x == 0), loss,
 					   lse, row, owner ? ce_z(xt, cap) : 0.0f, t, V,
 					   ignore_index, label_smoothing, z_loss, cap, sc);
@@ -280,22 +285,22 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 template <bool PLAIN> __device__ __forceinline__ void ce_regs_rows(CE_KERNEL_PARAMS)
 {
 	__shared__ float slot[3][32];
-	__shared__ ce_partial part;
+	__shared__ ce_inbox box;
 	if (blockIdx.x / CLUSTER >= M)
 		return; // a grid sized for more rows (the whole cluster leaves)
+	ce_inbox_init(&box);
 	ce_cap cap;
 	float ls;
 	ce_options_of<PLAIN>(softcap, label_smoothing, cap, ls);
 	if (!PLAIN && cap.cap > 0.0f)
 		ce_regs_row<true, true>(dx, x, target, loss, lse, scale, V, lddx, ldx, ignore_index,
-					ls, z_loss, cap, flags, slot, &part);
+					ls, z_loss, cap, flags, slot, &box);
 	else if (!PLAIN && ls != 0.0f)
 		ce_regs_row<false, true>(dx, x, target, loss, lse, scale, V, lddx, ldx, ignore_index,
-					 ls, z_loss, cap, flags, slot, &part);
+					 ls, z_loss, cap, flags, slot, &box);
 	else
 		ce_regs_row<false, false>(dx, x, target, loss, lse, scale, V, lddx, ldx,
-					  ignore_index, ls, z_loss, cap, flags, slot, &part);
-	ce_cluster_leave();
+					  ignore_index, ls, z_loss, cap, flags, slot, &box);
 }
 
 CE_KERNELS(__cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, CE_REGS_CTAS(CE_REGS_NEED)),

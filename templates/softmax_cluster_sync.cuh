@@ -41,26 +41,50 @@ __device__ __forceinline__ unsigned cluster_addr(unsigned local, unsigned rank)
 	return remote;
 }
 
-// All threads, first thing: the inbox's mbarrier expects CLUSTER partials;
-// the cluster arrive (relaxed: the init is published by its fence) lets
-// inbox_send know, at its wait, that every CTA's inbox is ready.
-__device__ __forceinline__ void inbox_init(cluster_inbox *box)
+// All threads, first thing: the mbarrier `full` expects `bytes` of
+// partials; the cluster arrive (relaxed: the init is published by its
+// fence) lets the senders know, at inbox_ready, that every CTA's inbox is
+// ready. Any inbox of partials pushed with st.async (cross_entropy_cluster.cuh's too).
+__device__ __forceinline__ void inbox_arm(unsigned long long *full, unsigned bytes)
 {
 	if (threadIdx.x == 0) {
-		const unsigned bar = smem_addr(&box->full);
+		const unsigned bar = smem_addr(full);
 		asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar) : "memory");
 		asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
-			     :: "r"(bar), "r"((unsigned)(CLUSTER * sizeof(partial_t))) : "memory");
+			     :: "r"(bar), "r"(bytes) : "memory");
 		asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 	}
 	asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
 }
 
+// All threads, before a push: every CTA's inbox armed (long since, as a rule).
+__device__ __forceinline__ void inbox_ready(void)
+{
+	asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// Until every partial has landed in this CTA's inbox.
+__device__ __forceinline__ void inbox_wait_full(unsigned long long *full)
+{
+	const unsigned bar = smem_addr(full);
+	unsigned done;
+	do {
+		asm volatile("{ .reg .pred p;\n\t"
+			     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n\t"
+			     "selp.u32 %0, 1, 0, p; }"
+			     : "=r"(done) : "r"(bar) : "memory");
+	} while (!done);
+}
+
+__device__ __forceinline__ void inbox_init(cluster_inbox *box)
+{
+	inbox_arm(&box->full, (unsigned)(CLUSTER * sizeof(partial_t)));
+}
+
 // All threads: thread 0 sends (m, s) to slot `rank` of every CTA's inbox.
 __device__ __forceinline__ void inbox_send(cluster_inbox *box, unsigned rank, float m, float s)
 {
-	// every inbox initialised (long since, as a rule)
-	asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+	inbox_ready();
 	if (threadIdx.x != 0)
 		return;
 	const unsigned slot = smem_addr(&box->slot[rank]), bar = smem_addr(&box->full);
@@ -77,14 +101,7 @@ __device__ __forceinline__ void inbox_send(cluster_inbox *box, unsigned rank, fl
 // landed, and nothing of it is read by the others.
 __device__ __forceinline__ void inbox_total(cluster_inbox *box, float &m, float &s)
 {
-	const unsigned bar = smem_addr(&box->full);
-	unsigned full;
-	do {
-		asm volatile("{ .reg .pred p;\n\t"
-			     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\n\t"
-			     "selp.u32 %0, 1, 0, p; }"
-			     : "=r"(full) : "r"(bar) : "memory");
-	} while (!full);
+	inbox_wait_full(&box->full);
 	const unsigned lane = threadIdx.x % 32;
 	m = NEG_INF_F;
 	s = 0.0f;
