@@ -178,9 +178,10 @@ int launch_cross_entropy_scale(CUfunction fn, CUdeviceptr dx, long long M, long 
 			       long long lddx, CUdeviceptr g, int per_row, CUstream stream,
 			       at_error *err)
 {
-	/* enough CTAs to fill the GPU when a pass is needed; each returns at
-	 * once when it is not */
-	unsigned grid = M < 4096 ? (unsigned)M : 4096u;
+	/* enough CTAs to fill the GPU when a pass is needed (8 of 256 threads
+	 * a multiprocessor on 128); each returns at once when it is not, and
+	 * launching them is what that case costs */
+	unsigned grid = M < 1024 ? (unsigned)M : 1024u;
 	void *args[] = { &dx, &M, &V, &lddx, &g, &per_row };
 	CU_TRY(err, cudrv.cuLaunchKernel(fn, grid, 1, 1, CE_SCALE_THREADS, 1, 1, 0, stream, args,
 					 NULL));

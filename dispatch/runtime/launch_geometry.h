@@ -67,8 +67,9 @@ int launch_cross_entropy(CUfunction fn, CUfunction plain, const launch_geometry 
 
 /* The threads of the one CTA of cross_entropy_prepare_kernel and
  * cross_entropy_reduce_kernel: fixed, so that the reduction's order (and
- * its float result) is the same every call. */
-#define CE_ONE_CTA_THREADS 256
+ * its float result) is the same every call; the most a CTA has, as each
+ * thread waits a load latency for every few rows. */
+#define CE_ONE_CTA_THREADS 1024
 
 /* Launches fn, a source's cross_entropy_prepare_kernel (one CTA): ws gets
  * the gradient's scale, n_valid, the out-of-range targets and the first
