@@ -526,24 +526,31 @@ static void kernel_resources(const char *log, const char *name, int *regs, int *
 	*regs = atoi(used + 5);
 }
 
-/* cross_entropy_regs' plain kernel (no soft-cap, no smoothing) takes the
- * every-option kernel's arguments and has registers of its own: bf16 at
- * 64 logits a thread fits 64 without a spill, 4 CTAs of 256 a
- * multiprocessor, where the soft-cap's and smoothing's code make the
- * other take 80 and spill (82.3% of a copy against 78.6%: NOTES). */
-Test(cross_entropy_templates, regs_plain_kernel_has_its_own_registers, .timeout = 120)
+/* cross_entropy_regs in bf16, 4 CTAs a row of 256 threads, holding `ept`
+ * logits a thread, compiled by NVRTC for sm_90 into k. */
+static void compile_regs_bf16(const char *ept, compiled_kernel *k)
 {
 	variant v;
 	at_error err;
 	variant_defaults(&v, tf_template("cross_entropy_regs"), AT_BF16);
-	static const char *const set[] = { "cluster=4", "threads=256", "vec=8",
-					   "elems_per_thread=64" };
+	const char *const set[] = { "cluster=4", "threads=256", "vec=8", ept };
 	for (size_t i = 0; i < sizeof set / sizeof *set; i++)
 		cr_assert_eq(variant_set(&v, set[i], &err), 0, "%s", err.msg);
 	char *src = tf_specialize(&v);
 	cr_assert_eq(nvrtc_load(&err), 0, "%s", err.msg);
+	cr_assert_eq(nvrtc_compile(src, "variant.cu", 90, k, &err), COMPILE_OK, "%s", err.msg);
+	free(src);
+}
+
+/* cross_entropy_regs' plain kernel (no soft-cap, no smoothing) takes the
+ * every-option kernel's arguments and has registers of its own: bf16 at
+ * 64 logits a thread fits 64 without a spill, 4 CTAs of 256 a
+ * multiprocessor, where the soft-cap's and smoothing's code make the
+ * other take 80 (82.3% of a copy against 78.6%: NOTES). */
+Test(cross_entropy_templates, regs_plain_kernel_has_its_own_registers, .timeout = 120)
+{
 	compiled_kernel k;
-	cr_assert_eq(nvrtc_compile(src, "variant.cu", 90, &k, &err), COMPILE_OK, "%s", err.msg);
+	compile_regs_bf16("elems_per_thread=64", &k);
 	cr_assert_not_null(strstr(k.ptx, ".entry " CE_PLAIN_KERNEL "("));
 	cr_assert_not_null(strstr(k.ptx, CE_PLAIN_KERNEL "_param_14"), "fifteen arguments");
 	cr_assert_null(strstr(k.ptx, CE_PLAIN_KERNEL "_param_15"), "fifteen arguments");
@@ -554,7 +561,6 @@ Test(cross_entropy_templates, regs_plain_kernel_has_its_own_registers, .timeout 
 	cr_assert_leq(plain_regs, 64, "4 CTAs of 256 threads");
 	cr_assert_gt(all_regs, plain_regs, "the options' code sets the other kernel's registers");
 	compiled_kernel_free(&k);
-	free(src);
 }
 
 /* At 32 bf16 logits a thread the plain kernel fits 40 registers without a
@@ -563,23 +569,13 @@ Test(cross_entropy_templates, regs_plain_kernel_has_its_own_registers, .timeout 
  * at 4096 x 32000 on the H200: NOTES). */
 Test(cross_entropy_templates, regs_plain_kernel_at_32_logits_fits_six_ctas, .timeout = 120)
 {
-	variant v;
-	at_error err;
-	variant_defaults(&v, tf_template("cross_entropy_regs"), AT_BF16);
-	static const char *const set[] = { "cluster=4", "threads=256", "vec=8",
-					   "elems_per_thread=32" };
-	for (size_t i = 0; i < sizeof set / sizeof *set; i++)
-		cr_assert_eq(variant_set(&v, set[i], &err), 0, "%s", err.msg);
-	char *src = tf_specialize(&v);
-	cr_assert_eq(nvrtc_load(&err), 0, "%s", err.msg);
 	compiled_kernel k;
-	cr_assert_eq(nvrtc_compile(src, "variant.cu", 90, &k, &err), COMPILE_OK, "%s", err.msg);
+	compile_regs_bf16("elems_per_thread=32", &k);
 	int regs, spills;
 	kernel_resources(k.log, CE_PLAIN_KERNEL, &regs, &spills);
 	cr_assert_eq(spills, 0);
 	cr_assert_leq(regs, 40, "6 CTAs of 256 threads");
 	compiled_kernel_free(&k);
-	free(src);
 }
 
 /* The kernel a cross_entropy call launches: the plain one only where it
