@@ -12,8 +12,9 @@
 // Regime: vocabularies of 8K-256K (softmax_cluster_regs reached 95-98% of
 // a copy there, softmax_smem 73-77%); on the H200 the sweep's winner at
 // nearly every shape from 8192 to 262144 from one row to 16384 (half
-// precision at 1024-4096 rows: 89-96% of a copy at 32000, 128256 and
-// 262144, 78-82% at 50257 and 151936; results/h200/cross-entropy-h200.db.xz).
+// precision at 1024-4096 rows: 87-96% of a copy at 32000, 128256, 151936
+// (80 logits a thread) and 262144, 75-82% at 50257, odd rows;
+// results/h200/cross-entropy-h200.db.xz).
 //
 // Slices as cross_entropy_cluster's: whole vectors, CTA r the columns
 // [r len, (r + 1) len); a slice that does not start on a vector boundary
