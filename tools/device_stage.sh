@@ -102,6 +102,10 @@ make -j"$(nproc)" all examples >/dev/null
 rm -rf build-dev
 mkdir -p build-dev/tpl-sel build-dev/tpl-ab
 cp -r build/autotune build/lib build/examples templates configs build-dev/
+# the static library serves nothing there (the examples are linked here), and
+# its 4 MB took the tree, build-dev and the Liger wheel past the device
+# tool's 64 MiB
+rm -f build-dev/lib/*.a
 for dir in build-dev/tpl-sel build-dev/tpl-ab; do
 	cp templates/*.cuh "$dir/"
 	for t in "${sel[@]}"; do
