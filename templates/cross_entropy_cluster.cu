@@ -7,8 +7,8 @@
 // (cross_entropy_cluster.cuh), where every thread merges the cluster's
 // partials in rank order (the same bits in every CTA: deterministic).
 // Rank 0's thread 0 reads the target's logit
-// (before the first barrier: no CTA writes the row before it, dx may be x)
-// and writes the loss; each CTA writes its slice's gradient.
+// (before its push: no CTA writes the row before it has every partial, dx
+// may be x) and writes the loss; each CTA writes its slice's gradient.
 // Regime: vocabularies past one CTA's shared memory (f32 past 56K, bf16
 // 128256-262144) read once: CLUSTER x 227 KB.
 //

@@ -28,7 +28,9 @@ __device__ __forceinline__ unsigned ce_cluster_rank(void)
 	return cluster_rank();
 }
 
-// All threads, first thing (before any return that not the whole cluster takes).
+// All threads, first thing (before any return that not the whole cluster
+// takes). The mbarrier's phase 0 serves one row: the templates that
+// include this are not persistent.
 __device__ __forceinline__ void ce_inbox_init(ce_inbox *box)
 {
 	inbox_arm(&box->full, (unsigned)(CLUSTER * sizeof(ce_partial)));
