@@ -42,6 +42,7 @@ typedef struct fake {
 	atd_status stored, builtin, rules, tune; /* what each kind of request gets */
 	int poll;                                /* every background compile's state */
 	atdi_tune_state tuned_later;             /* the background tuning's state */
+	int tune_leaves;                         /* tuning leaves candidates compiling */
 	int requests, tunings, asks;
 	char granted[1400];
 } fake;
@@ -109,10 +110,11 @@ static int nearest_variant(atd_handle *h, const atdi_ctx_info *ci, int op, at_dt
 /* Tuning "times" the candidates and finds the nearest winner's fastest. */
 static atd_status fake_tune(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
 			    int op, at_dtype dtype, long long M, long long N, atdi_plan *best,
-			    double *us, char *why, size_t cap)
+			    double *us, int *pending, char *why, size_t cap)
 {
 	fake *f = l->user;
 	f->tunings++;
+	*pending = f->tune_leaves;
 	snprintf(why, cap, "the test double fails it");
 	return f->tune == ATD_OK && nearest_variant(h, ci, op, dtype, M, N, best, us)
 		       ? ATD_OK
@@ -435,6 +437,44 @@ Test(dispatch_decide, a_handle_that_tunes_has_the_launch_tune_and_the_dry_run_an
 	cr_assert_str_eq(f.granted, want);
 	cr_assert(strstr(notes.text[0], "could not tune f32 M=4096 N=2000 online") != NULL, "%s",
 		  notes.text[0]);
+	atd_close(h);
+}
+
+Test(dispatch_decide, a_tuning_past_its_wait_serves_its_interim_or_what_needs_no_compiling)
+{
+	write_fixture("t.db");
+	atd_handle *h = open_db(tmp_path("t.db"), ATD_OPEN_TUNE);
+	atd_handle *nojit = open_db(tmp_path("t.db"), ATD_OPEN_NO_JIT);
+	fake f;
+	fake_init(&f);
+	f.tune_leaves = 1;
+	f.poll = 0;
+	atdi_resolved r;
+	atdi_notes notes = { 0 };
+	/* some candidates timed: the fastest of them, until the rest are */
+	cr_assert_eq(launch(h, &f, &sxm, AT_F32, 4096, 2000, &r, &notes), ATD_OK);
+	cr_assert_eq(r.level, ATD_LEVEL_TUNED);
+	cr_assert(r.provisional, "decided again once the background tuning ends");
+	/* none compiled in time: no warning, and no compile on the caller's
+	 * time either: what a handle that never compiles runs */
+	f.tune = ATD_ERR_NO_KERNEL;
+	f.requests = 0;
+	cr_assert_eq(launch(h, &f, &sxm, AT_F32, 4096, 2001, &r, &notes), ATD_OK);
+	cr_assert(r.provisional);
+	cr_assert_eq(notes.n, 0, "%s", notes.text[0]);
+	atd_choice c;
+	cr_assert_eq(atd_query_gpu(nojit, &sxm, ATD_F32, 4096, 2001, &c), ATD_OK);
+	char want[1400];
+	expect_text(&c, &sxm, want, sizeof want);
+	cr_assert_str_eq(f.granted, want);
+	cr_assert_eq(f.requests, 1, "nothing compiled: the stored kernel, asked for once");
+	/* a tuning that ends within its wait is not provisional */
+	f.tune = ATD_OK;
+	f.tune_leaves = 0;
+	cr_assert_eq(launch(h, &f, &sxm, AT_F32, 4096, 2002, &r, &notes), ATD_OK);
+	cr_assert_eq(r.level, ATD_LEVEL_TUNED);
+	cr_assert_not(r.provisional);
+	atd_close(nojit);
 	atd_close(h);
 }
 

@@ -5,6 +5,7 @@
  * does not compile is remembered as failed, and the modes follow the flags
  * and the environment. */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,5 +210,84 @@ Test(jit, a_shape_tuned_online_is_kept_for_later_processes_by_gpu_model_and_shap
 	cr_assert_float_eq(j.tune_budget_ms, 50, 1e-9);
 	atdi_jit_free(&j);
 	unsetenv("ATD_TUNE_BUDGET_MS");
+	unsetenv("ATD_JIT_CACHE");
+}
+
+typedef struct getter {
+	atdi_jit *j;
+	atdi_jit_job job;
+	atd_status s;
+} getter;
+
+static void *get_thread(void *arg)
+{
+	getter *g = arg;
+	void *image = NULL;
+	size_t size = 0;
+	char why[1024];
+	g->s = atdi_jit_get(g->j, &g->job, &image, &size, why, sizeof why);
+	free(image);
+	return NULL;
+}
+
+Test(jit, threads_asking_for_one_variant_at_once_compile_it_once)
+{
+	setenv("ATD_JIT_CACHE", "off", 1);
+	atdi_jit j;
+	cr_assert_eq(atdi_jit_init(&j, 0), 0);
+	getter g[4];
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++) {
+		g[i] = (getter){ &j, block_job(12), ATD_ERR_NO_KERNEL };
+		cr_assert_eq(pthread_create(&th[i], NULL, get_thread, &g[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		cr_assert_eq(g[i].s, ATD_OK);
+	}
+	cr_assert_eq(j.compiles, 1, "the others waited for the first's compile");
+	atdi_jit_free(&j);
+	unsetenv("ATD_JIT_CACHE");
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+Test(jit, a_wait_returns_what_is_built_by_then_and_the_rest_finish_on_their_own)
+{
+	setenv("ATD_JIT_CACHE", "off", 1);
+	atdi_jit j;
+	cr_assert_eq(atdi_jit_init(&j, 0), 0);
+	atdi_jit_job jobs[3] = { block_job(4), block_job(8), block_job(16) };
+	fetch(&j, &jobs[0]); /* built before: ready at once */
+	int ready[3] = { 9, 9, 9 };
+	double t0 = now_ms();
+	/* a compile takes 100 ms or more: none of the others is built in 1 */
+	cr_assert_eq(atdi_jit_build_within(&j, jobs, 3, 1, ready), 1);
+	cr_assert_lt(now_ms() - t0, 80, "the wait is bounded, not the compiles");
+	cr_assert_eq(ready[0], 1);
+	cr_assert_eq(ready[1], 0, "still compiling");
+	cr_assert_eq(ready[2], 0);
+	/* no wait: until all have ended, the two left compiled once each */
+	cr_assert_eq(atdi_jit_build_within(&j, jobs, 3, -1, ready), 3);
+	cr_assert_eq(j.compiles, 3);
+	atdi_jit_free(&j);
+	unsetenv("ATD_JIT_CACHE");
+}
+
+Test(jit, freeing_waits_for_compiles_left_past_a_wait)
+{
+	setenv("ATD_JIT_CACHE", "off", 1);
+	atdi_jit j;
+	cr_assert_eq(atdi_jit_init(&j, 0), 0);
+	atdi_jit_job jobs[2] = { block_job(4), block_job(8) };
+	int ready[2];
+	cr_assert_eq(atdi_jit_build_within(&j, jobs, 2, 0, ready), 0);
+	cr_assert_gt(j.detached, 0, "left compiling");
+	atdi_jit_free(&j); /* the threads hold j: freed only after them (ASan would say) */
 	unsetenv("ATD_JIT_CACHE");
 }

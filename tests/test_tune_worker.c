@@ -148,3 +148,42 @@ Test(tune_worker, a_worker_never_asked_starts_no_thread_and_frees)
 	cr_assert_eq(w.started, 0);
 	atdi_tune_worker_free(&w);
 }
+
+Test(tune_worker, peeking_queues_nothing_and_an_interim_winner_serves_until_the_tuning_ends)
+{
+	tuner t = { PTHREAD_MUTEX_INITIALIZER, 0, 1, -1, 0 };
+	unsigned generation = 0;
+	atdi_tune_worker w;
+	cr_assert_eq(atdi_tune_worker_init(&w, fake_tune, &t, &generation), 0);
+	atdi_ctx_info ci = ctx();
+	atdi_plan best;
+	memset(&best, 0, sizeof best);
+	double us = -1;
+	char why[256] = "";
+	cr_assert_eq(atdi_tune_worker_peek(&w, &ci, 0, AT_F32, 64, 300, &best, &us, why, 256),
+		     ATDI_TUNE_NONE);
+	cr_assert_eq(w.n, 0u, "a peek queues nothing");
+	cr_assert_not(w.started);
+	atdi_plan interim;
+	memset(&interim, 0, sizeof interim);
+	interim.values[0] = 42;
+	cr_assert_eq(atdi_tune_worker_queue(&w, &ci, 0, AT_F32, 64, 300, &interim, 9.0), 0);
+	cr_assert_eq(atdi_tune_worker_queue(&w, &ci, 0, AT_F32, 64, 300, NULL, 0), 0);
+	cr_assert_eq(w.n, 1u, "queued once");
+	cr_assert_eq(atdi_tune_worker_peek(&w, &ci, 0, AT_F32, 64, 300, &best, &us, why, 256),
+		     ATDI_TUNE_PENDING);
+	cr_assert_eq(best.values[0], 42);
+	cr_assert_float_eq(us, 9.0, 1e-12);
+	/* a shape queued without one has none */
+	cr_assert_eq(atdi_tune_worker_queue(&w, &ci, 0, AT_F32, 64, 301, NULL, 0), 0);
+	cr_assert_eq(atdi_tune_worker_peek(&w, &ci, 0, AT_F32, 64, 301, &best, &us, why, 256),
+		     ATDI_TUNE_PENDING);
+	cr_assert_float_eq(us, 0.0, 1e-12);
+	pthread_mutex_lock(&t.lock);
+	t.hold = 0;
+	pthread_mutex_unlock(&t.lock);
+	cr_assert_eq(wait_done(&w, 64, 300, &best, &us, why), ATDI_TUNE_DONE);
+	cr_assert_eq(best.values[0], 64LL * 1000 + 300, "the worker's winner replaces the interim");
+	cr_assert_float_eq(us, 2.5, 1e-12);
+	atdi_tune_worker_free(&w);
+}

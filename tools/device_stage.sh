@@ -37,6 +37,15 @@
 #                                     the report with --peers: $OUT/seeds-*;
 #                                     run again after a cut, it resumes
 #   bash build-dev/python-gpu-test.sh the Python package's GPU tests
+#   bash build-dev/random-peers.sh SEED [SWEEP_S]
+#                                     40 shapes drawn from SEED, swept
+#                                     exhaustively, the library against
+#                                     their exact winners and the peers:
+#                                     $OUT/random-peers.csv
+#   bash build-dev/first-call.sh [SHAPES [CONFIG]]
+#                                     the first call of untuned shapes in each
+#                                     JIT and tuning mode (peers --first-call,
+#                                     the library database): $OUT/first-call.csv
 #   bash build-dev/ops-peers.sh OP [ARGS...]
 #                                     python -m autotune_dispatch.peers --op OP
 #                                     ARGS (softmax_backward,
@@ -295,6 +304,46 @@ build-dev/autotune report --db /tmp/seeds.db --peers /tmp/seeds-peers.csv -o "$O
 rm -f /tmp/seeds-small.db
 bash build-dev/pack.sh /tmp/seeds.db "$OUT/seeds.db.xz"
 ls -l "$OUT"
+EOS
+cat >build-dev/first-call.sh <<'EOS'
+# first-call.sh [SHAPES [CONFIG]]: the first call of untuned shapes (the
+# CONFIG's first SHAPES, default 6 of configs/generalization.yaml) in each
+# JIT and tuning mode, with the library database and its models:
+# $OUT/first-call.csv. NVRTC (12.9+) keeps what it compiled in the driver's
+# compute cache when it finds a driver: a mode would find the kernels an
+# earlier mode compiled. Off, so that every mode's compile is a compile.
+export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1 CUDA_CACHE_DISABLE=1
+xz -dc results/h200/library-h200.db.xz >/tmp/lib.db
+PYTHONPATH=python python3 -m autotune_dispatch.peers --lib build-dev/lib/libautotune-dispatch.so \
+	--db /tmp/lib.db --first-call --first-call-shapes "${1:-6}" --config "${2:-configs/generalization.yaml}" \
+	2>&1 | grep -v -i warn | tee "$OUT/first-call.csv"
+EOS
+cat >build-dev/random-peers.sh <<'EOS'
+# random-peers.sh SEED [SWEEP_S]: issue 35's measurement on shapes nobody
+# tuned: 40 drawn by tools/random_shapes.py from SEED (draw it at
+# measurement time), swept exhaustively for their exact winners (cut at
+# SWEEP_S, default 260 s; a shape not reached has none), then the library
+# with its database (results/h200/library-h200.db.xz) against them and the
+# peers, both L2 conditions: $OUT/random.yaml, random-sweep.log,
+# random-exact.db.xz, random-peers.csv and .log; run again (with
+# build-dev/random-exact.db.xz, a copy of $OUT's), it resumes the peers
+export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1
+seed=${1:?a seed}
+python3 tools/random_shapes.py --seed "$seed" --count 40 >"$OUT/random.yaml"
+xz -dc results/h200/library-h200.db.xz >/tmp/lib.db
+if [ -f build-dev/random-exact.db.xz ]; then
+	xz -dc build-dev/random-exact.db.xz >/tmp/exact.db
+else
+	timeout "${2:-260}" build-dev/autotune sweep --templates build-dev/templates -c "$OUT/random.yaml" \
+		--db /tmp/exact.db --exhaustive >"$OUT/random-sweep.log" 2>&1
+	echo "exhaustive sweep rc $?"; tail -3 "$OUT/random-sweep.log"
+	bash build-dev/pack.sh /tmp/exact.db "$OUT/random-exact.db.xz"
+fi
+[ -f build-dev/random-peers.csv ] && cp build-dev/random-peers.csv "$OUT/random-peers.csv"
+timeout 300 env PYTHONPATH=python python3 -m autotune_dispatch.peers --lib build-dev/lib/libautotune-dispatch.so \
+	--db /tmp/lib.db --exact-db /tmp/exact.db -c "$OUT/random.yaml" --resume \
+	--methods lib,lib_exact,torch,triton,compile,copy --csv "$OUT/random-peers.csv" 2>&1 |
+	grep --line-buffered -v -i -e warn | tee "$OUT/random-peers.log" | tail -25
 EOS
 cat >build-dev/python-gpu-test.sh <<'EOS'
 # the Python package's GPU tests (python/tests/test_gpu.py) with this build's

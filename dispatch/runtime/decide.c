@@ -140,12 +140,14 @@ static atd_status use_tuned(atd_handle *h, const atdi_ctx_info *ci, const atdi_l
 			*pending = 1;
 			return ATD_ERR_NO_KERNEL;
 		}
+		int later = 0;
 		atd_status s = st == ATDI_TUNE_DONE	 ? ATD_OK
 			       : st == ATDI_TUNE_FAILED ? ATD_ERR_NO_KERNEL
 							 : l->tune(l, h, ci, op, dtype, M, N, &plan,
-								   &us, why, sizeof why);
+								   &us, &later, why, sizeof why);
+		*pending = later;
 		if (s != ATD_OK) {
-			if (first_warning(h, notes, op, dtype, M, N))
+			if (!later && first_warning(h, notes, op, dtype, M, N))
 				atdi_note(notes, ATD_LOG_WARNING,
 					  "could not tune %s M=%lld N=%lld online: %s",
 					  atdi_op_dtype_name(op, dtype), M, N, why);
@@ -160,13 +162,14 @@ static atd_status use_tuned(atd_handle *h, const atdi_ctx_info *ci, const atdi_l
 }
 
 /* The variant of plan made by rules (derived, or predicted by the model):
- * compiled now or, in background mode, once the worker has built it
- * (meanwhile out is marked provisional and the step falls through). */
+ * compiled now or, in background mode or while the shape is tuned in the
+ * background (tuning), once the worker has built it (meanwhile out is
+ * marked provisional and the step falls through). */
 static atd_status use_derived(atd_handle *h, const atdi_ctx_info *ci, const atdi_loader *l,
 			      const atdi_plan *plan, at_dtype dtype, long long M, long long N,
-			      atdi_resolved *out, atdi_notes *notes)
+			      int tuning, atdi_resolved *out, atdi_notes *notes)
 {
-	if (h->jit.mode == ATDI_JIT_BACKGROUND) {
+	if (h->jit.mode == ATDI_JIT_BACKGROUND || tuning) {
 		atdi_jit_job job = { plan->rules, dtype, { 0 }, ci->arch, plan->op };
 		memcpy(job.values, plan->values, sizeof job.values);
 		/* Read before polling: a job finished in between bumps it. */
@@ -226,7 +229,7 @@ atd_status atdi_decide(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype 
 			return s;
 	}
 	if (s != ATD_OK && (plan.level == ATD_LEVEL_DERIVED || plan.level == ATD_LEVEL_PREDICTED)) {
-		s = use_derived(h, ci, l, &plan, dtype, M, N, out, notes);
+		s = use_derived(h, ci, l, &plan, dtype, M, N, tuning, out, notes);
 		if (s == ATD_OK)
 			out->model_gpu = plan.level == ATD_LEVEL_PREDICTED ? model_gpu : NULL;
 		if (s == ATD_ERR_NO_MEMORY)

@@ -46,10 +46,13 @@ struct atdi_loader {
 	 * (0: it is queued, and what needs no compiling serves meanwhile). */
 	int (*poll)(const atdi_loader *l, atd_handle *h, const atdi_jit_job *job);
 	/* Tunes the shape online now (the handle tunes: ATD_OPEN_TUNE), as
-	 * atdi_tune, keeping the winner for later processes. NULL: never. */
+	 * atdi_tune, keeping the winner for later processes. *pending: the
+	 * candidates not compiled within the handle's wait are being tuned in
+	 * the background, what this returns (if anything) serving until then.
+	 * NULL: never. */
 	atd_status (*tune)(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
 			   int op, at_dtype dtype, long long M, long long N, atdi_plan *best, double *us,
-			   char *why, size_t cap);
+			   int *pending, char *why, size_t cap);
 	/* Background mode's tune: the shape's tuning on the handle's worker
 	 * (tune_worker.h), queued by the first ask; DONE fills best and us,
 	 * FAILED why. NULL: never. */

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "dispatch/runtime/jit_building.h"
 #include "dispatch/runtime/jit_images.h"
 #include "dispatch/runtime/jit_job.h"
 #include "dispatch/runtime/jit_queue.h"
@@ -23,14 +24,23 @@ typedef enum atdi_jit_mode {
 	ATDI_JIT_BACKGROUND = 2, /* the first call runs what is at hand; a worker compiles */
 } atdi_jit_mode;
 
+/* How long a blocking online tuning waits for its candidates to compile,
+ * by default (ATD_TUNE_WAIT_MS). */
+#define ATDI_TUNE_WAIT_MS_DEFAULT 200
+
 typedef struct atdi_jit {
 	atdi_jit_mode mode;
 	int tune;          /* online tuning of untuned shapes (ATD_OPEN_TUNE, ATD_TUNE=1) */
 	double tune_budget_ms; /* GPU time a shape's tuning may spend timing */
+	double tune_wait_ms;   /* how long a blocking tuning waits for its
+				  candidates to compile (< 0: for all) */
 	char off_reason[512]; /* why mode is off although asked for ("" otherwise) */
 	char *cache_path;     /* NULL: no persistent cache */
 	pthread_mutex_t lock; /* guards everything below */
 	atdi_jit_images images;
+	atdi_jit_building building; /* keys some thread is compiling now */
+	pthread_cond_t built;       /* broadcast when a compile ends */
+	int detached;               /* compiles on threads nobody joins */
 	atdi_jit_queue queue;
 	unsigned generation; /* bumped when the worker finishes a job */
 	unsigned compiles;   /* NVRTC runs (not cache hits), for tests and logs */
@@ -50,6 +60,14 @@ void atdi_jit_free(atdi_jit *j);
  * ATD_ERR_NO_MEMORY with why set. */
 atd_status atdi_jit_get(atdi_jit *j, const atdi_jit_job *job, void **image, size_t *size,
 			char *why, size_t cap);
+
+/* Compiles the jobs at once, a thread each (NVRTC is thread-safe), and
+ * waits until all have ended or wait_ms have passed (wait_ms < 0: until
+ * all have ended). ready[i]: 1 built, -1 failed, 0 not yet (still
+ * compiling: kept when done, and atdi_jit_free waits for it; or its thread
+ * could not start). Returns how many are built. */
+int atdi_jit_build_within(atdi_jit *j, const atdi_jit_job *jobs, int n, double wait_ms,
+			  int *ready);
 
 /* Background mode: whether the job's image is ready (1), failed (-1), or
  * not yet (0, and it is queued unless it already was). */

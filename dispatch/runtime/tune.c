@@ -206,47 +206,29 @@ static int gather(atd_handle *h, const atdi_ctx_info *ci, int op, const atdi_env
 	return n;
 }
 
-typedef struct compile_one {
-	atd_handle *h;
-	atdi_jit_job job;
-} compile_one;
-
-static void *compile_thread(void *arg)
-{
-	compile_one *c = arg;
-	void *image = NULL;
-	size_t size = 0;
-	char why[ATDI_MSG_CAP];
-	/* kept in the handle's images (and the cache database): the timing
-	 * loop's atdi_module_derived then loads without compiling */
-	if (atdi_jit_get(&c->h->jit, &c->job, &image, &size, why, sizeof why) == ATD_OK)
-		free(image);
-	return NULL;
-}
-
-/* Compiles the candidates at once, a thread each (NVRTC is thread-safe):
- * one compile's latency (0.1-0.3 s) instead of n of them. A thread that
- * cannot start leaves its candidate to the timing loop, compiled there. */
+/* Compiles the candidates at once (atdi_jit_build_within): one compile's
+ * latency (0.2-0.35 s on the H200's host) instead of n of them. With a wait
+ * (wait_ms >= 0), ready[i] says which were built by then; without, all are
+ * taken (one whose thread did not start compiles in the timing loop). */
 static void compile_all(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dtype,
-			const atdi_plan *cand, int n)
+			const atdi_plan *cand, int n, double wait_ms, int *ready)
 {
-	compile_one c[TUNE_CANDIDATES];
-	pthread_t th[TUNE_CANDIDATES];
-	int started[TUNE_CANDIDATES] = { 0 };
+	atdi_jit_job jobs[TUNE_CANDIDATES];
 	for (int i = 0; i < n; i++) {
-		c[i] = (compile_one){ h, { cand[i].rules, dtype, { 0 }, ci->arch, op } };
-		memcpy(c[i].job.values, cand[i].values, sizeof c[i].job.values);
-		started[i] = pthread_create(&th[i], NULL, compile_thread, &c[i]) == 0;
+		jobs[i] = (atdi_jit_job){ cand[i].rules, dtype, { 0 }, ci->arch, op };
+		memcpy(jobs[i].values, cand[i].values, sizeof jobs[i].values);
 	}
-	for (int i = 0; i < n; i++)
-		if (started[i])
-			pthread_join(th[i], NULL);
+	atdi_jit_build_within(&h->jit, jobs, n, wait_ms, ready);
+	if (wait_ms < 0)
+		for (int i = 0; i < n; i++)
+			ready[i] = 1;
 }
 
 atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dtype, long long M,
-		     long long N, pthread_mutex_t *release, atdi_plan *best, double *best_us,
-		     int *tried, char *why, size_t cap)
+		     long long N, pthread_mutex_t *release, double wait_ms, atdi_plan *best,
+		     double *best_us, int *tried, int *left, char *why, size_t cap)
 {
+	*left = 0;
 	atdi_env env = atdi_ctx_env(ci, dtype, M, N);
 	atdi_plan cand[TUNE_CANDIDATES];
 	int n = gather(h, ci, op, &env, dtype, cand);
@@ -267,7 +249,10 @@ atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dt
 	}
 	if (release) /* compiling touches only the JIT, which has its own lock */
 		pthread_mutex_unlock(release);
-	compile_all(h, ci, op, dtype, cand, n);
+	int ready[TUNE_CANDIDATES];
+	compile_all(h, ci, op, dtype, cand, n, wait_ms, ready);
+	for (int i = 0; i < n; i++)
+		*left += ready[i] == 0;
 	if (release)
 		pthread_mutex_lock(release);
 	double spent_ms = 0;
@@ -275,6 +260,8 @@ atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dt
 	double flush_us = (double)s.flush_words * 4 / 2e6;
 	*best_us = INFINITY;
 	for (int i = 0; i < n && spent_ms < h->jit.tune_budget_ms; i++) {
+		if (ready[i] != 1)
+			continue;
 		atdi_jit_job job = { cand[i].rules, dtype, { 0 }, ci->arch, op };
 		memcpy(job.values, cand[i].values, sizeof job.values);
 		CUfunction fn;
@@ -296,7 +283,11 @@ atd_status atdi_tune(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dt
 	}
 	scratch_free(&s);
 	if (!isfinite(*best_us)) {
-		snprintf(why, cap, "none of the %d candidates ran", n);
+		if (*left)
+			snprintf(why, cap, "none of the %d candidates compiled within %.0f ms", n,
+				 wait_ms);
+		else
+			snprintf(why, cap, "none of the %d candidates ran", n);
 		return ATD_ERR_NO_KERNEL;
 	}
 	return ATD_OK;

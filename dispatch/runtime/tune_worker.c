@@ -73,9 +73,10 @@ static atdi_tune_job *find(atdi_tune_worker *w, const atdi_ctx_info *ci, int op,
 	return NULL;
 }
 
-/* Appends the shape's job and wakes (or starts) the worker: 0, or -1. */
+/* Appends the shape's job (with its interim winner) and wakes (or
+ * starts) the worker: 0, or -1. */
 static int queue(atdi_tune_worker *w, const atdi_ctx_info *ci, int op, at_dtype dtype,
-		 long long M, long long N)
+		 long long M, long long N, const atdi_plan *interim, double us)
 {
 	if (w->stopping)
 		return -1;
@@ -101,8 +102,46 @@ static int queue(atdi_tune_worker *w, const atdi_ctx_info *ci, int op, at_dtype 
 	j->M = M;
 	j->N = N;
 	j->state = ATDI_TUNE_PENDING;
+	if (interim) {
+		j->best = *interim;
+		j->us = us;
+	}
 	pthread_cond_signal(&w->wake);
 	return 0;
+}
+
+/* The state of a job found (or NONE), its outcome copied out; locked. */
+static atdi_tune_state state_of(const atdi_tune_job *j, atdi_plan *best, double *us, char *why,
+				size_t cap)
+{
+	atdi_tune_state s = j ? j->state : ATDI_TUNE_NONE;
+	if (s == ATDI_TUNE_DONE || s == ATDI_TUNE_PENDING) {
+		*us = j->us;
+		if (j->us > 0)
+			*best = j->best;
+	} else if (s == ATDI_TUNE_FAILED) {
+		snprintf(why, cap, "%s", j->why);
+	}
+	return s;
+}
+
+atdi_tune_state atdi_tune_worker_peek(atdi_tune_worker *w, const atdi_ctx_info *ci, int op,
+				      at_dtype dtype, long long M, long long N, atdi_plan *best,
+				      double *us, char *why, size_t cap)
+{
+	pthread_mutex_lock(&w->lock);
+	atdi_tune_state s = state_of(find(w, ci, op, dtype, M, N), best, us, why, cap);
+	pthread_mutex_unlock(&w->lock);
+	return s;
+}
+
+int atdi_tune_worker_queue(atdi_tune_worker *w, const atdi_ctx_info *ci, int op, at_dtype dtype,
+			   long long M, long long N, const atdi_plan *interim, double us)
+{
+	pthread_mutex_lock(&w->lock);
+	int rc = find(w, ci, op, dtype, M, N) ? 0 : queue(w, ci, op, dtype, M, N, interim, us);
+	pthread_mutex_unlock(&w->lock);
+	return rc;
 }
 
 atdi_tune_state atdi_tune_worker_ask(atdi_tune_worker *w, const atdi_ctx_info *ci, int op,
@@ -110,16 +149,9 @@ atdi_tune_state atdi_tune_worker_ask(atdi_tune_worker *w, const atdi_ctx_info *c
 				     double *us, char *why, size_t cap)
 {
 	pthread_mutex_lock(&w->lock);
-	const atdi_tune_job *j = find(w, ci, op, dtype, M, N);
-	atdi_tune_state s = j ? j->state : ATDI_TUNE_NONE;
-	if (s == ATDI_TUNE_DONE) {
-		*best = j->best;
-		*us = j->us;
-	} else if (s == ATDI_TUNE_FAILED) {
-		snprintf(why, cap, "%s", j->why);
-	} else if (s == ATDI_TUNE_NONE && queue(w, ci, op, dtype, M, N) == 0) {
+	atdi_tune_state s = state_of(find(w, ci, op, dtype, M, N), best, us, why, cap);
+	if (s == ATDI_TUNE_NONE && queue(w, ci, op, dtype, M, N, NULL, 0) == 0)
 		s = ATDI_TUNE_PENDING;
-	}
 	pthread_mutex_unlock(&w->lock);
 	return s;
 }

@@ -29,7 +29,8 @@ typedef struct atdi_tune_job {
 	at_dtype dtype;
 	long long M, N;
 	atdi_tune_state state;
-	atdi_plan best; /* DONE: the winner and its time */
+	atdi_plan best; /* DONE: the winner and its time; PENDING with us > 0:
+			   the interim winner a blocking call timed */
 	double us;
 	char why[ATDI_TUNE_WHY_CAP]; /* FAILED: why */
 } atdi_tune_job;
@@ -58,9 +59,21 @@ int atdi_tune_worker_init(atdi_tune_worker *w, atdi_tune_fn tune, void *user,
 /* Stops the worker, waiting for the shape it is on, and frees the jobs. */
 void atdi_tune_worker_free(atdi_tune_worker *w);
 
-/* The state of (ctx, op, dtype, M, N): NONE queues it now (PENDING is
- * returned, or NONE when no thread or memory could be had); DONE copies
- * the winner into *best and *us; FAILED copies why. */
+/* The state of (ctx, op, dtype, M, N), queueing nothing: DONE copies the
+ * winner into *best and *us, PENDING the interim winner (*us 0 if none);
+ * FAILED copies why. */
+atdi_tune_state atdi_tune_worker_peek(atdi_tune_worker *w, const atdi_ctx_info *ci, int op,
+				      at_dtype dtype, long long M, long long N, atdi_plan *best,
+				      double *us, char *why, size_t cap);
+
+/* Queues the shape (unless it is known), with the interim winner that
+ * serves until the worker is done (interim NULL: none). 0, or -1 (no
+ * thread or memory). */
+int atdi_tune_worker_queue(atdi_tune_worker *w, const atdi_ctx_info *ci, int op, at_dtype dtype,
+			   long long M, long long N, const atdi_plan *interim, double us);
+
+/* As peek, and NONE queues it now (PENDING is returned, or NONE when no
+ * thread or memory could be had). */
 atdi_tune_state atdi_tune_worker_ask(atdi_tune_worker *w, const atdi_ctx_info *ci, int op,
 				     at_dtype dtype, long long M, long long N, atdi_plan *best,
 				     double *us, char *why, size_t cap);

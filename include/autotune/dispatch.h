@@ -178,10 +178,16 @@ typedef struct atd_handle atd_handle;
 			    of an untuned shape times the variants the model
 			    and its nearest winners give, on scratch buffers
 			    on a stream of its own, and keeps the fastest in
-			    the cache; with ATD_OPEN_JIT_BACKGROUND a worker
-			    thread tunes while the shape is served what
-			    needs no compiling, the winner from its next
-			    call once the worker is done */
+			    the cache. It waits at most ATD_TUNE_WAIT_MS
+			    (200; -1: no limit) for them to compile and
+			    times those built by then; a worker thread times
+			    the rest, the fastest of those timed (or, if
+			    none was built, what needs no compiling) serving
+			    until it is done. With ATD_OPEN_JIT_BACKGROUND
+			    the worker tunes it all while the shape is
+			    served what needs no compiling. Either way the
+			    shape's winner serves from its first call after
+			    the worker is done */
 
 /*
 ** Opens a tuning database read-only. path NULL means $AUTOTUNE_DB if set,

@@ -985,22 +985,32 @@ def summarize(rows):
 
 def first_call(args):
     """The first call of an untuned shape: blocking (empty cache), a new
-    handle with the persistent cache filled, and background mode."""
+    handle with the persistent cache filled, background mode, and online
+    tuning (waiting for the candidates compiled within ATD_TUNE_WAIT_MS,
+    its default, and for all of them). settle_ms: from the first call until
+    the tuned winner is in the cache (a second handle's query says tuned)."""
     cache = tempfile.mkdtemp(prefix="atd-jit-")
-    print("mode,dtype,M,N,first_call_ms,served_first,served_later,later_call_ms")
+    print("mode,dtype,M,N,first_call_ms,served_first,served_later,later_call_ms,settle_ms")
     for dt, M, N in shapes_of(args.config or DEFAULT_CONFIG)[: args.first_call_shapes]:
         x = torch.randn(M, N, device="cuda").to(getattr(torch, TORCH_DTYPES[dt]))
         y = torch.empty_like(x)
-        for mode, options, cache_file in (("block-cold", {}, "cold.db"), ("block-cached", {}, "cold.db"),
-                                          ("background", {"jit": "background"}, "bg.db"),
-                                          ("tune", {"tune": True}, "tune.db"),
-                                          ("tuned-cached", {}, "tune.db"),
-                                          ("tune-background", {"tune": True, "jit": "background"},
-                                           "tune-bg.db")):
+        for mode, options, cache_file, wait in (
+                ("block-cold", {}, "cold.db", None), ("block-cached", {}, "cold.db", None),
+                ("background", {"jit": "background"}, "bg.db", None),
+                ("tune", {"tune": True}, "tune.db", None),
+                ("tuned-cached", {}, "tune.db", None),
+                ("tune-wait-all", {"tune": True}, "tune-all.db", "-1"),
+                ("tune-background", {"tune": True, "jit": "background"}, "tune-bg.db", None)):
             os.environ["ATD_JIT_CACHE"] = os.path.join(cache, f"{dt}-{M}-{N}-{cache_file}")
+            if wait is None:
+                os.environ.pop("ATD_TUNE_WAIT_MS", None)
+            else:
+                os.environ["ATD_TUNE_WAIT_MS"] = wait
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", handle_mod.DatabaseWarning)
                 h = handle_mod.Handle(args.db, **options)
+                probe = handle_mod.Handle(args.db)
+            os.environ.pop("ATD_TUNE_WAIT_MS", None)
             torch.cuda.synchronize()
             t = time.perf_counter()
             h.softmax(x, out=y)
@@ -1008,6 +1018,12 @@ def first_call(args):
             first = (time.perf_counter() - t) * 1e3
             served_first = served_by(h, dt, M, N)
             deadline = time.perf_counter() + 30
+            settle = ""
+            if mode.startswith("tune"):  # until the tuning is done and kept
+                while not served_by(probe, dt, M, N).startswith("tuned") \
+                        and time.perf_counter() < deadline:
+                    time.sleep(0.005)
+                settle = f"{(time.perf_counter() - t) * 1e3:.1f}"
             # background modes: the call after the worker is done (what it
             # settles on); each call re-decides once a worker's job ends
             settled = {"background": ("derived", "predicted"), "tune-background": ("tuned",)}
@@ -1015,12 +1031,15 @@ def first_call(args):
                     and time.perf_counter() < deadline:
                 time.sleep(0.01)
                 h.softmax(x, out=y)
+            h.softmax(x, out=y)  # re-decided, if the tuning ended since
+            torch.cuda.synchronize()
             t = time.perf_counter()
             h.softmax(x, out=y)
             torch.cuda.synchronize()
             later = (time.perf_counter() - t) * 1e3
-            print(f"{mode},{dt},{M},{N},{first:.1f},{served_first},{served_by(h, dt, M, N)},{later:.2f}",
-                  flush=True)
+            print(f"{mode},{dt},{M},{N},{first:.1f},{served_first},{served_by(h, dt, M, N)},"
+                  f"{later:.2f},{settle}", flush=True)
+            probe.close()
             h.close()
 
 
