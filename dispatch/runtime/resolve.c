@@ -64,15 +64,19 @@ static int poll_compile(const atdi_loader *l, atd_handle *h, const atdi_jit_job 
 	return atdi_jit_poll(&h->jit, job);
 }
 
-/* Tunes and keeps the winner in the cache database for later processes;
- * slow is released while the candidates compile when release says so. */
+/* Tunes and keeps the winner in the cache database for later processes,
+ * unless candidates were left compiling past wait_ms (*left: a winner of
+ * some of them is not the shape's); slow is released while the candidates
+ * compile when release says so. */
 static atd_status tune_and_keep(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dtype,
 				long long M, long long N, atdi_plan *best, double *us,
-				pthread_mutex_t *release, char *why, size_t cap)
+				pthread_mutex_t *release, double wait_ms, int *left, char *why,
+				size_t cap)
 {
 	int tried = 0;
-	atd_status s = atdi_tune(h, ci, op, dtype, M, N, release, best, us, &tried, why, cap);
-	if (s != ATD_OK)
+	atd_status s = atdi_tune(h, ci, op, dtype, M, N, release, wait_ms, best, us, &tried, left,
+				 why, cap);
+	if (s != ATD_OK || *left)
 		return s;
 	atdi_tuned t = { "", "", *us };
 	snprintf(t.template_name, sizeof t.template_name, "%s", best->rules->name);
@@ -81,12 +85,32 @@ static atd_status tune_and_keep(atd_handle *h, const atdi_ctx_info *ci, int op, 
 	return ATD_OK;
 }
 
+/* A blocking handle's tuning: the candidates compiled within the handle's
+ * wait are timed now; those left are handed to the background tuner with
+ * the interim winner, which serves (provisionally) until it is done. */
 static atd_status tune_now(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
 			   int op, at_dtype dtype, long long M, long long N, atdi_plan *best,
-			   double *us, char *why, size_t cap)
+			   double *us, int *pending, char *why, size_t cap)
 {
 	(void)l;
-	return tune_and_keep(h, ci, op, dtype, M, N, best, us, NULL, why, cap);
+	*us = 0;
+	atdi_tune_state st =
+		atdi_tune_worker_peek(h->tuner, ci, op, dtype, M, N, best, us, why, cap);
+	*pending = st == ATDI_TUNE_PENDING;
+	if (st == ATDI_TUNE_DONE || (st == ATDI_TUNE_PENDING && *us > 0))
+		return ATD_OK;
+	if (st != ATDI_TUNE_NONE) {
+		if (st == ATDI_TUNE_PENDING)
+			snprintf(why, cap, "it is being tuned in the background");
+		return ATD_ERR_NO_KERNEL;
+	}
+	int left = 0;
+	atd_status s = tune_and_keep(h, ci, op, dtype, M, N, best, us, NULL, h->jit.tune_wait_ms,
+				     &left, why, cap);
+	if (left && atdi_tune_worker_queue(h->tuner, ci, op, dtype, M, N,
+					   s == ATD_OK ? best : NULL, s == ATD_OK ? *us : 0) == 0)
+		*pending = 1;
+	return s;
 }
 
 static atdi_tune_state tune_later(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
@@ -111,8 +135,9 @@ int atdi_tune_in_background(void *user, atdi_tune_job *job)
 	}
 	char why[ATDI_MSG_CAP] = "";
 	pthread_mutex_lock(&h->slow);
+	int left = 0;
 	atd_status s = tune_and_keep(h, &job->ci, job->op, job->dtype, job->M, job->N, &job->best,
-				     &job->us, &h->slow, why, sizeof why);
+				     &job->us, &h->slow, -1, &left, why, sizeof why);
 	pthread_mutex_unlock(&h->slow);
 	snprintf(job->why, sizeof job->why, "%s", why);
 	return s == ATD_OK ? 0 : -1;

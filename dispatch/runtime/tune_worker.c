@@ -125,14 +125,24 @@ static atdi_tune_state state_of(const atdi_tune_job *j, atdi_plan *best, double 
 	return s;
 }
 
+/* The shape's state; NONE queues it when asked to (then PENDING). */
+static atdi_tune_state look(atdi_tune_worker *w, const atdi_ctx_info *ci, int op, at_dtype dtype,
+			    long long M, long long N, atdi_plan *best, double *us, char *why,
+			    size_t cap, int queue_new)
+{
+	pthread_mutex_lock(&w->lock);
+	atdi_tune_state s = state_of(find(w, ci, op, dtype, M, N), best, us, why, cap);
+	if (s == ATDI_TUNE_NONE && queue_new && queue(w, ci, op, dtype, M, N, NULL, 0) == 0)
+		s = ATDI_TUNE_PENDING;
+	pthread_mutex_unlock(&w->lock);
+	return s;
+}
+
 atdi_tune_state atdi_tune_worker_peek(atdi_tune_worker *w, const atdi_ctx_info *ci, int op,
 				      at_dtype dtype, long long M, long long N, atdi_plan *best,
 				      double *us, char *why, size_t cap)
 {
-	pthread_mutex_lock(&w->lock);
-	atdi_tune_state s = state_of(find(w, ci, op, dtype, M, N), best, us, why, cap);
-	pthread_mutex_unlock(&w->lock);
-	return s;
+	return look(w, ci, op, dtype, M, N, best, us, why, cap, 0);
 }
 
 int atdi_tune_worker_queue(atdi_tune_worker *w, const atdi_ctx_info *ci, int op, at_dtype dtype,
@@ -148,10 +158,5 @@ atdi_tune_state atdi_tune_worker_ask(atdi_tune_worker *w, const atdi_ctx_info *c
 				     at_dtype dtype, long long M, long long N, atdi_plan *best,
 				     double *us, char *why, size_t cap)
 {
-	pthread_mutex_lock(&w->lock);
-	atdi_tune_state s = state_of(find(w, ci, op, dtype, M, N), best, us, why, cap);
-	if (s == ATDI_TUNE_NONE && queue(w, ci, op, dtype, M, N, NULL, 0) == 0)
-		s = ATDI_TUNE_PENDING;
-	pthread_mutex_unlock(&w->lock);
-	return s;
+	return look(w, ci, op, dtype, M, N, best, us, why, cap, 1);
 }
