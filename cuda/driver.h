@@ -53,6 +53,7 @@
 	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, CUDA_VERSION) \
 	X(cuLaunchKernel, CUDA_VERSION) \
 	X(cuLaunchCooperativeKernel, 9000) \
+	X(cuLaunchKernelEx, 12000) \
 	X(cuOccupancyMaxActiveClusters, 11080) \
 	X(cuStreamCreate, CUDA_VERSION) \
 	X(cuStreamDestroy, CUDA_VERSION) \

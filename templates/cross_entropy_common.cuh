@@ -387,9 +387,24 @@ __device__ __forceinline__ void ce_fill(elem_t *dxr, long long c0, long long c1,
 		store_vec(dxr, col, c1, vec_ok, vals);
 }
 
-// The row's scale: *scale, read by every CTA (NULL: 1).
+// Programmatic dependent launch (the library launches the row kernel so
+// after prepare, and reduce after the row kernel, where the code defines
+// cross_entropy_dependent_launch): a kernel so launched may start before
+// the one it follows has finished, and waits here, before reading what
+// that one wrote. Without it (the tuner's launches, sm_80) a no-op.
+__device__ __forceinline__ void ce_wait_for_prior_kernel()
+{
+#if __CUDA_ARCH__ >= 900
+	asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// The row's scale: *scale, read by every CTA (NULL: 1), once prepare, the
+// kernel before, has written it: a body reads it after issuing its first
+// loads, which then overlap prepare.
 __device__ __forceinline__ float ce_scale(const float *scale)
 {
+	ce_wait_for_prior_kernel();
 	return scale ? *scale : 1.0f;
 }
 
@@ -473,6 +488,10 @@ extern "C" __global__ void __launch_bounds__(CE_ONE_CTA_MAX)
 cross_entropy_prepare_kernel(float *ws, const void *target, long long M, long long V,
 			     long long ignore_index, float upstream, int mean, unsigned flags)
 {
+#if __CUDA_ARCH__ >= 900
+	// the row kernel may start now: it reads the scale only after waiting
+	asm volatile("griddepcontrol.launch_dependents;");
+#endif
 	__shared__ long long part[3][32];
 	long long nv = 0, nb = 0, f = -1;
 	const long long T = blockDim.x;
@@ -526,6 +545,7 @@ extern "C" __global__ void __launch_bounds__(CE_ONE_CTA_MAX)
 cross_entropy_reduce_kernel(float *out, const float *loss, long long M, const float *ws,
 			    int mean)
 {
+	ce_wait_for_prior_kernel(); // the row kernel's losses
 	__shared__ double part[32];
 	const long long T = blockDim.x;
 	double s = 0.0;
@@ -549,6 +569,12 @@ cross_entropy_reduce_kernel(float *out, const float *loss, long long M, const fl
 	const long long nv = ((const long long *)ws)[CE_WS_N_VALID];
 	out[0] = (float)(mean ? s / (double)nv : s);
 }
+
+// Says that this code's row and reduce kernels wait for the kernel before
+// them (ce_wait_for_prior_kernel) and prepare lets the row kernel start:
+// the library launches them as dependent launches only then (a database's
+// older code would read the scale before prepare wrote it). Never launched.
+extern "C" __global__ void cross_entropy_dependent_launch() {}
 
 // The gradient's rows times the upstream gradient g, read on the device
 // (the loss's grad in autograd's backward: g[0] for a reduced loss, g[row]

@@ -142,7 +142,6 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 	const bool tail = nw < n && threadIdx.x == CE_TAIL_THREAD;
 	const long long t = ce_target(target, row, flags);
 	const bool fixed = ce_fixed(t, V, ignore_index);
-	const float sc = ce_scale(scale); // read now, used after the merge
 
 	vec_t xv[ITERS];
 	if (vec_ok) {
@@ -169,6 +168,7 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 	const bool owner = !fixed && (ce_owns_col(t, c0 + h, tc) || (head && t >= c0 && t < c0 + h) ||
 				      (tail && t >= tc && t < c1));
 	const float xt = owner ? to_f32(xr[t]) : 0.0f;
+	const float sc = ce_scale(scale); // after the loads: they overlap prepare
 	float m = NEG_INF_F;
 	if (head) {
 		float z[VEC];

@@ -593,10 +593,69 @@ Test(cross_entropy_templates, the_plain_kernel_serves_plain_options_only)
 	cr_assert_not(ce_options_plain(&a));
 	const atdi_op_desc *d = atdi_op_desc_of(ATDI_CROSS_ENTROPY);
 	cr_assert_str_eq(d->aux[ATDI_CE_PLAIN], CE_PLAIN_KERNEL);
-	cr_assert_eq(d->aux_optional, 1u << ATDI_CE_PLAIN, "the plain kernel alone is optional");
+	cr_assert_str_eq(d->aux[ATDI_CE_DEPENDENT], CE_DEPENDENT_LAUNCH);
+	cr_assert_eq(d->aux_optional, 1u << ATDI_CE_PLAIN | 1u << ATDI_CE_DEPENDENT,
+		     "the plain kernel and the dependent launch's marker are optional");
+	cr_assert_eq(d->aux_marker, 1u << ATDI_CE_DEPENDENT, "the marker is never launched");
 	for (int op = 0; op < ATDI_NOPS; op++)
 		if (op != ATDI_CROSS_ENTROPY)
 			cr_assert_eq(atdi_op_desc_of(op)->aux_optional, 0u);
+}
+
+/* The PTX of entry in ptx, up to the next entry ("" if absent), into a
+ * malloc'd string. */
+static char *entry_ptx(const char *ptx, const char *entry)
+{
+	char head[128];
+	snprintf(head, sizeof head, ".entry %s(", entry);
+	const char *p = strstr(ptx, head);
+	if (!p)
+		return strdup("");
+	const char *end = strstr(p + 1, ".entry ");
+	size_t n = end ? (size_t)(end - p) : strlen(p);
+	char *out = malloc(n + 1);
+	cr_assert_not_null(out);
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return out;
+}
+
+/* Every template's code may be launched as programmatic dependent launches
+ * (the library does so where the marker is): its row kernels and reduce
+ * wait for the kernel before them before reading what it wrote, and
+ * prepare lets the row kernel start. A row kernel without the wait would
+ * read the gradient's scale before prepare wrote it. */
+Test(cross_entropy_templates, every_template_waits_for_prepare_and_says_so, .timeout = 240)
+{
+	at_error err;
+	cr_assert_eq(nvrtc_load(&err), 0, "%s", err.msg);
+	for (size_t t = 0; t < NCE; t++) {
+		variant v;
+		variant_defaults(&v, tf_template(ce_templates[t]), AT_BF16);
+		cr_assert_eq(variant_set(&v, "vec=8", &err), 0, "%s", err.msg); /* 16-byte vectors */
+		char *src = tf_specialize(&v);
+		compiled_kernel k;
+		int rc = nvrtc_compile(src, "variant.cu", 90, &k, &err);
+		cr_assert_eq(rc, COMPILE_OK, "%s: %s", ce_templates[t],
+			     rc == COMPILE_FAILED && k.log ? k.log : err.msg);
+		free(src);
+		cr_assert_not_null(strstr(k.ptx, ".entry " CE_DEPENDENT_LAUNCH "("), "%s",
+				   ce_templates[t]);
+		static const char *const waits[] = { "cross_entropy_kernel", CE_PLAIN_KERNEL,
+						     "cross_entropy_reduce_kernel" };
+		for (size_t i = 0; i < sizeof waits / sizeof *waits; i++) {
+			char *body = entry_ptx(k.ptx, waits[i]);
+			cr_assert(!*body || strstr(body, "griddepcontrol.wait"), "%s: %s does not wait",
+				  ce_templates[t], waits[i]);
+			cr_assert(i == 1 || *body, "%s: no %s", ce_templates[t], waits[i]);
+			free(body);
+		}
+		char *prepare = entry_ptx(k.ptx, "cross_entropy_prepare_kernel");
+		cr_assert_not_null(strstr(prepare, "griddepcontrol.launch_dependents"), "%s",
+				   ce_templates[t]);
+		free(prepare);
+		compiled_kernel_free(&k);
+	}
 }
 
 typedef struct ce_compile_case {

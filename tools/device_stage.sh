@@ -42,6 +42,9 @@
 #                                     exhaustively, the library against
 #                                     their exact winners and the peers:
 #                                     $OUT/random-peers.csv
+#   bash build-dev/ce-sweep.sh        the cross-entropy sweep into a fresh
+#                                     /tmp/default.db (ops-peers.sh's):
+#                                     $OUT/cross-entropy.db.xz
 #   bash build-dev/first-call.sh [SHAPES [CONFIG]]
 #                                     the first call of untuned shapes in each
 #                                     JIT and tuning mode (peers --first-call,
@@ -432,6 +435,16 @@ fi
 export PYTHONPATH=$PWD/python:$PYTHONPATH
 # the H200's default sweep (the lib method's database), unless a sweep left one
 [ -f /tmp/default.db ] || xz -dc results/h200/pruned-default-h200.db.xz >/tmp/default.db
+EOS
+cat >build-dev/ce-sweep.sh <<'EOS'
+# ce-sweep.sh: the cross-entropy sweep (configs/cross_entropy.yaml) into a
+# fresh /tmp/default.db (which ops-peers.sh then serves from), its model
+# fitted and stored: $OUT/cross-entropy.db.xz, cross-entropy-sweep.log
+rm -f /tmp/default.db*
+timeout 400 build-dev/autotune sweep --templates build-dev/templates -c build-dev/configs/cross_entropy.yaml \
+	--db /tmp/default.db >"$OUT/cross-entropy-sweep.log" 2>&1
+echo "cross-entropy sweep rc $?"; tail -2 "$OUT/cross-entropy-sweep.log"
+bash build-dev/pack.sh /tmp/default.db "$OUT/cross-entropy.db.xz"
 EOS
 cat >build-dev/ops-peers.sh <<'EOS'
 # ops-peers.sh OP [ARGS...]: the peer benchmark of OP into /tmp/OP-peers.csv

@@ -26,7 +26,7 @@ typedef enum atdi_signature {
 } atdi_signature;
 
 /* The most kernels an op's code defines beside its own (atdi_op_desc.aux). */
-#define ATDI_OP_MAX_AUX 4
+#define ATDI_OP_MAX_AUX 5
 
 /* The kernel a cross_entropy source may define beside cross_entropy_kernel
  * for the options most calls take (no soft-cap, no label smoothing), with
@@ -34,8 +34,15 @@ typedef enum atdi_signature {
  * registers (launch_cross_entropy takes it for them). */
 #define CE_PLAIN_KERNEL "cross_entropy_plain_kernel"
 
+/* An empty kernel that a cross_entropy source defines when its row and
+ * reduce kernels wait for the kernel before them (griddepcontrol.wait)
+ * and its prepare lets the row kernel start: a marker, never launched.
+ * Only then are they launched as programmatic dependent launches; a
+ * database's older code would read the scale before prepare wrote it. */
+#define CE_DEPENDENT_LAUNCH "cross_entropy_dependent_launch"
+
 /* cross_entropy's aux kernels, by index. */
-enum { ATDI_CE_PREPARE, ATDI_CE_REDUCE, ATDI_CE_SCALE, ATDI_CE_PLAIN };
+enum { ATDI_CE_PREPARE, ATDI_CE_REDUCE, ATDI_CE_SCALE, ATDI_CE_PLAIN, ATDI_CE_DEPENDENT };
 
 typedef struct atdi_op_desc {
 	const char *name;   /* "softmax_backward": the tuner's and the database's */
@@ -57,8 +64,10 @@ typedef struct atdi_op_desc {
 	double (*of_zeros)(long long N);
 	/* Bit i: aux[i] may be missing from the code (its function then NULL):
 	 * cross_entropy_plain_kernel, which older sources and some templates
-	 * do not define. */
+	 * do not define, and the marker CE_DEPENDENT_LAUNCH. */
 	unsigned aux_optional;
+	/* Bit i: aux[i] is a marker, never launched (so not prepared as one). */
+	unsigned aux_marker;
 } atdi_op_desc;
 
 /* The row of op, or NULL out of range. */

@@ -86,12 +86,10 @@ static atd_status check_arguments(atd_handle *h, atd_dtype dtype, const void *lo
 /* The reduce kernel over its one CTA, of the tuner's size (its sum's
  * order, and so its result, is the same in both). */
 static int launch_reduce(CUfunction fn, CUdeviceptr out, CUdeviceptr losses, long long M,
-			 CUdeviceptr ws, int mean, CUstream stream, at_error *err)
+			 CUdeviceptr ws, int mean, int dependent, CUstream stream, at_error *err)
 {
 	void *args[] = { &out, &losses, &M, &ws, &mean };
-	CU_TRY(err, cudrv.cuLaunchKernel(fn, 1, 1, 1, CE_ONE_CTA_THREADS, 1, 1, 0, stream, args,
-					 NULL));
-	return 0;
+	return launch_kernel(fn, 1, CE_ONE_CTA_THREADS, 0, 0, dependent, args, stream, err);
 }
 
 /* Whether the targets are to be checked: not trusted, and the stream not
@@ -181,12 +179,16 @@ ATD_API atd_status atd_cross_entropy(atd_handle *h, atd_dtype dtype, const void 
 	ce_launch_args a = { (CUdeviceptr)(uintptr_t)dlogits, (CUdeviceptr)(uintptr_t)logits, tg,
 			     losses, (CUdeviceptr)(uintptr_t)lse, ws, m, v, lddlogits, ldlogits,
 			     ignore, o->label_smoothing, o->z_loss, o->softcap, flags };
-	if (launch_cross_entropy(r.fn, r.aux[ATDI_CE_PLAIN], &r.geom, r.grid, &a, st, &err) != 0)
+	/* code that waits for the kernel before it is launched as it may start
+	 * early: the row kernel's loads overlap prepare, reduce's launch the
+	 * row kernel's end */
+	if (launch_cross_entropy(r.fn, r.aux[ATDI_CE_PLAIN], &r.geom, r.grid, &a,
+				 r.dependent_launch, st, &err) != 0)
 		return atdi_launch_failed(h, FN, &r, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V,
 					  err.msg);
 	if (o->reduction != ATD_REDUCTION_NONE &&
 	    launch_reduce(r.aux[ATDI_CE_REDUCE], (CUdeviceptr)(uintptr_t)loss, losses, m, ws, mean,
-			  st, &err) != 0)
+			  r.dependent_launch, st, &err) != 0)
 		return atdi_launch_failed(h, FN, &r, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V,
 					  err.msg);
 	return ATD_OK;

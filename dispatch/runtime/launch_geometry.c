@@ -12,6 +12,7 @@
 #include "dispatch/runtime/launch_geometry.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* Above this, a CTA's dynamic shared memory must be opted into. */
 #define DEFAULT_DYN_SMEM_LIMIT (48 * 1024)
@@ -102,16 +103,34 @@ int launch_grid(const launch_geometry *g, CUfunction fn, long long M, int sm_cou
 }
 
 /* Launches fn with args as g says: cooperatively or not. */
-static int launch_args(CUfunction fn, const launch_geometry *g, unsigned grid, void **args,
-		       CUstream stream, at_error *err)
+int launch_kernel(CUfunction fn, unsigned grid, unsigned threads, unsigned dyn_smem,
+		  int cooperative, int dependent, void **args, CUstream stream, at_error *err)
 {
-	if (g->cooperative)
-		CU_TRY(err, cudrv.cuLaunchCooperativeKernel(fn, grid, 1, 1, (unsigned)g->threads, 1,
-							    1, (unsigned)g->dyn_smem, stream, args));
-	else
-		CU_TRY(err, cudrv.cuLaunchKernel(fn, grid, 1, 1, (unsigned)g->threads, 1, 1,
-						 (unsigned)g->dyn_smem, stream, args, NULL));
+	if (dependent) {
+		CUlaunchAttribute attr[2];
+		memset(attr, 0, sizeof attr);
+		attr[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+		attr[0].value.programmaticStreamSerializationAllowed = 1;
+		attr[1].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+		attr[1].value.cooperative = 1;
+		CUlaunchConfig c = { grid, 1, 1, threads, 1, 1, dyn_smem, stream, attr,
+				     cooperative ? 2u : 1u };
+		CU_TRY(err, cudrv.cuLaunchKernelEx(&c, fn, args, NULL));
+	} else if (cooperative) {
+		CU_TRY(err, cudrv.cuLaunchCooperativeKernel(fn, grid, 1, 1, threads, 1, 1, dyn_smem,
+							    stream, args));
+	} else {
+		CU_TRY(err, cudrv.cuLaunchKernel(fn, grid, 1, 1, threads, 1, 1, dyn_smem, stream,
+						 args, NULL));
+	}
 	return 0;
+}
+
+static int launch_args(CUfunction fn, const launch_geometry *g, unsigned grid, void **args,
+		       int dependent, CUstream stream, at_error *err)
+{
+	return launch_kernel(fn, grid, (unsigned)g->threads, (unsigned)g->dyn_smem, g->cooperative,
+			     dependent, args, stream, err);
 }
 
 int launch_softmax(CUfunction fn, const launch_geometry *g, unsigned grid, CUdeviceptr y,
@@ -119,7 +138,7 @@ int launch_softmax(CUfunction fn, const launch_geometry *g, unsigned grid, CUdev
 		   unsigned flags, CUstream stream, at_error *err)
 {
 	void *args[] = { &y, &x, &M, &N, &ldy, &ldx, &flags };
-	return launch_args(fn, g, grid, args, stream, err);
+	return launch_args(fn, g, grid, args, 0, stream, err);
 }
 
 int launch_softmax_backward(CUfunction fn, const launch_geometry *g, unsigned grid,
@@ -128,7 +147,7 @@ int launch_softmax_backward(CUfunction fn, const launch_geometry *g, unsigned gr
 			    unsigned flags, CUstream stream, at_error *err)
 {
 	void *args[] = { &dx, &y, &dy, &M, &N, &lddx, &ldy, &lddy, &flags };
-	return launch_args(fn, g, grid, args, stream, err);
+	return launch_args(fn, g, grid, args, 0, stream, err);
 }
 
 int ce_options_plain(const ce_launch_args *a)
@@ -138,7 +157,8 @@ int ce_options_plain(const ce_launch_args *a)
 }
 
 int launch_cross_entropy(CUfunction fn, CUfunction plain, const launch_geometry *g,
-			 unsigned grid, const ce_launch_args *a, CUstream stream, at_error *err)
+			 unsigned grid, const ce_launch_args *a, int dependent, CUstream stream,
+			 at_error *err)
 {
 	if (plain && ce_options_plain(a))
 		fn = plain;
@@ -147,7 +167,7 @@ int launch_cross_entropy(CUfunction fn, CUfunction plain, const launch_geometry 
 			 &c.lse,    &c.scale, &c.M,		  &c.V,
 			 &c.lddx,   &c.ldx,   &c.ignore_index,	  &c.label_smoothing,
 			 &c.z_loss, &c.softcap, &c.flags };
-	return launch_args(fn, g, grid, args, stream, err);
+	return launch_args(fn, g, grid, args, dependent, stream, err);
 }
 
 int launch_cross_entropy_prepare(CUfunction fn, CUdeviceptr ws, CUdeviceptr target, long long M,

@@ -61,9 +61,17 @@ int ce_options_plain(const ce_launch_args *a);
 /* Launches fn, a cross_entropy_kernel, on stream as launch_softmax does:
  * the same grid, cooperatively if g says so; plain (the module's
  * CE_PLAIN_KERNEL, or NULL when it has none) instead when a's options are
- * plain. */
+ * plain; dependent: as launch_kernel's. */
 int launch_cross_entropy(CUfunction fn, CUfunction plain, const launch_geometry *g,
-			 unsigned grid, const ce_launch_args *a, CUstream stream, at_error *err);
+			 unsigned grid, const ce_launch_args *a, int dependent, CUstream stream,
+			 at_error *err);
+
+/* Launches fn over grid CTAs of threads (cooperatively if asked); with
+ * dependent, as a programmatic dependent launch: on sm_90 it may start
+ * before the kernel before it in the stream has ended, and must wait for
+ * it (griddepcontrol.wait) before reading what that one wrote. */
+int launch_kernel(CUfunction fn, unsigned grid, unsigned threads, unsigned dyn_smem,
+		  int cooperative, int dependent, void **args, CUstream stream, at_error *err);
 
 /* The threads of the one CTA of cross_entropy_prepare_kernel and
  * cross_entropy_reduce_kernel: fixed, so that the reduction's order (and

@@ -24,7 +24,7 @@ static int launch_ce(CUfunction fn, const launch_geometry *g, unsigned grid, con
 		     CUstream stream, at_error *err)
 {
 	/* fn alone: every option (the call's plain kernel is the entry point's) */
-	return launch_cross_entropy(fn, NULL, g, grid, args, stream, err);
+	return launch_cross_entropy(fn, NULL, g, grid, args, 0, stream, err);
 }
 
 static const op_launcher launchers[ATDI_NSIGS] = {

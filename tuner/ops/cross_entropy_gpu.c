@@ -33,7 +33,7 @@ static int launch(void *state, const op_variant *v, CUstream stream, at_error *e
 {
 	ce_launch_args a = ce_shape_args(state, v->y, v->x);
 	return launch_cross_entropy(v->fn, ce_plain_kernel(v->module, v->geom), v->geom, v->grid,
-				    &a, stream, err);
+				    &a, 0, stream, err);
 }
 
 /* loss and lse, besides the gradient */

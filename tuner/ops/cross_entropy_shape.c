@@ -228,7 +228,7 @@ static int probe_run(const ce_shape *c, CUfunction fn, CUfunction plain,
 		     CUstream stream, at_error *err)
 {
 	if (ce_shape_poison(c, stream, err) ||
-	    launch_cross_entropy(fn, plain, g, grid, a, stream, err))
+	    launch_cross_entropy(fn, plain, g, grid, a, 0, stream, err))
 		return -1;
 	CU_TRY(err, cudrv.cuStreamSynchronize(stream));
 	return 0;
