@@ -34,7 +34,7 @@ typedef struct atdi_resolved {
 	const char *model_gpu;      /* ATD_LEVEL_PREDICTED: whose results the model learned */
 	double tuned_us;            /* ATD_LEVEL_TUNED: its median when tuned online */
 	/* The op's kernels after its first are programmatic dependent launches
-	 * (cross_entropy: its code defines CE_DEPENDENT_LAUNCH, on sm_90+). */
+	 * (its code defines an aux_marker entry, row_ops.h; on sm_90+). */
 	int dependent_launch;
 	/* Served while a derived variant compiles in the background: resolve
 	 * again once the compiler's generation is no longer `generation`. */

@@ -66,7 +66,10 @@ typedef struct atdi_op_desc {
 	 * cross_entropy_plain_kernel, which older sources and some templates
 	 * do not define, and the marker CE_DEPENDENT_LAUNCH. */
 	unsigned aux_optional;
-	/* Bit i: aux[i] is a marker, never launched (so not prepared as one). */
+	/* Bit i: aux[i] is a marker, never launched (so not prepared as one),
+	 * whose presence says that the code's kernels after its first wait
+	 * for the kernel before them: they are launched as programmatic
+	 * dependent launches (atdi_resolved.dependent_launch). */
 	unsigned aux_marker;
 } atdi_op_desc;
 

@@ -32,12 +32,14 @@ static atd_status prepare_launch(const atdi_ctx_info *ci, int op, CUfunction fn,
 	memcpy(out->aux, aux, sizeof out->aux);
 	const atdi_op_desc *d = atdi_op_desc_of(op);
 	const unsigned launched = d->aux_optional & ~d->aux_marker;
-	for (int i = 0; i < ATDI_OP_MAX_AUX; i++)
+	out->dependent_launch = 0;
+	for (int i = 0; i < ATDI_OP_MAX_AUX; i++) {
 		if ((launched >> i & 1u) && out->aux[i] && launch_prepare_fn(g, out->aux[i], &err))
 			out->aux[i] = NULL;
-	/* griddepcontrol is sm_90's */
-	out->dependent_launch = op == ATDI_CROSS_ENTROPY && out->aux[ATDI_CE_DEPENDENT] &&
-				ci->arch >= 90;
+		/* griddepcontrol is sm_90's */
+		if ((d->aux_marker >> i & 1u) && out->aux[i] && ci->arch >= 90)
+			out->dependent_launch = 1;
+	}
 	out->geom = *g;
 	return ATD_OK;
 }
