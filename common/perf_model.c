@@ -159,6 +159,10 @@ void perf_model_to_text(const perf_model *m, strbuf *out)
 		strbuf_printf(out, "template %s\n", m->space.templates[i]);
 	for (int i = 0; i < m->space.nparams; i++)
 		strbuf_printf(out, "param %s\n", m->space.params[i]);
+	for (int i = 0; m->compile_ms && i < m->space.ntemplates; i++)
+		if (m->compile_ms[i] > 0)
+			strbuf_printf(out, "compile_ms %s %.1f\n", m->space.templates[i],
+				      m->compile_ms[i]);
 	te_to_text(&m->shape, out);
 	te_to_text(&m->variant, out);
 }
@@ -181,6 +185,40 @@ static void read_space(const char **p, pf_space *s)
 	}
 }
 
+/* The "compile_ms NAME MS" lines at *p (a model written before they were
+ * has none: every compile time is then unknown). */
+static int read_compile_ms(const char **p, perf_model *m, at_error *err)
+{
+	while (strncmp(*p, "compile_ms ", 11) == 0) {
+		const char *name = *p + 11;
+		size_t len = strcspn(name, " \n");
+		char *end = (char *)name;
+		double ms = name[len] == ' ' ? strtod(name + len + 1, &end) : -1;
+		int t = -1;
+		for (int i = 0; i < m->space.ntemplates && t < 0; i++)
+			if (strlen(m->space.templates[i]) == len &&
+			    strncmp(m->space.templates[i], name, len) == 0)
+				t = i;
+		if (t < 0 || !(ms >= 0) || (*end != '\n' && *end != 0))
+			return at_error_set(err, "performance model: bad line \"%.*s\" (expected "
+					    "\"compile_ms TEMPLATE MS\" of a template above)",
+					    (int)strcspn(*p, "\n"), *p);
+		if (!m->compile_ms)
+			m->compile_ms = xcalloc((size_t)m->space.ntemplates, sizeof *m->compile_ms);
+		m->compile_ms[t] = ms;
+		*p = end + (*end == '\n');
+	}
+	return 0;
+}
+
+double perf_model_compile_ms(const perf_model *m, const char *name)
+{
+	for (int i = 0; m->compile_ms && i < m->space.ntemplates; i++)
+		if (strcmp(m->space.templates[i], name) == 0)
+			return m->compile_ms[i];
+	return 0;
+}
+
 int perf_model_from_text(const char *text, perf_model *m, at_error *err)
 {
 	memset(m, 0, sizeof *m);
@@ -189,6 +227,10 @@ int perf_model_from_text(const char *text, perf_model *m, at_error *err)
 		return at_error_set(err, "not a performance model (expected \"perf_model 1\")");
 	p += 13;
 	read_space(&p, &m->space);
+	if (read_compile_ms(&p, m, err)) {
+		perf_model_free(m);
+		return -1;
+	}
 	if (te_from_text(&p, PF_SHAPE_FEATURES, &m->shape, err) ||
 	    te_from_text(&p, pf_nfeatures(&m->space), &m->variant, err)) {
 		at_error_prefix(err, "performance model");
@@ -204,6 +246,8 @@ int perf_model_from_text(const char *text, perf_model *m, at_error *err)
 
 void perf_model_free(perf_model *m)
 {
+	free(m->compile_ms);
+	m->compile_ms = NULL;
 	pf_space_free(&m->space);
 	te_free(&m->shape);
 	te_free(&m->variant);

@@ -32,6 +32,10 @@ typedef struct perf_model {
 	pf_space space;
 	te_ensemble shape;   /* over the first PF_SHAPE_FEATURES features */
 	te_ensemble variant; /* over all of them */
+	/* per template of the space: the median NVRTC time of its kernels in
+	 * the results fitted on, in ms (0: not known); what the sweep's
+	 * pruning weighs a variant's compile by. NULL: none known. */
+	double *compile_ms;
 } perf_model;
 
 /* A prediction and its parts. */
@@ -78,12 +82,16 @@ int perf_model_rank(const perf_model *m, const tr_template *ts, int n, at_dtype 
 		    const tr_env *env, perf_choice *out, int k, at_error *err);
 
 /* Appends m as text: "perf_model 1", its feature space ("template NAME",
- * "param NAME" lines), the shape ensemble and the variant ensemble. */
+ * "param NAME" lines), "compile_ms NAME MS" for each template whose
+ * compile time is known, the shape ensemble and the variant ensemble. */
 void perf_model_to_text(const perf_model *m, strbuf *out);
 
 /* Reads what perf_model_to_text wrote. Returns 0, or -1 with a message
  * (m is then empty). */
 int perf_model_from_text(const char *text, perf_model *m, at_error *err);
+
+/* The compile time of template name in m, in ms; 0 when not known. */
+double perf_model_compile_ms(const perf_model *m, const char *name);
 
 void perf_model_free(perf_model *m);
 

@@ -277,3 +277,53 @@ Test(perf_model, a_template_without_results_is_never_learned_nor_ranked, .timeou
 	free(s.samples);
 	free(s.shapes);
 }
+
+Test(perf_model, carries_its_templates_median_compile_time_through_its_text, .timeout = 60)
+{
+	model_samples s;
+	collect c;
+	toy_samples(&s, &c);
+	/* compile times 100, 200, 300, ... ms by sample, one sample unstored */
+	for (size_t i = 0; i < s.nsamples; i++)
+		s.samples[i].compile_ms = 100.0 * (double)(i % 5 + 1);
+	s.samples[0].compile_ms = 0;
+	cr_assert_float_eq(model_samples_compile_ms(&s, 0), 300, 1e-9);
+	cr_assert_eq(model_samples_compile_ms(&s, 1), 0, "no sample of template 1");
+	model_matrix mx;
+	model_matrix_build(&s, &toy, 1, &mx);
+	model_fit_options o = small_fit();
+	o.variant.ntrees = 5;
+	perf_model m, back;
+	cr_assert_eq(model_fit(&s, &mx, -1, &o, &m), 0);
+	cr_assert_float_eq(perf_model_compile_ms(&m, "toy"), 300, 1e-9);
+	cr_assert_eq(perf_model_compile_ms(&m, "other"), 0);
+	strbuf text = { 0 };
+	perf_model_to_text(&m, &text);
+	cr_assert(strstr(text.data, "\ncompile_ms toy 300.0\n"), "%.200s", text.data);
+	at_error err;
+	cr_assert_eq(perf_model_from_text(text.data, &back, &err), 0, "%s", err.msg);
+	cr_assert_float_eq(perf_model_compile_ms(&back, "toy"), 300, 1e-9);
+	perf_model_free(&back);
+
+	/* a model written before compile times were stored knows none */
+	const char *old = "perf_model 1\ntemplate toy\nensemble 0 0\nensemble 0 0\n";
+	cr_assert_eq(perf_model_from_text(old, &back, &err), 0, "%s", err.msg);
+	cr_assert_eq(perf_model_compile_ms(&back, "toy"), 0);
+	perf_model_free(&back);
+	/* a compile time of a template the model does not name, or no number */
+	const char *bad[] = {
+		"perf_model 1\ntemplate toy\ncompile_ms nope 12.0\nensemble 0 0\nensemble 0 0\n",
+		"perf_model 1\ntemplate toy\ncompile_ms toy\nensemble 0 0\nensemble 0 0\n",
+		"perf_model 1\ntemplate toy\ncompile_ms toy 1x\nensemble 0 0\nensemble 0 0\n",
+		"perf_model 1\ntemplate toy\ncompile_ms toy -4\nensemble 0 0\nensemble 0 0\n",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		cr_assert_eq(perf_model_from_text(bad[i], &back, &err), -1, "%s", bad[i]);
+		cr_assert(strstr(err.msg, "compile_ms"), "%s", err.msg);
+	}
+	strbuf_free(&text);
+	perf_model_free(&m);
+	model_matrix_free(&mx);
+	free(s.samples);
+	free(s.shapes);
+}

@@ -140,6 +140,61 @@ Test(prune, defaults)
 	cr_assert_eq(o.exhaustive, 0);
 	cr_assert_eq(o.keep, PRUNE_DEFAULT_KEEP);
 	cr_assert_float_eq(o.explore, PRUNE_DEFAULT_EXPLORE, 1e-12);
+	cr_assert_float_eq(o.compile_weight, PRUNE_DEFAULT_COMPILE_WEIGHT, 1e-12);
+}
+
+Test(prune, a_template_weighs_its_compile_time_over_the_median_one)
+{
+	/* the median of the known times (100, 200, 400, 800) is 300 */
+	const double ms[] = { 100, 200, 0, 400, 800 };
+	double w[5];
+	prune_template_weights(ms, 5, 1, w);
+	cr_assert_float_eq(w[0], 1, 1e-12, "faster than the median: still 1");
+	cr_assert_float_eq(w[1], 1, 1e-12);
+	cr_assert_float_eq(w[2], 1, 1e-12, "not known: 1");
+	cr_assert_float_eq(w[3], 4.0 / 3, 1e-12);
+	cr_assert_float_eq(w[4], 8.0 / 3, 1e-12);
+	prune_template_weights(ms, 5, 0.5, w);
+	cr_assert_float_eq(w[4], sqrt(8.0 / 3), 1e-12);
+	prune_template_weights(ms, 5, 0, w);
+	for (int i = 0; i < 5; i++)
+		cr_assert_float_eq(w[i], 1, 1e-12, "exponent 0: every template weighs 1");
+	const double none[] = { 0, 0 };
+	prune_template_weights(none, 2, 1, w);
+	cr_assert_float_eq(w[0], 1, 1e-12);
+	cr_assert_float_eq(w[1], 1, 1e-12);
+}
+
+Test(prune, costly_variants_count_for_more_of_k)
+{
+	prune_options o = { .keep = 5, .explore = 0, .seed = 1 };
+	unsigned char plain[NV], weighed[NV];
+	double weight[NV];
+	/* unit weights keep what prune_select keeps */
+	for (int i = 0; i < NV; i++)
+		weight[i] = 1;
+	cr_assert_eq(prune_select_weighted(score, group, weight, NV, &o, 42, weighed),
+		     prune_select(score, group, NV, &o, 42, plain));
+	cr_assert_arr_eq(weighed, plain, NV);
+	/* template 0 (the best-scored 20) weighs 2: the top holds two of it
+	 * (2 + 2 <= 5, a third would pass 5), then the best of 1 and 2 */
+	for (int i = 0; i < NV; i++)
+		weight[i] = group[i] == 0 ? 2 : 1;
+	cr_assert_eq(prune_select_weighted(score, group, weight, NV, &o, 42, weighed), 4);
+	cr_assert_eq(count(weighed, 0), 2);
+	for (int i = 0; i < NV; i++)
+		if (group[i] == 0)
+			cr_assert_eq(weighed[i], score[i] < 0.015, "score %.2f", score[i]);
+	/* the best one is kept whatever it weighs */
+	for (int i = 0; i < NV; i++)
+		weight[i] = group[i] == 0 ? 50 : 1;
+	prune_select_weighted(score, group, weight, NV, &o, 42, weighed);
+	cr_assert_eq(count(weighed, 0), 1);
+	/* weights whose sum is within K keep everything */
+	o.keep = 3 * NV;
+	for (int i = 0; i < NV; i++)
+		weight[i] = 2;
+	cr_assert_eq(prune_select_weighted(score, group, weight, NV, &o, 42, weighed), NV);
 }
 
 /* ---- autotune sweep's options ---------------------------------------------------- */
@@ -161,7 +216,14 @@ Test(prune_cli, sweep_rejects_bad_pruning_options)
 	}
 	tr_result r = RUN("sweep", "--exhaustive", "--keep", "8");
 	tr_expect_status(&r, 2);
-	tr_expect_in(r.err, "cannot be combined with --keep or --explore");
+	tr_expect_in(r.err, "cannot be combined with --keep, --explore or --compile-weight");
+	tr_free(&r);
+	r = RUN("sweep", "--compile-weight", "5");
+	tr_expect_status(&r, 2);
+	tr_expect_in(r.err, "--compile-weight expects an exponent from 0 to 4");
+	tr_free(&r);
+	r = RUN("sweep", "--exhaustive", "--compile-weight", "0.5");
+	tr_expect_status(&r, 2);
 	tr_free(&r);
 	r = RUN("sweep", "--explore", "0.2", "--exhaustive");
 	tr_expect_status(&r, 2);
@@ -177,6 +239,7 @@ Test(prune_cli, sweep_accepts_pruning_options_and_meets_the_missing_gpu)
 		(const char *const[]){ "--exhaustive", NULL },
 		(const char *const[]){ "--keep", "8", "--explore", "0", NULL },
 		(const char *const[]){ "--keep", "100000", "--explore", "1", NULL },
+		(const char *const[]){ "--keep", "8", "--compile-weight", "0", NULL },
 	};
 	for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
 		const char *args[12] = { "sweep", "-c", tmp_path("c.yaml"), "--db",
@@ -200,6 +263,7 @@ Test(prune_cli, sweep_help_names_the_options)
 	tr_expect_in(r.out, "--exhaustive");
 	tr_expect_in(r.out, "--keep K");
 	tr_expect_in(r.out, "--explore F");
+	tr_expect_in(r.out, "--compile-weight P");
 	tr_free(&r);
 }
 
@@ -208,7 +272,9 @@ Test(prune_cli, sweep_help_names_the_options)
 #include "common/strbuf.h"
 #include "gen/manifest.h"
 #include "tuner/sweep/plan.h"
+#include "tuner/device.h"
 #include "tuner/sweep/prune_model.h"
+#include "tuner/sweep/prune_shape.h"
 
 static const char h100_db[] = "results/example/h100-default.db";
 
@@ -289,6 +355,10 @@ Test(prune_model, the_seed_model_beside_the_templates)
 				     (int)r.n, plan_templates_dir(NULL), &m, what, sizeof what, &err);
 	cr_assert_eq(got, 1, "%s", got < 0 ? err.msg : what);
 	tr_expect_in(what, "the seed model");
+	/* it knows what its templates cost to compile (the H200 host's NVRTC) */
+	cr_assert_gt(perf_model_compile_ms(&m, "softmax_block"), 0);
+	cr_assert_gt(perf_model_compile_ms(&m, "softmax_split"),
+		     3 * perf_model_compile_ms(&m, "softmax_block"));
 	perf_model_free(&m);
 	cr_assert(access(tmp_path("none.db"), F_OK) != 0, "the database was created");
 	/* a damaged seed is an error, not a silent exhaustive sweep */
@@ -299,4 +369,48 @@ Test(prune_model, the_seed_model_beside_the_templates)
 	cr_assert_eq(got, -1);
 	tr_expect_in(err.msg, PRUNE_SEED_FILE);
 	rules_free(&r);
+}
+
+/* The templates of vs[0..n) named name. */
+static size_t count_template(const variant *vs, size_t n, const char *name)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += strcmp(vs[i].tmpl->name, name) == 0;
+	return k;
+}
+
+Test(prune_model, the_sweep_keeps_fewer_of_a_template_slow_to_compile, .timeout = 120)
+{
+	/* few long rows: softmax_split's (NVRTC 1.5 s a variant) and a few
+	 * others' (0.3 s) */
+	tmp_write("c.yaml", "sweeps:\n  - op: softmax\n    dtypes: [f32]\n    M: [8]\n"
+			    "    N: [1048576]\n");
+	sweep_plan p;
+	at_error err;
+	cr_assert_eq(plan_load(&p, tmp_path("c.yaml"), NULL, &err), 0, "%s", err.msg);
+	const sweep_shape *s = &p.shapes[0];
+	tr_env env = nominal_shape_env(90, s->M, s->N, at_dtype_size(s->dtype));
+	size_t kept[2], split[2], all = 0;
+	for (int w = 0; w < 2; w++) {
+		prune_options o;
+		prune_defaults(&o);
+		o.compile_weight = w;
+		sweep_pruner pr;
+		cr_assert_eq(sweep_pruner_open(&pr, &p, &o, tmp_path("none.db"), 1, "A GPU never tuned",
+					       90, plan_templates_dir(NULL), &err), 0, "%s", err.msg);
+		cr_assert(sweep_op_model_of(&pr, "softmax")->have_model);
+		variant *vs;
+		cr_assert_eq(sweep_shape_variants(&pr, &p, s, &env, &vs, &kept[w], &all, &err), 0,
+			     "%s", err.msg);
+		split[w] = count_template(vs, kept[w], "softmax_split");
+		free(vs);
+		sweep_pruner_close(&pr);
+	}
+	cr_assert_gt(all, kept[0]);
+	cr_assert_gt(split[0], 0);
+	cr_assert_lt(split[1], split[0], "split variants kept: %zu weighed, %zu not", split[1],
+		     split[0]);
+	cr_assert_lt(kept[1], kept[0]);
+	plan_free(&p);
 }

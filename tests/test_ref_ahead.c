@@ -103,25 +103,59 @@ Test(ref_ahead, shape_seeds_differ_by_dtype_and_shape_and_sweep)
 	cr_assert_neq(a, ref_shape_seed(1, AT_F32, 2048, 1024));
 }
 
-Test(ref_ahead, two_shapes_prepared_ahead_come_in_turn_and_done_frees_a_slot)
+Test(ref_ahead, shapes_prepared_ahead_come_in_turn_and_done_frees_a_slot)
 {
 	const void *x, *x2;
 	const double *ref, *ref2;
 	ref_ahead_acquire(&softmax_op, AT_F32, 16, 300, 1, &x, &ref);
-	ref_ahead_prepare(&softmax_op, AT_F16, 16, 400, 2);
-	ref_ahead_prepare(&softmax_op, AT_BF16, 16, 500, 3);
-	ref_ahead_prepare(&softmax_op, AT_F32, 16, 600, 4); /* every slot taken: not prepared */
+	/* every slot but the handed-out one takes a shape; one more does not */
+	for (int k = 0; k < REF_AHEAD_SLOTS - 1; k++)
+		ref_ahead_prepare(&softmax_op, k % 2 ? AT_BF16 : AT_F16, 16, 400 + 100 * k,
+				  (uint64_t)(2 + k));
+	cr_assert_eq(ref_ahead_pending(), REF_AHEAD_SLOTS - 1);
+	const long long extra_n = 400 + 100 * (REF_AHEAD_SLOTS - 1);
+	ref_ahead_prepare(&softmax_op, AT_F32, 16, extra_n, 99);
+	cr_assert_eq(ref_ahead_pending(), REF_AHEAD_SLOTS - 1, "every slot taken: not prepared");
 	expect_shape(x, ref, AT_F32, 16, 300, 1);
 	ref_ahead_acquire(&softmax_op, AT_F16, 16, 400, 2, &x, &ref);
 	expect_shape(x, ref, AT_F16, 16, 400, 2);
+	/* the first shape stays ready (it may be asked for again) */
+	cr_assert_eq(ref_ahead_pending(), REF_AHEAD_SLOTS - 1);
 	ref_ahead_done();
-	ref_ahead_prepare(&softmax_op, AT_F32, 16, 600, 4); /* the slot 400 had */
-	ref_ahead_acquire(&softmax_op, AT_BF16, 16, 500, 3, &x, &ref);
-	expect_shape(x, ref, AT_BF16, 16, 500, 3);
-	ref_ahead_acquire(&softmax_op, AT_F32, 16, 600, 4, &x2, &ref2);
-	expect_shape(x2, ref2, AT_F32, 16, 600, 4);
+	ref_ahead_prepare(&softmax_op, AT_F32, 16, extra_n, 99); /* the slot 400 had */
+	cr_assert_eq(ref_ahead_pending(), REF_AHEAD_SLOTS);
+	for (int k = 1; k < REF_AHEAD_SLOTS - 1; k++) {
+		ref_ahead_acquire(&softmax_op, k % 2 ? AT_BF16 : AT_F16, 16, 400 + 100 * k,
+				  (uint64_t)(2 + k), &x, &ref);
+		expect_shape(x, ref, k % 2 ? AT_BF16 : AT_F16, 16, 400 + 100 * k, (uint64_t)(2 + k));
+	}
+	ref_ahead_acquire(&softmax_op, AT_F32, 16, extra_n, 99, &x2, &ref2);
+	expect_shape(x2, ref2, AT_F32, 16, extra_n, 99);
 	cr_assert_neq(x2, x, "another slot than the one just handed out");
 	ref_ahead_acquire(&softmax_op, AT_F32, 16, 300, 1, &x, &ref); /* the first shape, asked for again */
 	expect_shape(x, ref, AT_F32, 16, 300, 1);
+	ref_ahead_release();
+}
+
+Test(ref_ahead, a_shape_past_the_budget_is_computed_when_asked_for)
+{
+	const void *x;
+	const double *ref;
+	/* f32 16 x 1000: 64,000 bytes of input and 128,000 of reference */
+	const size_t shape = 16 * 1000 * (4 + 8);
+	ref_ahead_set_budget(3 * shape);
+	ref_ahead_acquire(&softmax_op, AT_F32, 16, 1000, 1, &x, &ref);
+	ref_ahead_prepare(&softmax_op, AT_F32, 16, 1000, 2);
+	cr_assert_eq(ref_ahead_pending(), 1);
+	ref_ahead_prepare(&softmax_op, AT_F32, 16, 1000, 3);
+	cr_assert_eq(ref_ahead_pending(), 2, "three shapes' bytes: within the budget");
+	ref_ahead_prepare(&softmax_op, AT_F32, 16, 1000, 4);
+	cr_assert_eq(ref_ahead_pending(), 2, "a fourth would pass the budget");
+	ref_ahead_acquire(&softmax_op, AT_F32, 16, 1000, 2, &x, &ref);
+	expect_shape(x, ref, AT_F32, 16, 1000, 2);
+	ref_ahead_acquire(&softmax_op, AT_F32, 16, 1000, 4, &x, &ref); /* computed now */
+	expect_shape(x, ref, AT_F32, 16, 1000, 4);
+	ref_ahead_acquire(&softmax_op, AT_F32, 16, 1000, 3, &x, &ref);
+	expect_shape(x, ref, AT_F32, 16, 1000, 3);
 	ref_ahead_release();
 }

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/strbuf.h"
 #include "tuner/check/reference.h"
@@ -27,6 +28,7 @@ typedef struct ref_slot {
 	size_t x_cap;
 	double *ref;
 	size_t ref_cap;
+	size_t planned; /* x_cap + ref_cap once its queued shape is in (0: as they are) */
 } ref_slot;
 
 static struct {
@@ -37,6 +39,7 @@ static struct {
 	int held;             /* the slot acquire handed out, or -1 */
 	unsigned long queued; /* slots queued so far */
 	int started, stop;
+	size_t budget; /* the slots' bytes at most; 0 until first needed */
 	pthread_t worker;
 } ra = { .lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
 	 .ready = PTHREAD_COND_INITIALIZER, .held = -1 };
@@ -46,16 +49,46 @@ uint64_t ref_shape_seed(uint64_t base, at_dtype dt, long long M, long long N)
 	return base ^ ((uint64_t)M * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)N << 20) ^ (uint64_t)dt;
 }
 
+/* The capacity a buffer of cap bytes grows to for bytes: by doubling, so
+ * that a sweep over growing N allocates a few times, not at every shape. */
+static size_t grown(size_t cap, size_t bytes)
+{
+	return bytes <= cap ? cap : cap * 2 > bytes ? cap * 2 : bytes;
+}
+
 /* Room for bytes in *buf, kept from shape to shape (first touching a fresh
- * buffer costs as much as filling it): grown by doubling, so that a sweep
- * over growing N allocates a few times, not at every shape. */
+ * buffer costs as much as filling it). */
 static void *room(void *buf, size_t *cap, size_t bytes)
 {
 	if (bytes <= *cap)
 		return buf;
 	free(buf);
-	*cap = *cap * 2 > bytes ? *cap * 2 : bytes;
+	*cap = grown(*cap, bytes);
 	return xmalloc(*cap);
+}
+
+static size_t default_budget(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+	double quarter = pages > 0 && page > 0 ? (double)pages * (double)page / 4 : REF_AHEAD_BUDGET;
+	return (size_t)(quarter < REF_AHEAD_BUDGET ? quarter : REF_AHEAD_BUDGET);
+}
+
+int ref_ahead_pending(void)
+{
+	int n = 0;
+	pthread_mutex_lock(&ra.lock);
+	for (int i = 0; i < REF_AHEAD_SLOTS; i++)
+		n += i != ra.held && ra.slot[i].state != SLOT_EMPTY;
+	pthread_mutex_unlock(&ra.lock);
+	return n;
+}
+
+void ref_ahead_set_budget(size_t bytes)
+{
+	pthread_mutex_lock(&ra.lock);
+	ra.budget = bytes ? bytes : default_budget();
+	pthread_mutex_unlock(&ra.lock);
 }
 
 static int same_shape(const ref_slot *s, const at_op *op, at_dtype dt, long long M, long long N,
@@ -69,6 +102,48 @@ static int same_shape(const ref_slot *s, const at_op *op, at_dtype dt, long long
 static size_t shape_bytes(const at_op *op, at_dtype dt, long long M, long long N)
 {
 	return at_op_input_bytes(op, dt, M, N) + at_op_ref_count(op, M, N) * sizeof(double);
+}
+
+/* The slots' buffers' bytes. Under the lock. */
+static size_t held_bytes(void)
+{
+	size_t sum = 0;
+	for (int i = 0; i < REF_AHEAD_SLOTS; i++) {
+		const ref_slot *s = &ra.slot[i];
+		size_t now = s->x_cap + s->ref_cap;
+		sum += s->planned > now ? s->planned : now;
+	}
+	return sum;
+}
+
+/* Whether slot i (holding nothing) may take (op, dt, M, N) within the
+ * budget, after letting go of the buffers of other slots holding nothing;
+ * if so, what it will hold is counted from now on (its buffers grow when
+ * the shape is computed). Under the lock. */
+static int within_budget(int i, const at_op *op, at_dtype dt, long long M, long long N)
+{
+	if (!ra.budget)
+		ra.budget = default_budget();
+	ref_slot *s = &ra.slot[i];
+	size_t after = grown(s->x_cap, at_op_input_bytes(op, dt, M, N)) +
+		       grown(s->ref_cap, at_op_ref_count(op, M, N) * sizeof(double));
+	s->planned = 0;
+	size_t others = held_bytes() - (s->x_cap + s->ref_cap);
+	for (int k = 0; k < REF_AHEAD_SLOTS && others + after > ra.budget; k++) {
+		ref_slot *e = &ra.slot[k];
+		if (k == i || k == ra.held || e->state != SLOT_EMPTY)
+			continue;
+		others -= e->x_cap + e->ref_cap;
+		free(e->x);
+		free(e->ref);
+		e->x = NULL;
+		e->ref = NULL;
+		e->x_cap = e->ref_cap = e->planned = 0;
+	}
+	if (others + after > ra.budget)
+		return 0;
+	s->planned = after;
+	return 1;
 }
 
 /* Fills s (its shape set); called without the lock by whoever owns s. */
@@ -167,7 +242,8 @@ void ref_ahead_prepare(const at_op *op, at_dtype dt, long long M, long long N, u
 	if (!ra.started)
 		ra.started = pthread_create(&ra.worker, NULL, worker, NULL) == 0;
 	int i = find(op, dt, M, N, seed);
-	if (i < 0 && ra.started && (i = free_slot(shape_bytes(op, dt, M, N))) >= 0) {
+	if (i < 0 && ra.started && (i = free_slot(shape_bytes(op, dt, M, N))) >= 0 &&
+	    within_budget(i, op, dt, M, N)) {
 		set_shape(&ra.slot[i], op, dt, M, N, seed, SLOT_QUEUED);
 		pthread_cond_signal(&ra.work);
 	}
@@ -227,5 +303,6 @@ void ref_ahead_release(void)
 	}
 	ra.held = -1;
 	ra.started = ra.stop = 0;
+	ra.budget = 0;
 	pthread_mutex_unlock(&ra.lock);
 }

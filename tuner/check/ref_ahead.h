@@ -7,6 +7,7 @@
 #ifndef AT_TUNER_REF_AHEAD_H
 #define AT_TUNER_REF_AHEAD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/dtype.h"
@@ -18,19 +19,29 @@
  * computed while the GPU waited, about 1 s each, 7.5 s of the warm sweep's
  * 68 s on the H100. */
 #define REF_AHEAD_MAX_BYTES (4.0 * (1 << 30))
-/* Shapes held at once: the one handed out and two prepared ahead. One shape
- * ahead, a 2^28-element shape after a short one still waited (its
- * reference takes longer than the short shape's timing): 1.4 s for f16
- * 32768 x 8192 in the warm sweep, H100. */
-#define REF_AHEAD_SLOTS 3
+/* Shapes held at once: the one handed out and up to five prepared ahead,
+ * within REF_AHEAD_BUDGET. One shape ahead, a 2^28-element shape after a
+ * short one still waited (its reference takes longer than the short
+ * shape's timing): 1.4 s for f16 32768 x 8192 in the warm sweep, H100.
+ * Two ahead, half-precision runs of long rows (f16 4096 x 12288 .. 65536)
+ * still waited 1.2 s in all on the H200, where they time faster than their
+ * references are computed: further ahead, the thread works through them
+ * while the short shapes before them are timed. */
+#define REF_AHEAD_SLOTS 6
+/* The most bytes the slots' buffers hold together (kept from shape to
+ * shape): 16 GiB, or a quarter of the memory where that is less. A shape
+ * that would take them past it is not prepared ahead. */
+#define REF_AHEAD_BUDGET (16.0 * (1 << 30))
 
 /* The seed of a shape's input in a sweep whose seed is base. */
 uint64_t ref_shape_seed(uint64_t base, at_dtype dt, long long M, long long N);
 
 /* Queues (op, dt, M, N, seed) for the background thread, which computes the
  * queued shapes in turn, unless it is ready or queued already, larger than
- * REF_AHEAD_MAX_BYTES, or every slot is taken (the handed-out one, and
- * those queued or being computed). Returns at once. */
+ * REF_AHEAD_MAX_BYTES, every slot is taken (the handed-out one, and those
+ * queued or being computed), or its buffers would take the slots past the
+ * budget (buffers of slots holding nothing are let go first). Returns at
+ * once. */
 void ref_ahead_prepare(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed);
 
 /* The input (M x N elements of dt a tensor the op reads, rows dense, one
@@ -50,5 +61,13 @@ void ref_ahead_done(void);
 /* Stops the background thread (after the shape it computes) and frees
  * every buffer. */
 void ref_ahead_release(void);
+
+/* How many shapes are prepared ahead or queued (not counting the one
+ * handed out). */
+int ref_ahead_pending(void);
+
+/* The slots' budget in bytes from now on (0: the default, REF_AHEAD_BUDGET
+ * or a quarter of the memory); for tests. */
+void ref_ahead_set_budget(size_t bytes);
 
 #endif

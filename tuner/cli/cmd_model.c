@@ -19,7 +19,7 @@
 #include "tuner/sweep/plan.h"
 
 typedef struct model_options {
-	const char *db_path, *gpu, *op, *templates, *out, *dtype, *explore, *model;
+	const char *db_path, *gpu, *op, *templates, *out, *dtype, *explore, *model, *compile_weight;
 	int threads, worst, trees, depth, keep, store;
 	long long M, N; /* choose: 0 not given */
 } model_options;
@@ -41,9 +41,12 @@ const cli_option cli_model_options[] = {
 	CLI_INT(0, "threads", "N", O(threads), 1, 16, "eval: fits run at once (default 2)"),
 	CLI_INT(0, "worst", "K", O(worst), 0, 1000, "eval: list the K worst shapes (default 10)"),
 	CLI_INT(0, "keep", "K", O(keep), 1, 100000,
-		"prune-eval: the best-ranked variants kept (default 32)"),
+		"prune-eval: the best-ranked variants kept (default 24)"),
 	CLI_STRING(0, "explore", "F", O(explore),
 		   "prune-eval: the share of the rest kept at random (default 0.02)"),
+	CLI_STRING(0, "compile-weight", "P", O(compile_weight),
+		   "prune-eval: a variant weighs (its template's compile time over\n"
+		   "the typical one)^P against K (default 1; 0: K counts variants)"),
 	CLI_FILE(0, "model", "FILE", O(model),
 		 "prune-eval: this model's text for every shape instead of\n"
 		 "fitting on the other shapes"),
@@ -291,13 +294,16 @@ static int model_choose_cmd(const model_options *o, model_inputs *in)
 
 static void print_prune_line(const prune_options *po, const prune_eval_result *r)
 {
-	printf("keep %3d explore %.2f: within 2%% %3zu of %zu (%5.1f%%), within 5%% %3zu, geomean "
-	       "%.4f, worst %.3f; variants %6zu of %6zu (%5.1f%%), kernels %6zu of %6zu (%5.1f%%)\n",
-	       po->keep, po->explore, r->within2, r->shapes,
+	printf("keep %3d explore %.2f weight %.1f: within 2%% %3zu of %zu (%5.1f%%), within 5%% %3zu, "
+	       "geomean %.4f, worst %.3f; variants %6zu of %6zu (%5.1f%%), kernels %6zu of %6zu "
+	       "(%5.1f%%), compile %6.0f s of %6.0f (%5.1f%%)\n",
+	       po->keep, po->explore, po->compile_weight, r->within2, r->shapes,
 	       r->shapes ? 100.0 * (double)r->within2 / (double)r->shapes : 0, r->within5, r->geomean,
 	       r->worst, r->kept, r->all, r->all ? 100.0 * (double)r->kept / (double)r->all : 0,
 	       r->kernels_kept, r->kernels_all,
-	       r->kernels_all ? 100.0 * (double)r->kernels_kept / (double)r->kernels_all : 0);
+	       r->kernels_all ? 100.0 * (double)r->kernels_kept / (double)r->kernels_all : 0,
+	       r->compile_s_kept, r->compile_s_all,
+	       r->compile_s_all > 0 ? 100.0 * r->compile_s_kept / r->compile_s_all : 0);
 }
 
 /* Offline, the sweep's pruning at every tuned shape (prune_eval.h): a table
@@ -314,6 +320,13 @@ static int model_prune_eval_cmd(const model_options *o, model_inputs *in)
 		if (end == o->explore || *end || !(po.explore >= 0 && po.explore <= 1))
 			return cli_usage_error("model", "--explore expects a share from 0 to 1, got "
 					       "\"%s\"", o->explore);
+	}
+	if (o->compile_weight) {
+		char *end;
+		po.compile_weight = strtod(o->compile_weight, &end);
+		if (end == o->compile_weight || *end || !(po.compile_weight >= 0 && po.compile_weight <= 4))
+			return cli_usage_error("model", "--compile-weight expects an exponent from 0 to 4, "
+					       "got \"%s\"", o->compile_weight);
 	}
 	perf_model fixed;
 	at_error err = { { 0 } };
@@ -356,6 +369,18 @@ static int model_prune_eval_cmd(const model_options *o, model_inputs *in)
 			prune_options grid = po;
 			grid.keep = keeps[k];
 			grid.explore = explores[a];
+			prune_eval_measure(&e, &in->s, &grid, &r);
+			print_prune_line(&grid, &r);
+		}
+	/* how compile time counts, at the chosen F */
+	static const double weights[] = { 0, 0.5, 1, 1.5 };
+	static const int weight_keeps[] = { 24, 32, 48 };
+	printf("\n");
+	for (size_t a = 0; a < sizeof weights / sizeof *weights; a++)
+		for (size_t k = 0; k < sizeof weight_keeps / sizeof *weight_keeps; k++) {
+			prune_options grid = po;
+			grid.keep = weight_keeps[k];
+			grid.compile_weight = weights[a];
 			prune_eval_measure(&e, &in->s, &grid, &r);
 			print_prune_line(&grid, &r);
 		}

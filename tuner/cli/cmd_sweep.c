@@ -73,6 +73,22 @@ static int parse_explore(const char *cmd, const cli_option *opt, const char *tex
 	return 0;
 }
 
+/* --compile-weight P: an exponent from 0 to 4. */
+static int parse_compile_weight(const char *cmd, const cli_option *opt, const char *text,
+				void *base)
+{
+	(void)opt;
+	char *end;
+	errno = 0;
+	double p = strtod(text, &end);
+	if (end == text || *end || errno || !(p >= 0 && p <= 4))
+		return cli_usage_error(cmd, "--compile-weight expects an exponent from 0 to 4 (e.g. "
+				       "0.5), got \"%s\"", text);
+	((sweep_cli *)base)->o.prune.compile_weight = p;
+	((sweep_cli *)base)->explore_given = 1;
+	return 0;
+}
+
 #define O(field) offsetof(sweep_cli, o.field)
 const cli_option cli_sweep_options[] = {
 	CLI_STRING('c', "config", "FILE", O(config_path), "the sweep config (YAML)"),
@@ -107,10 +123,15 @@ const cli_option cli_sweep_options[] = {
 		 "rest at random and the best of each template)"),
 	CLI_INT(0, "keep", "K", offsetof(sweep_cli, keep), 1, 100000,
 		"the model's best-ranked variants kept at each shape\n"
-		"(default 32)"),
+		"(default 24)"),
 	CLI_CALLBACK(0, "explore", "F", parse_explore,
 		     "the share of the other variants also kept, drawn at\n"
 		     "random with a fixed seed (default 0.02)"),
+	CLI_CALLBACK(0, "compile-weight", "P", parse_compile_weight,
+		     "a kept variant weighs (its template's compile time over\n"
+		     "the typical template's)^P against --keep, so that shapes\n"
+		     "of costly kernels keep fewer (default 1; 0: K counts\n"
+		     "variants)"),
 	CLI_FLAG(0, "no-model", O(no_model),
 		 "do not refit and store each op's performance model at the\n"
 		 "end (by default the library then serves shapes nobody tuned\n"
@@ -143,7 +164,7 @@ int cmd_sweep(int argc, char **argv)
 		o.prune.keep = cli.keep;
 	if (o.prune.exhaustive && (cli.keep > 0 || cli.explore_given))
 		return cli_usage_error("sweep", "--exhaustive keeps every variant; it cannot be "
-				       "combined with --keep or --explore");
+				       "combined with --keep, --explore or --compile-weight");
 	if (device_given && o.ndevices)
 		return cli_usage_error("sweep", "give --device or --devices, not both");
 	if (cli_db_path("sweep", o.db_path, 1, &o.db_path))

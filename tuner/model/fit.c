@@ -34,6 +34,14 @@ void model_matrix_build(const model_samples *s, const tr_template *ts, int nts,
 	for (int i = 0; i < nts; i++)
 		if (!learned || learned[i])
 			pf_space_add(&out->space, &ts[i]);
+	out->compile_ms = xcalloc((size_t)(out->space.ntemplates > 0 ? out->space.ntemplates : 1),
+				  sizeof *out->compile_ms);
+	for (int k = 0; k < out->space.ntemplates; k++)
+		for (int i = 0; i < nts; i++)
+			if (strcmp(ts[i].name, out->space.templates[k]) == 0) {
+				out->compile_ms[k] = model_samples_compile_ms(s, i);
+				break;
+			}
 	free(learned);
 	out->nfeatures = pf_nfeatures(&out->space);
 	out->x = xmalloc(s->nsamples * (size_t)out->nfeatures * sizeof *out->x);
@@ -54,6 +62,7 @@ void model_matrix_free(model_matrix *m)
 	pf_space_free(&m->space);
 	free(m->x);
 	free(m->ok);
+	free(m->compile_ms);
 	memset(m, 0, sizeof *m);
 }
 
@@ -136,6 +145,12 @@ int model_fit(const model_samples *s, const model_matrix *mx, long held_out,
 {
 	memset(out, 0, sizeof *out);
 	copy_space(&mx->space, &out->space);
+	if (mx->compile_ms) {
+		out->compile_ms = xcalloc((size_t)(out->space.ntemplates > 0 ? out->space.ntemplates : 1),
+					  sizeof *out->compile_ms);
+		memcpy(out->compile_ms, mx->compile_ms,
+		       (size_t)out->space.ntemplates * sizeof *out->compile_ms);
+	}
 	if (fit_shapes(s, mx, held_out, o, &out->shape) ||
 	    fit_variants(s, mx, held_out, o, &out->variant)) {
 		perf_model_free(out);

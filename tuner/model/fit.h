@@ -27,6 +27,7 @@ typedef struct model_matrix {
 	int nfeatures;
 	double *x;         /* nsamples rows */
 	unsigned char *ok; /* 0: the sample's launch expressions failed; not learnt from */
+	double *compile_ms; /* per space template: its samples' median compile time (0: none) */
 } model_matrix;
 
 void model_matrix_build(const model_samples *s, const tr_template *ts, int nts,

@@ -10,7 +10,8 @@
 void prune_defaults(prune_options *o)
 {
 	*o = (prune_options){ .keep = PRUNE_DEFAULT_KEEP, .explore = PRUNE_DEFAULT_EXPLORE,
-			      .seed = PRUNE_DEFAULT_SEED };
+			      .seed = PRUNE_DEFAULT_SEED,
+			      .compile_weight = PRUNE_DEFAULT_COMPILE_WEIGHT };
 }
 
 /* splitmix64: one step of a small, well-mixed generator. */
@@ -43,6 +44,12 @@ size_t prune_explore_count(double explore, size_t n_rest)
 	return k >= (double)n_rest ? n_rest : (size_t)k;
 }
 
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
 typedef struct ranked {
 	double score;
 	size_t index;
@@ -59,10 +66,48 @@ static int by_score(const void *a, const void *b)
 	return (x->index > y->index) - (x->index < y->index);
 }
 
+void prune_template_weights(const double *ms, int n, double exponent, double *weight)
+{
+	double *known = xmalloc((size_t)(n > 0 ? n : 1) * sizeof *known);
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		if (ms[i] > 0)
+			known[k++] = ms[i];
+	qsort(known, (size_t)k, sizeof *known, by_value);
+	double median = k == 0 ? 0 : k % 2 ? known[k / 2] : (known[k / 2 - 1] + known[k / 2]) / 2;
+	free(known);
+	for (int i = 0; i < n; i++) {
+		double w = median > 0 && ms[i] > 0 ? pow(ms[i] / median, exponent) : 1;
+		weight[i] = w > 1 ? w : 1;
+	}
+}
+
 size_t prune_select(const double *score, const int *group, size_t n, const prune_options *o,
 		    unsigned long long shape_seed, unsigned char *kept)
 {
-	if (o->exhaustive || (size_t)(o->keep < 0 ? 0 : o->keep) >= n) {
+	return prune_select_weighted(score, group, NULL, n, o, shape_seed, kept);
+}
+
+/* How many of r[0..n) (ranked) the top keeps: while their weights sum to
+ * keep at most, and at least one. */
+static size_t top_count(const ranked *r, const double *weight, size_t n, int keep)
+{
+	if (keep <= 0)
+		return 0;
+	if (!weight)
+		return (size_t)keep < n ? (size_t)keep : n;
+	double sum = 0;
+	size_t top = 0;
+	while (top < n && (top == 0 || sum + weight[r[top].index] <= keep + 1e-9))
+		sum += weight[r[top++].index];
+	return top;
+}
+
+size_t prune_select_weighted(const double *score, const int *group, const double *weight,
+			     size_t n, const prune_options *o, unsigned long long shape_seed,
+			     unsigned char *kept)
+{
+	if (o->exhaustive || (!weight && (size_t)(o->keep < 0 ? 0 : o->keep) >= n)) {
 		memset(kept, 1, n);
 		return n;
 	}
@@ -71,7 +116,7 @@ size_t prune_select(const double *score, const int *group, size_t n, const prune
 	for (size_t i = 0; i < n; i++)
 		r[i] = (ranked){ score[i], i };
 	qsort(r, n, sizeof *r, by_score);
-	size_t top = o->keep < 0 ? 0 : (size_t)o->keep, nkept = top;
+	size_t top = top_count(r, weight, n, o->keep), nkept = top;
 	for (size_t i = 0; i < top; i++)
 		kept[r[i].index] = 1;
 	/* every template that has a variant here keeps its best-scored one

@@ -17,16 +17,26 @@
 /* Tuned on the H200's and H100's default sweeps (docs/NOTES.md, "Pruned
  * sweeps"): autotune model prune-eval. F 0.02 keeps as many shapes within
  * 2% as 0.05 (96.2% on the H200 by the H100's seed) with 521 fewer of
- * the 10,762 kernels: the cold sweep's 120 s (issue 35). */
-#define PRUNE_DEFAULT_KEEP 32
+ * the 10,762 kernels: the cold sweep's 120 s (issue 35). On the H200's
+ * 180-shape exhaustive sweep, leave-one-out, K 24 weighing compile times
+ * keeps 176 shapes within 2% (K 32 unweighed: 177) for 1079 s of compiling
+ * against 1483 (results/h200/prune-eval-compile-weight-h200.log). */
+#define PRUNE_DEFAULT_KEEP 24
 #define PRUNE_DEFAULT_EXPLORE 0.02
 #define PRUNE_DEFAULT_SEED 1
+/* How a variant's compile time counts against K (prune_template_weights):
+ * chosen by autotune model prune-eval on the H200's exhaustive sweep
+ * (docs/NOTES.md, "Pruned sweeps"). */
+#define PRUNE_DEFAULT_COMPILE_WEIGHT 1.0
 
 typedef struct prune_options {
 	int exhaustive;     /* keep everything */
-	int keep;           /* the best-ranked kept (K) */
+	int keep;           /* the best-ranked kept (K), in kernels of a typical compile time */
 	double explore;     /* the share of the rest drawn at random, 0..1 */
 	unsigned long long seed;
+	/* the exponent of a template's compile time over the typical one in
+	 * its weight (0: every variant weighs 1, K counts variants) */
+	double compile_weight;
 } prune_options;
 
 void prune_defaults(prune_options *o);
@@ -50,5 +60,20 @@ size_t prune_explore_count(double explore, size_t n_rest);
  * many are kept. */
 size_t prune_select(const double *score, const int *group, size_t n, const prune_options *o,
 		    unsigned long long shape_seed, unsigned char *kept);
+
+/* prune_select where candidate i weighs weight[i] (NULL: 1 each) against
+ * K: the best-scored are kept while their weights sum to K at most (the
+ * best one always), so that a shape of costly kernels keeps fewer. */
+size_t prune_select_weighted(const double *score, const int *group, const double *weight,
+			     size_t n, const prune_options *o, unsigned long long shape_seed,
+			     unsigned char *kept);
+
+/* The weight of each of n templates from their compile times ms[i] (0:
+ * not known): (ms / the median of the known ones)^exponent, and 1 where
+ * that is below 1 or not known: a variant never counts for less than one
+ * (its timing costs too), one of a costly template for more. NVRTC took
+ * 2.3 s a softmax_split variant against 0.4 a softmax_block one on the
+ * H200's host. */
+void prune_template_weights(const double *ms, int n, double exponent, double *weight);
 
 #endif

@@ -148,6 +148,10 @@ int prune_eval_score(const model_samples *s, const model_matrix *mx, const tr_te
 		     const perf_model *fixed, int threads, prune_eval *out, at_error *err)
 {
 	memset(out, 0, sizeof *out);
+	out->ntemplates = nts;
+	out->template_ms = xcalloc((size_t)(nts > 0 ? nts : 1), sizeof *out->template_ms);
+	for (int i = 0; i < nts; i++)
+		out->template_ms[i] = model_samples_compile_ms(s, i);
 	out->shapes = xcalloc(s->nshapes ? s->nshapes : 1, sizeof *out->shapes);
 	for (size_t k = 0; k < s->nshapes; k++)
 		if (s->shapes[k].winner_us > 0)
@@ -174,6 +178,7 @@ void prune_eval_free(prune_eval *e)
 		free(e->shapes[i].kernel);
 	}
 	free(e->shapes);
+	free(e->template_ms);
 	memset(e, 0, sizeof *e);
 }
 
@@ -183,12 +188,28 @@ static int by_value(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static size_t distinct(unsigned long long *v, size_t n)
+/* A kernel and the compile time it is counted at. */
+typedef struct kernel_cost {
+	unsigned long long kernel;
+	double ms;
+} kernel_cost;
+
+static int by_kernel(const void *a, const void *b)
 {
-	qsort(v, n, sizeof *v, by_value);
+	return by_value(&((const kernel_cost *)a)->kernel, &((const kernel_cost *)b)->kernel);
+}
+
+/* How many distinct kernels v holds; *seconds: their compile time. */
+static size_t distinct(kernel_cost *v, size_t n, double *seconds)
+{
+	qsort(v, n, sizeof *v, by_kernel);
 	size_t d = 0;
+	*seconds = 0;
 	for (size_t i = 0; i < n; i++)
-		d += i == 0 || v[i] != v[i - 1];
+		if (i == 0 || v[i].kernel != v[i - 1].kernel) {
+			d++;
+			*seconds += v[i].ms / 1e3;
+		}
 	return d;
 }
 
@@ -199,23 +220,31 @@ void prune_eval_measure(const prune_eval *e, const model_samples *s, const prune
 	size_t total = 0;
 	for (size_t i = 0; i < e->nshapes; i++)
 		total += e->shapes[i].n;
-	unsigned long long *all = xmalloc((total ? total : 1) * sizeof *all);
-	unsigned long long *kept_k = xmalloc((total ? total : 1) * sizeof *kept_k);
+	kernel_cost *all = xmalloc((total ? total : 1) * sizeof *all);
+	kernel_cost *kept_k = xmalloc((total ? total : 1) * sizeof *kept_k);
 	size_t nall = 0, nkept = 0;
+	double *tw = xmalloc((size_t)(e->ntemplates > 0 ? e->ntemplates : 1) * sizeof *tw);
+	prune_template_weights(e->template_ms, e->ntemplates, o->compile_weight, tw);
 	double log_sum = 0;
 	for (size_t i = 0; i < e->nshapes; i++) {
 		const prune_eval_shape *sh = &e->shapes[i];
 		const model_shape *ms = &s->shapes[sh->shape];
 		unsigned char *kept = xmalloc(sh->n ? sh->n : 1);
-		r->kept += prune_select(sh->score, sh->group, sh->n, o,
-					prune_shape_seed(o->seed, ms->dtype, ms->M, ms->N), kept);
+		double *weight = xmalloc((sh->n ? sh->n : 1) * sizeof *weight);
+		for (size_t k = 0; k < sh->n; k++)
+			weight[k] = tw[sh->group[k]];
+		r->kept += prune_select_weighted(sh->score, sh->group, weight, sh->n, o,
+						 prune_shape_seed(o->seed, ms->dtype, ms->M, ms->N),
+						 kept);
+		free(weight);
 		r->all += sh->n;
 		double best = 0;
 		for (size_t k = 0; k < sh->n; k++) {
-			all[nall++] = sh->kernel[k];
+			kernel_cost kc = { sh->kernel[k], e->template_ms[sh->group[k]] };
+			all[nall++] = kc;
 			if (!kept[k])
 				continue;
-			kept_k[nkept++] = sh->kernel[k];
+			kept_k[nkept++] = kc;
 			if (sh->stored_us[k] > 0 && (best == 0 || sh->stored_us[k] < best))
 				best = sh->stored_us[k];
 		}
@@ -232,8 +261,9 @@ void prune_eval_measure(const prune_eval *e, const model_samples *s, const prune
 		}
 	}
 	r->geomean = r->shapes ? exp(log_sum / (double)r->shapes) : 0;
-	r->kernels_all = distinct(all, nall);
-	r->kernels_kept = distinct(kept_k, nkept);
+	r->kernels_all = distinct(all, nall, &r->compile_s_all);
+	r->kernels_kept = distinct(kept_k, nkept, &r->compile_s_kept);
+	free(tw);
 	free(all);
 	free(kept_k);
 }

@@ -24,6 +24,8 @@ typedef struct prune_eval_shape {
 typedef struct prune_eval {
 	prune_eval_shape *shapes;
 	size_t nshapes;
+	double *template_ms; /* per template given: its samples' median compile time (0: none) */
+	int ntemplates;
 } prune_eval;
 
 /* Scores every tuned shape of s: with fixed, or (fixed NULL) with a model
@@ -41,11 +43,13 @@ typedef struct prune_eval_result {
 	double geomean;              /* winner / pruned best */
 	size_t kept, all;            /* variants, summed over the shapes */
 	size_t kernels_kept, kernels_all; /* distinct kernels over all the shapes */
+	double compile_s_kept, compile_s_all; /* theirs, each at its template's compile time */
 	double worst;                /* the largest pruned best / winner */
 	size_t worst_shape;          /* its index into the samples' shapes */
 } prune_eval_result;
 
-/* Prunes each scored shape by o and measures the outcome. */
+/* Prunes each scored shape by o (a variant weighing its template's
+ * compile time, o->compile_weight) and measures the outcome. */
 void prune_eval_measure(const prune_eval *e, const model_samples *s, const prune_options *o,
 			prune_eval_result *r);
 

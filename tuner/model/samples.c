@@ -88,7 +88,7 @@ static int read_rows(sqlite3 *db, const gpu_row *g, const char *op, long long be
 		    "SELECT r.dtype, r.m, r.n, r.template, r.params, r.time_us, sw.copy_gbps, "
 		    "(SELECT wr.time_us FROM winners w JOIN results wr ON wr.id = w.result_id "
 		    " WHERE w.gpu_id = r.gpu_id AND w.op = r.op AND w.dtype = r.dtype "
-		    " AND w.m = r.m AND w.n = r.n) "
+		    " AND w.m = r.m AND w.n = r.n), r.compile_ms "
 		    "FROM results r JOIN sweeps sw ON sw.id = r.sweep_id "
 		    "WHERE r.gpu_id = ?1 AND r.op = ?3 AND r.kind = 'variant' "
 		    "AND r.status = 'ok' AND r.time_us > 0 AND (?2 <= 0 OR r.sweep_id < ?2) "
@@ -111,7 +111,8 @@ static int read_rows(sqlite3 *db, const gpu_row *g, const char *op, long long be
 			cur = &s->shapes[s->nshapes - 1];
 		}
 		int t = find_template(ts, nts, (const char *)sqlite3_column_text(st, 3));
-		model_sample x = { .tmpl = t, .time_us = sqlite3_column_double(st, 5) };
+		model_sample x = { .tmpl = t, .time_us = sqlite3_column_double(st, 5),
+				   .compile_ms = sqlite3_column_double(st, 8) };
 		if (t < 0 || tr_params_parse(&ts[t], (const char *)sqlite3_column_text(st, 4),
 					     x.values)) {
 			s->skipped++;
@@ -159,6 +160,25 @@ int model_samples_load_before(const char *path, const char *gpu, const char *op,
 	if (rc)
 		model_samples_free(out);
 	return rc;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double model_samples_compile_ms(const model_samples *s, int t)
+{
+	double *ms = xmalloc((s->nsamples ? s->nsamples : 1) * sizeof *ms);
+	size_t n = 0;
+	for (size_t i = 0; i < s->nsamples; i++)
+		if (s->samples[i].tmpl == t && s->samples[i].compile_ms > 0)
+			ms[n++] = s->samples[i].compile_ms;
+	qsort(ms, n, sizeof *ms, by_value);
+	double median = n == 0 ? 0 : n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+	free(ms);
+	return median;
 }
 
 void model_samples_free(model_samples *s)

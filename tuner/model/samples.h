@@ -24,6 +24,7 @@ typedef struct model_sample {
 	int tmpl; /* index into the templates given to the loader */
 	long long values[TR_MAX_PARAMS];
 	double time_us;
+	double compile_ms; /* its kernel's NVRTC time; 0: not stored */
 } model_sample;
 
 typedef struct model_samples {
@@ -47,6 +48,12 @@ int model_samples_load(const char *path, const char *gpu, const char *op, const 
 int model_samples_load_before(const char *path, const char *gpu, const char *op,
 			      long long before_sweep, const tr_template *ts, int nts,
 			      model_samples *out, at_error *err);
+
+/* The median compile time of template t's samples (an index into the
+ * templates given to the loader), in ms; 0 when none is stored. Every
+ * sample counts, a kernel timed at many shapes as often: the sweep's
+ * pruning weighs what a sweep compiles. */
+double model_samples_compile_ms(const model_samples *s, int t);
 
 void model_samples_free(model_samples *s);
 

@@ -90,8 +90,20 @@ void sweep_prune_variants(const sweep_pruner *pr, const sweep_shape *s, const tr
 				   ? pred.log_behind
 				   : NAN;
 	}
-	prune_select(score, group, *n, &pr->o, prune_shape_seed(pr->o.seed, s->dtype, s->M, s->N),
-		     kept);
+	/* a variant weighs its template's compile time against K */
+	size_t nt = pr->plan->ntemplates;
+	double *ms = xcalloc(nt ? nt : 1, sizeof *ms), *tw = xmalloc((nt ? nt : 1) * sizeof *tw);
+	double *weight = xmalloc(*n * sizeof *weight);
+	for (size_t t = 0; t < nt; t++)
+		ms[t] = perf_model_compile_ms(&om->model, pr->plan->templates[t].name);
+	prune_template_weights(ms, (int)nt, pr->o.compile_weight, tw);
+	for (size_t i = 0; i < *n; i++)
+		weight[i] = tw[group[i]];
+	prune_select_weighted(score, group, weight, *n, &pr->o,
+			      prune_shape_seed(pr->o.seed, s->dtype, s->M, s->N), kept);
+	free(weight);
+	free(tw);
+	free(ms);
 	size_t k = 0;
 	for (size_t i = 0; i < *n; i++)
 		if (kept[i])

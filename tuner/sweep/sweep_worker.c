@@ -9,10 +9,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/strbuf.h"
 #include "cuda/nvrtc_compile.h"
 #include "tuner/sweep/baselines.h"
 #include "tuner/check/gpu_compare.h"
 #include "tuner/sweep/interrupt.h"
+#include "tuner/sweep/phases.h"
 #include "tuner/sweep/tune_shape.h"
 #include "tuner/version.h"
 
@@ -138,9 +140,11 @@ static int open_pruner(worker *w, at_error *err)
 		const sweep_op_model *om = &w->pruner.ops[i];
 		if (om->have_model)
 			fprintf(stderr, "autotune: GPU %d: %s: pruning each shape to the model's best %d "
-				"variants, %.0f%% of the rest at random and the best of each "
+				"variants (a variant weighing its compile time over the typical "
+				"one^%g), %.0f%% of the rest at random and the best of each "
 				"template; model %s\n",
-				w->start->device, om->op, po->keep, 100 * po->explore, om->source);
+				w->start->device, om->op, po->keep, po->compile_weight,
+				100 * po->explore, om->source);
 		else
 			fprintf(stderr, "autotune: GPU %d: %s: no pruning, every variant compiled and "
 				"timed: %s\n", w->start->device, om->op, om->source);
@@ -148,11 +152,35 @@ static int open_pruner(worker *w, at_error *err)
 	return 0;
 }
 
+/* The time since *mark into the startup line, with AUTOTUNE_PHASES=1. */
+static void startup_step(strbuf *line, const char *what, double *mark)
+{
+	double now = phases_now_ms();
+	strbuf_printf(line, " %s %.0f", what, now - *mark);
+	*mark = now;
+}
+
+static int open_worker_timed(worker *w, strbuf *line, at_error *err);
+
 static int open_worker(worker *w, at_error *err)
 {
+	strbuf line = { 0 };
+	double start = phases_now_ms();
+	int rc = open_worker_timed(w, &line, err);
+	if (rc == 0 && phases_wanted())
+		fprintf(stderr, "startup GPU %d:%s ms; %.0f ms in all\n", w->start->device, line.data,
+			phases_now_ms() - start);
+	strbuf_free(&line);
+	return rc;
+}
+
+static int open_worker_timed(worker *w, strbuf *line, at_error *err)
+{
 	const worker_start *st = w->start;
+	double mark = phases_now_ms();
 	if (gpu_open(st->device, &w->gpu, err))
 		return -1;
+	startup_step(line, "gpu", &mark);
 	w->gpu_open = 1;
 	if (w->o->arch && w->o->arch != w->gpu.cc)
 		return at_error_set(err, "--arch sm_%d does not match the GPU (%s is sm_%d)",
@@ -171,18 +199,24 @@ static int open_worker(worker *w, at_error *err)
 			   .seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32),
 			   .hooks = { hook_gpu, hook_cpu, hook_step, w },
 			   .interrupted = interrupt_caught };
+	startup_step(line, "db", &mark);
 	if (gpu_timer_open(&w->b, &w->gpu, &w->p->cfg, err))
 		return -1;
 	w->timer_open = 1;
-	if (gpu_compare_open(&w->compare, w->gpu.cc, err) ||
-	    baselines_open(&ctx->baselines, w->gpu.cc, err))
+	startup_step(line, "timer", &mark);
+	if (gpu_compare_open(&w->compare, w->gpu.cc, err))
 		return -1;
+	startup_step(line, "compare", &mark);
+	if (baselines_open(&ctx->baselines, w->gpu.cc, err))
+		return -1;
+	startup_step(line, "baselines", &mark);
 	int first = st->sweep_id == 0;
 	if (first && st->slot == 0 && !baselines_cudnn_available(ctx->baselines))
 		fprintf(stderr, "autotune: cuDNN baseline not timed: %s\n",
 			baselines_cudnn_reason(ctx->baselines));
 	if (tdb_gpu_id(w->db, &w->gpu.info, &ctx->gpu_id, err) || open_pruner(w, err))
 		return -1;
+	startup_step(line, "pruner", &mark);
 	if (!first) {
 		/* a restarted worker continues its predecessor's sweep */
 		ctx->sweep_id = st->sweep_id;
@@ -194,6 +228,7 @@ static int open_worker(worker *w, at_error *err)
 	size_t bytes = COPY_BENCH_BYTES < free_b / 4 ? COPY_BENCH_BYTES : free_b / 4;
 	if (gpu_copy_gbps(&w->b, bytes, &ctx->copy_gbps, err))
 		return -1;
+	startup_step(line, "copy", &mark);
 	fprintf(stderr, "autotune: GPU %d: %s (sm_%d, %d SMs), driver %d, NVRTC %s; "
 		"device-to-device copy %.0f GB/s\n", st->device, w->gpu.info.name, w->gpu.cc,
 		w->gpu.info.sm_count, w->gpu.driver_version, nvrtc_version_string(), ctx->copy_gbps);

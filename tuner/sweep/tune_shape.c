@@ -18,6 +18,7 @@
 #include "tuner/check/reference.h"
 #include "tuner/ops/ops.h"
 #include "tuner/timing/refine.h"
+#include "tuner/sweep/phases.h"
 #include "tuner/sweep/variant_kernels.h"
 
 /* The buffers of one shape, on both sides. */
@@ -47,29 +48,15 @@ typedef struct variant_launch {
 	double check_us; /* its check run, timed by events (0: not timed) */
 } variant_launch;
 
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-/* Where a shape's time goes, on stderr when AUTOTUNE_PHASES=1 (as
- * build-dev/sweep.sh sums them; the sweep's own output is unchanged). */
+/* Where a shape's time goes (phases.h). */
 enum { PHASE_REF, PHASE_DATA, PHASE_LOAD, PHASE_CHECK, PHASE_QUICK, PHASE_FINISH, PHASE_BASELINES, PHASE_STORE,
        PHASE_COUNT };
 
 static void phase_end(double *phase, int which, double *mark)
 {
-	double t = now_ms();
+	double t = phases_now_ms();
 	phase[which] += t - *mark;
 	*mark = t;
-}
-
-static int phases_wanted(void)
-{
-	const char *env = getenv("AUTOTUNE_PHASES");
-	return env && strcmp(env, "1") == 0;
 }
 
 static void phases_report(const sweep_shape *s, size_t n, size_t npassed, const double *ms)
@@ -513,7 +500,7 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 		return -1;
 	}
 
-	double start = now_ms();
+	double start = phases_now_ms();
 	shape_data d;
 	result_row *rows = xcalloc(n + 3, sizeof *rows); /* + the baselines */
 	char **params = xcalloc(n ? n : 1, sizeof *params);
@@ -584,7 +571,7 @@ int tune_shape(tune_ctx *ctx, const sweep_shape *s, shape_summary *sum, at_error
 			nrows += (size_t)nb;
 	}
 	phase_end(phase, PHASE_BASELINES, &mark);
-	ctx->bench_ms += now_ms() - start;
+	ctx->bench_ms += phases_now_ms() - start;
 	if (rc == 0) {
 		shape_key key = { ctx->gpu_id, s->op, s->dtype, s->M, s->N };
 		rc = tdb_store_shape_band(ctx->db, ctx->sweep_id, &key, rows, nrows, band, err);
