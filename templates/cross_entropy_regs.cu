@@ -19,8 +19,13 @@
 // Slices as cross_entropy_cluster's: whole vectors, CTA r the columns
 // [r len, (r + 1) len); a slice that does not start on a vector boundary
 // is peeled (ce_head: its head by CE_HEAD_THREAD), and one that does not
-// end on one leaves a tail (CE_TAIL_THREAD's); both are read again in each
-// phase rather than held. Only whole vectors are held, each a 16-byte
+// end on one leaves a tail (CE_TAIL_THREAD's); both are read from global
+// memory once and kept in shared memory (edge) for the sum and the
+// gradient: read again from global memory after the CTA's and the
+// cluster's barriers, each put a round trip on the row's critical path
+// (bf16 16384 x 50257: 81.7% of a copy, 84.5% kept; held in registers
+// instead, the held slices spilled: 151936 93.3 -> 91.3%,
+// results/h200/ce-regs-edge-ab-h200.log). Only whole vectors are held, each a 16-byte
 // load or none, all issued at once: with the masked element loads among
 // them ptxas issued one vector at a time, each after the last had arrived
 // (20-37% of a copy in half precision). dx's other offset takes the scalar
@@ -119,7 +124,7 @@ __device__ __forceinline__ void
 ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float *lse,
 	    const float *scale, long long V, long long lddx, long long ldx, long long ignore_index,
 	    float label_smoothing, float z_loss, ce_cap cap, unsigned flags, float (*slot)[32],
-	    ce_inbox *box)
+	    ce_inbox *box, vec_t *edge)
 {
 	const unsigned rank = ce_cluster_rank();
 	const long long row = blockIdx.x / CLUSTER;
@@ -170,14 +175,16 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 	const float xt = owner ? to_f32(xr[t]) : 0.0f;
 	const float sc = ce_scale(scale); // after the loads: they overlap prepare
 	float m = NEG_INF_F;
-	if (head) {
+	if (head) { // edge[0]: the head, edge[1]: the tail (different threads)
+		edge[0] = ce_head_vec(xr + c0, h);
 		float z[VEC];
-		ce_z_vec(z, ce_head_vec(xr + c0, h), 0, h, cap);
+		ce_z_vec(z, edge[0], 0, h, cap);
 		m = ce_z_max(z);
 	}
 	if (tail) {
+		edge[1] = ce_head_vec(xb + nw, n - nw);
 		float z[VEC];
-		ce_z_vec(z, ce_head_vec(xb + nw, n - nw), 0, n - nw, cap);
+		ce_z_vec(z, edge[1], 0, n - nw, cap);
 		m = fmaxf(m, ce_z_max(z));
 	}
 #pragma unroll
@@ -196,9 +203,9 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 	// makes a row of -inf only NaN)
 	const float ref = m == NEG_INF_F ? 0.0f : m;
 	float s = 0.0f, sz = 0.0f;
-	if (head) { // no thread writes the row before the gradient
+	if (head) {
 		float z[VEC];
-		ce_z_vec(z, ce_head_vec(xr + c0, h), 0, h, cap);
+		ce_z_vec(z, edge[0], 0, h, cap);
 #pragma unroll
 		for (int j = 0; j < VEC; j++)
 			s += exp_from_max(z[j], ref);
@@ -207,7 +214,7 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 	}
 	if (tail) {
 		float z[VEC];
-		ce_z_vec(z, ce_head_vec(xb + nw, n - nw), 0, n - nw, cap);
+		ce_z_vec(z, edge[1], 0, n - nw, cap);
 #pragma unroll
 		for (int j = 0; j < VEC; j++)
 			s += exp_from_max(z[j], ref);
@@ -254,12 +261,12 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 	}
 	if (head) {
 		float out[VEC];
-		ce_grads<false, false, true>(out, ce_head_vec(xr + c0, h), r);
+		ce_grads<false, false, true>(out, edge[0], r);
 		store_vec(dxr + c0, 0, h, false, out);
 	}
 	if (tail) {
 		float out[VEC];
-		ce_grads<false, false, true>(out, ce_head_vec(xb + nw, n - nw), r);
+		ce_grads<false, false, true>(out, edge[1], r);
 		store_vec(dxb + nw, 0, n - nw, false, out);
 	}
 	// whole vectors as one 16-byte store each (ce_st_vec16), or none
@@ -287,6 +294,7 @@ template <bool PLAIN> __device__ __forceinline__ void ce_regs_rows(CE_KERNEL_PAR
 {
 	__shared__ float slot[3][32];
 	__shared__ ce_inbox box;
+	__shared__ vec_t edge[2];
 	if (blockIdx.x / CLUSTER >= M)
 		return; // a grid sized for more rows (the whole cluster leaves)
 	ce_inbox_init(&box);
@@ -295,13 +303,13 @@ template <bool PLAIN> __device__ __forceinline__ void ce_regs_rows(CE_KERNEL_PAR
 	ce_options_of<PLAIN>(softcap, label_smoothing, cap, ls);
 	if (!PLAIN && cap.cap > 0.0f)
 		ce_regs_row<true, true>(dx, x, target, loss, lse, scale, V, lddx, ldx, ignore_index,
-					ls, z_loss, cap, flags, slot, &box);
+					ls, z_loss, cap, flags, slot, &box, edge);
 	else if (!PLAIN && ls != 0.0f)
 		ce_regs_row<false, true>(dx, x, target, loss, lse, scale, V, lddx, ldx, ignore_index,
-					 ls, z_loss, cap, flags, slot, &box);
+					 ls, z_loss, cap, flags, slot, &box, edge);
 	else
 		ce_regs_row<false, false>(dx, x, target, loss, lse, scale, V, lddx, ldx,
-					  ignore_index, ls, z_loss, cap, flags, slot, &box);
+					  ignore_index, ls, z_loss, cap, flags, slot, &box, edge);
 }
 
 CE_KERNELS(__cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, CE_REGS_CTAS(CE_REGS_NEED)),
