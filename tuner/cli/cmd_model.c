@@ -314,20 +314,13 @@ static int model_prune_eval_cmd(const model_options *o, model_inputs *in)
 	prune_defaults(&po);
 	if (o->keep)
 		po.keep = o->keep;
-	if (o->explore) {
-		char *end;
-		po.explore = strtod(o->explore, &end);
-		if (end == o->explore || *end || !(po.explore >= 0 && po.explore <= 1))
-			return cli_usage_error("model", "--explore expects a share from 0 to 1, got "
-					       "\"%s\"", o->explore);
-	}
-	if (o->compile_weight) {
-		char *end;
-		po.compile_weight = strtod(o->compile_weight, &end);
-		if (end == o->compile_weight || *end || !(po.compile_weight >= 0 && po.compile_weight <= 4))
-			return cli_usage_error("model", "--compile-weight expects an exponent from 0 to 4, "
-					       "got \"%s\"", o->compile_weight);
-	}
+	if (o->explore && cli_parse_double("model", "--explore", "a share", "0.1", o->explore, 0, 1,
+					   &po.explore))
+		return 2;
+	if (o->compile_weight &&
+	    cli_parse_double("model", "--compile-weight", "an exponent", "0.5", o->compile_weight,
+			     0, 4, &po.compile_weight))
+		return 2;
 	perf_model fixed;
 	at_error err = { { 0 } };
 	if (o->model) {
@@ -361,29 +354,28 @@ static int model_prune_eval_cmd(const model_options *o, model_inputs *in)
 		return cli_fail(err.msg);
 	printf("pruning on %s: %zu tuned shapes, %s\n", in->s.gpu, e.nshapes,
 	       o->model ? o->model : "each scored by a model fitted on the other shapes");
-	static const int keeps[] = { 4, 8, 12, 16, 24, 32, 48, 64 };
-	static const double explores[] = { 0, 0.02, 0.05, 0.1 };
+	/* K against the exploration share, then K against how compile time
+	 * counts (the weight's exponent, at the chosen F): a grid of (a, K) each */
+	static const int keeps[] = { 4, 8, 12, 16, 24, 32, 48, 64 }, weight_keeps[] = { 24, 32, 48 };
+	static const double explores[] = { 0, 0.02, 0.05, 0.1 }, weights[] = { 0, 0.5, 1, 1.5 };
+	const struct {
+		const double *a;
+		size_t na;
+		const int *k;
+		size_t nk;
+	} tables[] = { { explores, 4, keeps, 8 }, { weights, 4, weight_keeps, 3 } };
 	prune_eval_result r;
-	for (size_t a = 0; a < sizeof explores / sizeof *explores; a++)
-		for (size_t k = 0; k < sizeof keeps / sizeof *keeps; k++) {
-			prune_options grid = po;
-			grid.keep = keeps[k];
-			grid.explore = explores[a];
-			prune_eval_measure(&e, &in->s, &grid, &r);
-			print_prune_line(&grid, &r);
-		}
-	/* how compile time counts, at the chosen F */
-	static const double weights[] = { 0, 0.5, 1, 1.5 };
-	static const int weight_keeps[] = { 24, 32, 48 };
-	printf("\n");
-	for (size_t a = 0; a < sizeof weights / sizeof *weights; a++)
-		for (size_t k = 0; k < sizeof weight_keeps / sizeof *weight_keeps; k++) {
-			prune_options grid = po;
-			grid.keep = weight_keeps[k];
-			grid.compile_weight = weights[a];
-			prune_eval_measure(&e, &in->s, &grid, &r);
-			print_prune_line(&grid, &r);
-		}
+	for (size_t t = 0; t < sizeof tables / sizeof *tables; t++) {
+		printf(t ? "\n" : "");
+		for (size_t a = 0; a < tables[t].na; a++)
+			for (size_t k = 0; k < tables[t].nk; k++) {
+				prune_options grid = po;
+				grid.keep = tables[t].k[k];
+				*(t == 0 ? &grid.explore : &grid.compile_weight) = tables[t].a[a];
+				prune_eval_measure(&e, &in->s, &grid, &r);
+				print_prune_line(&grid, &r);
+			}
+	}
 	printf("\nchosen:\n");
 	prune_eval_measure(&e, &in->s, &po, &r);
 	print_prune_line(&po, &r);

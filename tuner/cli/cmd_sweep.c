@@ -62,15 +62,10 @@ static int parse_shard(const char *cmd, const cli_option *opt, const char *text,
 static int parse_explore(const char *cmd, const cli_option *opt, const char *text, void *base)
 {
 	(void)opt;
-	char *end;
-	errno = 0;
-	double f = strtod(text, &end);
-	if (end == text || *end || errno || !(f >= 0 && f <= 1))
-		return cli_usage_error(cmd, "--explore expects a share from 0 to 1 (e.g. 0.1), got "
-				       "\"%s\"", text);
-	((sweep_cli *)base)->o.prune.explore = f;
-	((sweep_cli *)base)->explore_given = 1;
-	return 0;
+	sweep_cli *cli = base;
+	cli->explore_given = 1;
+	return cli_parse_double(cmd, "--explore", "a share", "0.1", text, 0, 1,
+				&cli->o.prune.explore);
 }
 
 /* --compile-weight P: an exponent from 0 to 4. */
@@ -78,15 +73,10 @@ static int parse_compile_weight(const char *cmd, const cli_option *opt, const ch
 				void *base)
 {
 	(void)opt;
-	char *end;
-	errno = 0;
-	double p = strtod(text, &end);
-	if (end == text || *end || errno || !(p >= 0 && p <= 4))
-		return cli_usage_error(cmd, "--compile-weight expects an exponent from 0 to 4 (e.g. "
-				       "0.5), got \"%s\"", text);
-	((sweep_cli *)base)->o.prune.compile_weight = p;
-	((sweep_cli *)base)->explore_given = 1;
-	return 0;
+	sweep_cli *cli = base;
+	cli->explore_given = 1;
+	return cli_parse_double(cmd, "--compile-weight", "an exponent", "0.5", text, 0, 4,
+				&cli->o.prune.compile_weight);
 }
 
 #define O(field) offsetof(sweep_cli, o.field)

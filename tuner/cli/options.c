@@ -224,6 +224,19 @@ int cli_usage_error(const char *name, const char *fmt, ...)
 	return 2;
 }
 
+int cli_parse_double(const char *cmd, const char *opt, const char *what, const char *example,
+		     const char *text, double min, double max, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (end == text || *end || errno || !(v >= min && v <= max))
+		return cli_usage_error(cmd, "%s expects %s from %g to %g (e.g. %s), got \"%s\"", opt,
+				       what, min, max, example, text);
+	*out = v;
+	return 0;
+}
+
 int cli_parse_long(const char *cmd, const char *opt, const char *text, long long min,
 		   long long max, long long *out)
 {

@@ -74,6 +74,11 @@ int cli_parse_options(const char *cmd, int argc, char **argv, void *base, int *n
 int cli_usage_error(const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Parses a number option value from min to max: 0, or a usage error that
+ * says "OPT expects WHAT from MIN to MAX (e.g. EXAMPLE)". */
+int cli_parse_double(const char *cmd, const char *opt, const char *what, const char *example,
+		     const char *text, double min, double max, double *out);
+
 /* Parses a positive integer option value; returns 0 or a usage error. */
 int cli_parse_long(const char *cmd, const char *opt, const char *text, long long min,
 		   long long max, long long *out);
