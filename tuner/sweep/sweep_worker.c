@@ -140,8 +140,8 @@ static int open_pruner(worker *w, at_error *err)
 		const sweep_op_model *om = &w->pruner.ops[i];
 		if (om->have_model)
 			fprintf(stderr, "autotune: GPU %d: %s: pruning each shape to the model's best %d "
-				"variants (a variant weighing its compile time over the typical "
-				"one^%g), %.0f%% of the rest at random and the best of each "
+				"variants (each weighing (its template's compile time / the typical "
+				"one)^%g), %.0f%% of the rest at random and the best of each "
 				"template; model %s\n",
 				w->start->device, om->op, po->keep, po->compile_weight,
 				100 * po->explore, om->source);
