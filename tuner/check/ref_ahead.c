@@ -104,15 +104,19 @@ static size_t shape_bytes(const at_op *op, at_dtype dt, long long M, long long N
 	return at_op_input_bytes(op, dt, M, N) + at_op_ref_count(op, M, N) * sizeof(double);
 }
 
+/* A slot's buffers' bytes, or what they will grow to for its queued shape. */
+static size_t slot_bytes(const ref_slot *s)
+{
+	size_t now = s->x_cap + s->ref_cap;
+	return s->planned > now ? s->planned : now;
+}
+
 /* The slots' buffers' bytes. Under the lock. */
 static size_t held_bytes(void)
 {
 	size_t sum = 0;
-	for (int i = 0; i < REF_AHEAD_SLOTS; i++) {
-		const ref_slot *s = &ra.slot[i];
-		size_t now = s->x_cap + s->ref_cap;
-		sum += s->planned > now ? s->planned : now;
-	}
+	for (int i = 0; i < REF_AHEAD_SLOTS; i++)
+		sum += slot_bytes(&ra.slot[i]);
 	return sum;
 }
 
@@ -133,7 +137,7 @@ static int within_budget(int i, const at_op *op, at_dtype dt, long long M, long 
 		ref_slot *e = &ra.slot[k];
 		if (k == i || k == ra.held || e->state != SLOT_EMPTY)
 			continue;
-		others -= e->x_cap + e->ref_cap;
+		others -= slot_bytes(e);
 		free(e->x);
 		free(e->ref);
 		e->x = NULL;
