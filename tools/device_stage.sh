@@ -436,15 +436,42 @@ export PYTHONPATH=$PWD/python:$PYTHONPATH
 # the H200's default sweep (the lib method's database), unless a sweep left one
 [ -f /tmp/default.db ] || xz -dc results/h200/pruned-default-h200.db.xz >/tmp/default.db
 EOS
+cat >build-dev/op-sweep.sh <<'EOS'
+# op-sweep.sh CONFIG DB NAME [ARGS...]: a sweep of build-dev/configs/CONFIG
+# into a fresh DB (ARGS to sweep, e.g. --exhaustive), its models fitted and
+# stored: $OUT/NAME.db.xz and NAME-sweep.log
+config=${1:?"op-sweep.sh CONFIG DB NAME [ARGS...]"} db=${2:?} name=${3:?}
+shift 3
+rm -f "$db" "$db-wal" "$db-shm"
+timeout 400 build-dev/autotune sweep --templates build-dev/templates -c "build-dev/configs/$config" \
+	--db "$db" "$@" >"$OUT/$name-sweep.log" 2>&1
+echo "$name sweep rc $?"; tail -3 "$OUT/$name-sweep.log"
+bash build-dev/pack.sh "$db" "$OUT/$name.db.xz"
+EOS
 cat >build-dev/ce-sweep.sh <<'EOS'
-# ce-sweep.sh: the cross-entropy sweep (configs/cross_entropy.yaml) into a
-# fresh /tmp/default.db (which ops-peers.sh then serves from), its model
-# fitted and stored: $OUT/cross-entropy.db.xz, cross-entropy-sweep.log
+# ce-sweep.sh: the cross-entropy sweep into a fresh /tmp/default.db (which
+# ops-peers.sh then serves from): $OUT/cross-entropy.db.xz, cross-entropy-sweep.log
+bash build-dev/op-sweep.sh cross_entropy.yaml /tmp/default.db cross-entropy "$@"
+EOS
+cat >build-dev/lib-with.sh <<'EOS'
+# lib-with.sh DB OP...: /tmp/default.db = the committed library database
+# (results/h200/library-h200.db.xz) with OPs' results, winners and models
+# replaced by DB's (a sweep of those ops run here), for ops-peers.sh
+export LD_LIBRARY_PATH=$PWD/build-dev/lib
+src=${1:?"lib-with.sh DB OP..."}
+shift
 rm -f /tmp/default.db*
-timeout 400 build-dev/autotune sweep --templates build-dev/templates -c build-dev/configs/cross_entropy.yaml \
-	--db /tmp/default.db >"$OUT/cross-entropy-sweep.log" 2>&1
-echo "cross-entropy sweep rc $?"; tail -2 "$OUT/cross-entropy-sweep.log"
-bash build-dev/pack.sh /tmp/default.db "$OUT/cross-entropy.db.xz"
+xz -dc results/h200/library-h200.db.xz >/tmp/default.db
+python3 - /tmp/default.db "$@" <<'EOP'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+for op in sys.argv[2:]:
+    c.execute("DELETE FROM kernels WHERE result_id IN (SELECT id FROM results WHERE op = ?)", (op,))
+    for table in ("winners", "results", "models"):
+        c.execute(f"DELETE FROM {table} WHERE op = ?", (op,))
+c.commit()
+EOP
+build-dev/autotune db merge /tmp/default.db "$src" | tail -4
 EOS
 cat >build-dev/ops-peers.sh <<'EOS'
 # ops-peers.sh OP [ARGS...]: the peer benchmark of OP into /tmp/OP-peers.csv
