@@ -13,6 +13,7 @@
 #include "tests/template_fixture.h"
 #include "tuner/check/backward_rows.h"
 #include "tuner/check/reference.h"
+#include "tuner/model/store.h"
 #include "tuner/ops/ops.h"
 #include "tuner/sweep/plan.h"
 
@@ -368,6 +369,40 @@ Test(backward_templates, the_quick_smem_config_reaches_the_staged_template)
 					s->N, &vs);
 		cr_assert_gt(n, 0, "%lld x %lld %s", s->M, s->N, at_dtype_name(s->dtype));
 		free(vs);
+	}
+	plan_free(&p);
+}
+
+/* The backward sweep tunes each op at enough shapes for its performance
+ * model (fitted at the sweep's end: the library then serves the shapes
+ * between by it, not by the nearest winner), every regime at few and
+ * many rows, in every dtype. */
+Test(backward_templates, the_sweep_config_gives_each_op_a_model)
+{
+	sweep_plan p;
+	at_error err = { { 0 } };
+	const char *path = "configs/softmax_backward.yaml";
+	cr_assert_eq(plan_load(&p, path, "templates", &err), 0, "%s: %s", path, err.msg);
+	const char *ops[] = { "softmax_backward", "log_softmax_backward" };
+	for (size_t o = 0; o < 2; o++) {
+		size_t shapes = 0, dtypes[3] = { 0 };
+		long long fewest = -1, most = 0;
+		for (size_t i = 0; i < p.nshapes; i++) {
+			const sweep_shape *s = &p.shapes[i];
+			if (strcmp(s->op, ops[o]) != 0)
+				continue;
+			shapes++;
+			dtypes[s->dtype]++;
+			if (s->N >= 2048 && s->N <= 32000) {
+				fewest = fewest < 0 || s->M < fewest ? s->M : fewest;
+				most = s->M > most ? s->M : most;
+			}
+		}
+		cr_assert_geq(shapes, 3 * MODEL_MIN_SHAPES, "%s: %zu shapes", ops[o], shapes);
+		for (int d = 0; d < 3; d++)
+			cr_assert_eq(dtypes[d], shapes / 3, "%s: every dtype alike", ops[o]);
+		cr_assert_leq(fewest, 64, "%s: medium rows at few rows", ops[o]);
+		cr_assert_geq(most, 16384, "%s: medium rows at many rows", ops[o]);
 	}
 	plan_free(&p);
 }
