@@ -139,3 +139,28 @@ Test(model_dispatch, a_model_is_fitted_per_op)
 	tr_free(&r);
 	cr_assert_eq(count(path, "SELECT count(*) FROM models WHERE op = 'softmax'"), 1);
 }
+
+/* `model choose --op` learns that op's results and names it: the example's
+ * softmax results relabelled log_softmax (the softmax templates serve
+ * both) are all it has. */
+Test(model_dispatch, choose_names_the_op_it_chose_for)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s", tmp_path("h100.db"));
+	copy_file("results/example/h100-default.db", path);
+	sqlite3 *s;
+	cr_assert_eq(sqlite3_open(path, &s), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(s, "UPDATE results SET op = 'log_softmax'; "
+				     "UPDATE winners SET op = 'log_softmax'",
+				  NULL, NULL, NULL),
+		     SQLITE_OK, "%s", sqlite3_errmsg(s));
+	sqlite3_close(s);
+	tr_result r = RUN("model", "choose", "--db", path, "--op", "log_softmax", "--dtype", "bf16",
+			  "-M", "5000", "-N", "3000");
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.out, "shape       log_softmax bf16 M=5000 N=3000 on " H100 "\n");
+	tr_free(&r);
+	r = RUN("model", "choose", "--db", path, "--dtype", "bf16", "-M", "5000", "-N", "3000");
+	cr_assert_neq(r.status, 0, "no softmax results are left to learn from");
+	tr_free(&r);
+}

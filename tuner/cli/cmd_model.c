@@ -279,7 +279,7 @@ static int model_choose_cmd(const model_options *o, model_inputs *in)
 	}
 	char params[512];
 	tr_params_text(c.t, c.values, params, sizeof params);
-	printf("shape       softmax %s M=%lld N=%lld on %s\n", at_dtype_name(dt), o->M, o->N,
+	printf("shape       %s %s M=%lld N=%lld on %s\n", in->op, at_dtype_name(dt), o->M, o->N,
 	       in->s.gpu);
 	printf("template    %s\nparams      %s\n", c.t->name, params);
 	printf("predicted   %.3f us (best at the shape %.3f us, copy of its bytes %.3f us); "
