@@ -425,22 +425,25 @@ __device__ __forceinline__ void pack_vec(vec_t &out, const float *vals)
 	for (int j = 0; j < VEC; j++)
 		out.v[j] = vals[j];
 #else
+	// the packed word as is where a vector is whole words: through two
+	// 16-bit elements, ptxas split it and put it together again (two
+	// instructions a pair). An else, not an early return: nvcc warned the
+	// loop after the return unreachable.
 #if __CUDA_ARCH__ >= 800
 	if (VEC % 2 == 0) {
-		// the packed word as is: through two 16-bit elements, ptxas split
-		// it and put it together again (two instructions a pair)
 		unsigned *w = reinterpret_cast<unsigned *>(&out);
 #pragma unroll
 		for (int j = 0; j < VEC; j += 2)
 			w[j / 2] = pack_pair(vals[j], vals[j + 1]);
-		return;
-	}
+	} else
 #endif
+	{
 #pragma unroll
-	for (int j = 0; j + 1 < VEC; j += 2)
-		store_pair(&out.v[j], vals[j], vals[j + 1]);
-	if (VEC % 2)
-		out.v[VEC - 1] = from_f32(vals[VEC - 1]);
+		for (int j = 0; j + 1 < VEC; j += 2)
+			store_pair(&out.v[j], vals[j], vals[j + 1]);
+		if (VEC % 2)
+			out.v[VEC - 1] = from_f32(vals[VEC - 1]);
+	}
 #endif
 }
 
