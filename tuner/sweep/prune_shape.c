@@ -9,6 +9,19 @@
 #include "common/strbuf.h"
 #include "tuner/sweep/prune_model.h"
 
+/* What a variant of each of p's templates counts against K: the model's
+ * compile time of the template against the typical one's (prune.h). */
+static double *template_weights(const perf_model *m, const sweep_plan *p, double exponent)
+{
+	size_t nt = p->ntemplates ? p->ntemplates : 1;
+	double *ms = xcalloc(nt, sizeof *ms), *weight = xmalloc(nt * sizeof *weight);
+	for (size_t t = 0; t < p->ntemplates; t++)
+		ms[t] = perf_model_compile_ms(m, p->templates[t].name);
+	prune_template_weights(ms, (int)p->ntemplates, exponent, weight);
+	free(ms);
+	return weight;
+}
+
 int sweep_pruner_open(sweep_pruner *pr, const sweep_plan *p, const prune_options *o,
 		      const char *db_path, long long before_sweep, const char *gpu_name, int cc,
 		      const char *templates_dir, at_error *err)
@@ -38,6 +51,8 @@ int sweep_pruner_open(sweep_pruner *pr, const sweep_plan *p, const prune_options
 			rc = -1;
 		else
 			om->have_model = got;
+		if (om->have_model)
+			om->template_weight = template_weights(&om->model, p, o->compile_weight);
 		pr->nops++;
 	}
 	free(ts);
@@ -56,9 +71,11 @@ const sweep_op_model *sweep_op_model_of(const sweep_pruner *pr, const char *op)
 
 void sweep_pruner_close(sweep_pruner *pr)
 {
-	for (int i = 0; i < pr->nops; i++)
+	for (int i = 0; i < pr->nops; i++) {
 		if (pr->ops[i].have_model)
 			perf_model_free(&pr->ops[i].model);
+		free(pr->ops[i].template_weight);
+	}
 	pr->nops = 0;
 	for (size_t i = 0; pr->rules && i < pr->plan->ntemplates; i++)
 		manifest_rules_free(&pr->rules[i]);
@@ -91,19 +108,12 @@ void sweep_prune_variants(const sweep_pruner *pr, const sweep_shape *s, const tr
 				   : NAN;
 	}
 	/* a variant weighs its template's compile time against K */
-	size_t nt = pr->plan->ntemplates;
-	double *ms = xcalloc(nt ? nt : 1, sizeof *ms), *tw = xmalloc((nt ? nt : 1) * sizeof *tw);
 	double *weight = xmalloc(*n * sizeof *weight);
-	for (size_t t = 0; t < nt; t++)
-		ms[t] = perf_model_compile_ms(&om->model, pr->plan->templates[t].name);
-	prune_template_weights(ms, (int)nt, pr->o.compile_weight, tw);
 	for (size_t i = 0; i < *n; i++)
-		weight[i] = tw[group[i]];
+		weight[i] = om->template_weight[group[i]];
 	prune_select_weighted(score, group, weight, *n, &pr->o,
 			      prune_shape_seed(pr->o.seed, s->dtype, s->M, s->N), kept);
 	free(weight);
-	free(tw);
-	free(ms);
 	size_t k = 0;
 	for (size_t i = 0; i < *n; i++)
 		if (kept[i])

@@ -19,6 +19,8 @@ typedef struct sweep_op_model {
 	const char *op;   /* points into the plan's shapes */
 	perf_model model;
 	int have_model;   /* 0: every variant of the op's shapes kept */
+	double *template_weight; /* what a variant of each plan template counts
+				  * against K (its compile time); with the model */
 	char source[768]; /* where the model came from, or why there is none */
 } sweep_op_model;
 
