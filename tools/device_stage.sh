@@ -506,7 +506,7 @@ du -sh build-dev
 # does not ignore) and carried paths pass 64 MiB: what this stage leaves,
 # with Liger's wheel (.whl) and without
 tree_bytes=$( (git ls-files -z; git ls-files -z --others --exclude-standard) |
-	xargs -0 stat -c %s -- 2>/dev/null | awk '{s += $1} END {print s + 0}')
+	xargs -0 stat -c %s -- 2>/dev/null | awk '{s += $1} END {print s + 0}' || true)
 dev_bytes=$(find build-dev -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
 whl_bytes=$(find .whl -type f -printf '%s\n' 2>/dev/null | awk '{s += $1} END {print s + 0}')
 awk -v t="$tree_bytes" -v d="$dev_bytes" -v w="$whl_bytes" 'BEGIN {
