@@ -399,11 +399,26 @@ __device__ __forceinline__ void ce_wait_for_prior_kernel()
 #endif
 }
 
+// Lets the kernel after this one (reduce, launched dependent) start once
+// every CTA of this grid has started: a grid of one row a CTA then starts
+// reduce during its last wave, whose idle multiprocessors take its CTA, and
+// reduce's launch overlaps the tail (it waits for this grid's end before
+// reading). A persistent grid's CTAs all start at once, so it lets reduce
+// start only at its end, as before, rather than hold a multiprocessor
+// through the whole grid. Without a dependent launch, a no-op.
+__device__ __forceinline__ void ce_start_dependents()
+{
+#if __CUDA_ARCH__ >= 900 && !(defined(PERSISTENT) && PERSISTENT)
+	asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+
 // The row's scale: *scale, read by every CTA (NULL: 1), once prepare, the
 // kernel before, has written it: a body reads it after issuing its first
 // loads, which then overlap prepare.
 __device__ __forceinline__ float ce_scale(const float *scale)
 {
+	ce_start_dependents();
 	ce_wait_for_prior_kernel();
 	return scale ? *scale : 1.0f;
 }

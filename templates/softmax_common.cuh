@@ -249,14 +249,17 @@ __device__ __forceinline__ float out_from_part(float h, float factor)
 // rows need no reduction nor exp: a load and a store a row. The general
 // path's shuffles, exp and division are a launch-bound shape's whole cost
 // over a copy. Row r of one element (r < M):
+__device__ __forceinline__ float one_element_out(float v, unsigned flags)
+{
+	const bool masked = (flags & FLAG_MASKED_ZERO) && v == NEG_INF_F;
+	// log_softmax: ln 1 = 0, NaN for an infinite or NaN x, -inf masked
+	return LOG_OUTPUT ? (masked ? NEG_INF_F : v - v) : (masked ? 0.0f : (v - v) + 1.0f);
+}
+
 __device__ __forceinline__ void one_element_row(elem_t *y, const elem_t *x, long long r,
 						long long ldy, long long ldx, unsigned flags)
 {
-	const float v = to_f32(x[r * ldx]);
-	const bool masked = (flags & FLAG_MASKED_ZERO) && v == NEG_INF_F;
-	// log_softmax: ln 1 = 0, NaN for an infinite or NaN x, -inf masked
-	y[r * ldy] = from_f32(LOG_OUTPUT ? (masked ? NEG_INF_F : v - v)
-				       : (masked ? 0.0f : (v - v) + 1.0f));
+	y[r * ldy] = from_f32(one_element_out(to_f32(x[r * ldx]), flags));
 }
 
 // Every row of one element, each thread taking rows of the whole grid in

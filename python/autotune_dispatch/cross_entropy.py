@@ -9,6 +9,9 @@ opaque operation each:
   autotune_dispatch::cross_entropy_scale_(Tensor(a!) grad, Tensor g, bool per_row)
       the backward's multiply by the loss's gradient
 
+Eager calls on plain tensors skip the ops and launch directly: the ops'
+Python layers cost the host more than the launches (_eager).
+
 Logits [M, V] (classes last), targets [M] (int64 or int32). With grad
 enabled the forward computes the gradient too (upstream 1) and keeps it;
 the backward returns it multiplied by grad_output by a kernel that reads
@@ -24,6 +27,8 @@ from . import torch_ops as ops
 
 torch = ops.torch
 WHAT = layout.CE_WHAT
+_current_dispatch_mode = (getattr(getattr(getattr(torch, "utils", None), "_python_dispatch", None),
+                                  "_get_current_dispatch_mode", None) or (lambda: None))
 
 
 def _launch(handle, logits, target, loss, lse, grad, ignore_index, label_smoothing, z_loss,
@@ -123,11 +128,21 @@ if torch is not None and hasattr(getattr(torch, "library", None), "custom_op"):
         _registered = True
 
 
+def _eager(*tensors):
+    """True where the custom ops can be skipped for a direct launch: plain
+    tensors, no compile or dispatch mode (fake tensors, make_fx) tracing.
+    Each custom op costs the host ~100-200 us a call in PyTorch's Python
+    (its alias checks, autograd and ADInplaceOrView layers: cProfile,
+    results/h200/ce-host-profile-h200.log); the ops are there for tracing."""
+    return (not ops._is_compiling() and _current_dispatch_mode() is None
+            and all(type(t) is torch.Tensor for t in tensors))
+
+
 def _forward(logits, target, ignore_index, label_smoothing, z_loss, softcap, reduction,
              with_grad, inplace, check_targets):
     """(loss, lse, grad or None) over 2-D logits of rows of one stride."""
     cap = float(softcap or 0.0)
-    if _registered:
+    if _registered and not _eager(logits, target):
         o = torch.ops.autotune_dispatch
         if with_grad and inplace:
             loss, lse = o.cross_entropy_(logits, target, ignore_index, label_smoothing, z_loss,
@@ -136,7 +151,7 @@ def _forward(logits, target, ignore_index, label_smoothing, z_loss, softcap, red
         loss, lse, grad = o.cross_entropy(logits, target, ignore_index, label_smoothing, z_loss,
                                           cap, reduction, with_grad, check_targets)
         return loss, lse, grad if with_grad else None
-    loss, lse = _outputs(logits, reduction)  # a PyTorch without custom_op (before 2.4)
+    loss, lse = _outputs(logits, reduction)  # eager, or a PyTorch without custom_op (before 2.4)
     grad = (logits if inplace else torch.empty_like(logits)) if with_grad else None
     _launch(ops.default_handle(), logits, target, loss, lse, grad, ignore_index,
             label_smoothing, z_loss, cap, reduction, check_targets)
@@ -148,7 +163,7 @@ def _scale_by(grad, grad_loss, per_row):
     GPU: the kernel reads grad_loss and leaves rows whose factor is 1 alone
     (after loss.backward() of a mean, all of them)."""
     g = grad_loss.detach().to(torch.float32).contiguous()
-    if _registered:
+    if _registered and not _eager(grad, g):
         torch.ops.autotune_dispatch.cross_entropy_scale_(grad, g, per_row)
     else:
         _scale(ops.default_handle(), grad, g, per_row)
@@ -166,12 +181,17 @@ if torch is not None:
             if grad is not None:
                 ctx.save_for_backward(grad)
             ctx.mark_non_differentiable(lse)
+            # lse takes no gradient: without this autograd would fill a
+            # zero tensor for it at every backward (a kernel and a launch)
+            ctx.set_materialize_grads(False)
             ctx.reduction = reduction
             return loss, lse
 
         @staticmethod
         def backward(ctx, grad_loss, grad_lse):
             (grad,) = ctx.saved_tensors
+            if grad_loss is None:  # not materialised: the loss took no gradient
+                return (None,) * 9
             grad = _scale_by(grad, grad_loss, ctx.reduction == "none")
             return grad, None, None, None, None, None, None, None, None
 

@@ -103,12 +103,26 @@ class OnTheGpu(unittest.TestCase):
         # warp), rows in registers (block), in shared memory, over a
         # cluster, split over CTAs
         for dt in DTYPES:
-            for M, N in ((4096, 7), (4096, 33), (1031, 1000), (263, 4097), (27, 12289),
-                         (27, 70001), (13, 262147), (12, 1048576)):
+            for M, N in ((4099, 1), (4096, 7), (4096, 33), (1031, 1000), (263, 4097),
+                         (27, 12289), (27, 70001), (13, 262147), (12, 1048576)):
                 with self.subTest(dtype=dt, M=M, N=N):
                     x = self.extreme_rows(M, N, dt)
                     self.expect_as_torch(atd.softmax(x), x)
                     self.expect_as_torch(atd.softmax(x, masked_zero=True), x, masked_zero=True)
+
+    def test_rows_of_one_element_strided_and_in_place(self):
+        # a column of a wider tensor (row stride 3) and a column off the
+        # 16-byte boundary, in place: softmax_tiny's one-by-one path
+        for dt in DTYPES:
+            with self.subTest(dtype=dt):
+                x = self.extreme_rows(4099, 1, dt)
+                wide = self.data(4099, 3, dtype=dt)
+                wide[:, :1] = x
+                self.expect_as_torch(atd.softmax(wide[:, :1]), x)
+                off = self.data(4100, 1, dtype=dt)
+                off[1:] = x
+                atd.softmax(off[1:], out=off[1:])
+                self.expect_as_torch(off[1:], x)
 
     def test_huge_logits_give_a_distribution(self):
         # the report: randn * 2.5e29 gave NaN in half the rows, and one

@@ -73,14 +73,26 @@ class LogSoftmaxOnTheGpu(unittest.TestCase):
         self.expect_as_torch(atd.log_softmax(x), x)
 
     def test_rows_of_one_element(self):
+        # 4099: 16 bytes of rows a thread (softmax_tiny) and a tail of rows
+        # one by one; a column of a wider tensor (row stride 3) and one off
+        # the 16-byte boundary take the one-by-one path throughout
         for dt in DTYPES:
-            with self.subTest(dtype=dt):
-                x = self.data(300, 1, dtype=dt)
-                x[3], x[4], x[5] = float("inf"), -float("inf"), float("nan")
-                y = atd.log_softmax(x)
-                self.expect_as_torch(y, x)
-                self.assertEqual(y[0].item(), 0.0)
-                self.expect_as_torch(atd.log_softmax(x, masked_zero=True), x, masked_zero=True)
+            for M in (300, 4099):
+                with self.subTest(dtype=dt, M=M):
+                    x = self.data(M, 1, dtype=dt)
+                    x[3], x[4], x[5] = float("inf"), -float("inf"), float("nan")
+                    x[M - 1] = float("nan")
+                    y = atd.log_softmax(x)
+                    self.expect_as_torch(y, x)
+                    self.assertEqual(y[0].item(), 0.0)
+                    self.expect_as_torch(atd.log_softmax(x, masked_zero=True), x, masked_zero=True)
+                    wide = self.data(M, 3, dtype=dt)
+                    wide[:, :1] = x
+                    self.expect_as_torch(atd.log_softmax(wide[:, :1]), x)
+                    off = self.data(M + 1, 1, dtype=dt)
+                    off[1:] = x
+                    atd.log_softmax(off[1:], out=off[1:])  # in place, off the boundary
+                    self.expect_as_torch(off[1:], x)
 
     def test_out_and_in_place(self):
         for dt in DTYPES:
