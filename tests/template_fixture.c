@@ -132,3 +132,22 @@ void tf_seen_free(tf_seen *s)
 	s->srcs = NULL;
 	s->n = 0;
 }
+
+void tf_for_each_distinct_kernel(const variant *vs, size_t n, int cc, tf_kernel_check check,
+				 void *ctx)
+{
+	cr_assert_gt(n, 0, "no variant to compile");
+	tf_seen seen = { 0 };
+	for (size_t i = 0; i < n; i++) {
+		char *src = tf_specialize(&vs[i]);
+		if (tf_seen_add(&seen, src)) {
+			free(src);
+			continue;
+		}
+		compiled_kernel k;
+		tf_compile_clean(&vs[i], src, cc, &k);
+		check(&vs[i], &k, ctx);
+		compiled_kernel_free(&k);
+	}
+	tf_seen_free(&seen);
+}

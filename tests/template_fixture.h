@@ -62,6 +62,13 @@ typedef struct tf_seen {
 int tf_seen_add(tf_seen *s, char *src);
 void tf_seen_free(tf_seen *s);
 
+/* Compiles clean (tf_compile_clean) for sm_<cc> the first of the n
+ * variants at vs of each distinct source, and calls check(v, &k, ctx) with
+ * it; fails the test if n is 0. */
+typedef void (*tf_kernel_check)(const variant *v, const compiled_kernel *k, void *ctx);
+void tf_for_each_distinct_kernel(const variant *vs, size_t n, int cc, tf_kernel_check check,
+				 void *ctx);
+
 /* Fails the test, naming v's dtype and params, unless each of the n
  * strings in wanted is in k's PTX. */
 void tf_expect_in_ptx(const variant *v, const compiled_kernel *k, const char *const *wanted,

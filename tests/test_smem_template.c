@@ -202,42 +202,38 @@ Test(smem_template, max_n_is_what_the_stored_smem_holds)
 
 /* ---- NVRTC ------------------------------------------------------------------ */
 
+#define COMPILE_N 50257LL
+
+/* Registers and shared memory within bounds; the row comes in by 16-byte
+ * cp.async and goes out by 16-byte stores. */
+static void fits_and_moves_16_bytes(const variant *v, const compiled_kernel *k, void *ctx)
+{
+	(void)ctx;
+	char *params = variant_params_str(v);
+	const char *dt = at_dtype_name(v->dtype);
+	cr_assert_gt(k->registers, 0);
+	cr_assert_leq(k->registers, 64, "%s %s: %d registers", dt, params, k->registers);
+	cr_assert_leq(k->smem_bytes, STATIC_SMEM_ALLOWANCE, "%s %s: %d bytes static smem", dt,
+		      params, k->smem_bytes);
+	launch_geometry g = geometry(v, COMPILE_N);
+	cr_assert_leq(g.dyn_smem + k->smem_bytes, H100_SMEM);
+	const char *const wanted[] = {
+		"cp.async.cg.shared.global",
+		"cp.async.commit_group",
+		"cp.async.wait_group",
+		tf_value(v, "cache_hint") ? "st.global.cs.v4.u32" : "st.global.v4",
+	};
+	tf_expect_in_ptx(v, k, wanted, sizeof wanted / sizeof *wanted);
+	free(params);
+}
+
+/* The source does not depend on N: each distinct source compiled once. */
 static void compile_all(at_dtype dt)
 {
-	const long long N = 50257;
 	variant *vs;
-	size_t n = enumerate_at(dt, N, &vs);
-	cr_assert_gt(n, 0, "no variant at %s N=%lld", at_dtype_name(dt), N);
-	/* the source does not depend on N: compile each distinct source once */
-	tf_seen seen = { 0 };
-	for (size_t i = 0; i < n; i++) {
-		char *src = tf_specialize(&vs[i]);
-		if (tf_seen_add(&seen, src)) {
-			free(src);
-			continue;
-		}
-		char *params = variant_params_str(&vs[i]);
-		compiled_kernel k;
-		tf_compile_clean(&vs[i], src, 90, &k);
-		cr_assert_gt(k.registers, 0);
-		cr_assert_leq(k.registers, 64, "%s %s: %d registers", at_dtype_name(dt), params,
-			      k.registers);
-		cr_assert_leq(k.smem_bytes, STATIC_SMEM_ALLOWANCE, "%s %s: %d bytes static smem",
-			      at_dtype_name(dt), params, k.smem_bytes);
-		launch_geometry g = geometry(&vs[i], N);
-		cr_assert_leq(g.dyn_smem + k.smem_bytes, H100_SMEM);
-		/* the row comes in by 16-byte cp.async and goes out by 16-byte stores */
-		const char *const wanted[] = {
-			"cp.async.cg.shared.global",
-			"cp.async.commit_group",
-			"cp.async.wait_group",
-			tf_value(&vs[i], "cache_hint") ? "st.global.cs.v4.u32" : "st.global.v4",
-		};
-		tf_expect_in_ptx(&vs[i], &k, wanted, sizeof wanted / sizeof *wanted);
-		compiled_kernel_free(&k);
-		free(params);
-	}
-	tf_seen_free(&seen);
+	size_t n = enumerate_at(dt, COMPILE_N, &vs);
+	cr_assert_gt(n, 0, "no variant at %s N=%lld", at_dtype_name(dt), COMPILE_N);
+	tf_for_each_distinct_kernel(vs, n, 90, fits_and_moves_16_bytes, NULL);
 	free(vs);
 }
 

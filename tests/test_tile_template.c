@@ -82,30 +82,24 @@ Test(tile_template, tightest_hold_and_tile_bounds)
 	}
 }
 
+static void cp_async_in_16_bytes_out(const variant *v, const compiled_kernel *k, void *ctx)
+{
+	(void)ctx;
+	cr_assert_gt(k->registers, 0);
+	const char *const wanted[] = {
+		"cp.async.cg.shared.global",
+		"cp.async.wait_all",
+		tf_value(v, "cache_hint") ? "st.global.cs.v4.u32" : "st.global.v4",
+	};
+	tf_expect_in_ptx(v, k, wanted, sizeof wanted / sizeof *wanted);
+}
+
 static void compile_all(at_dtype dt, long long N)
 {
 	variant *vs;
 	size_t n = enumerate_at(dt, 65536, N, &vs);
 	cr_assert_gt(n, 0, "no variant at %s N=%lld", at_dtype_name(dt), N);
-	tf_seen seen = { 0 };
-	for (size_t i = 0; i < n; i++) {
-		char *src = tf_specialize(&vs[i]);
-		if (tf_seen_add(&seen, src)) {
-			free(src);
-			continue;
-		}
-		compiled_kernel k;
-		tf_compile_clean(&vs[i], src, 90, &k);
-		cr_assert_gt(k.registers, 0);
-		const char *const wanted[] = {
-			"cp.async.cg.shared.global",
-			"cp.async.wait_all",
-			tf_value(&vs[i], "cache_hint") ? "st.global.cs.v4.u32" : "st.global.v4",
-		};
-		tf_expect_in_ptx(&vs[i], &k, wanted, sizeof wanted / sizeof *wanted);
-		compiled_kernel_free(&k);
-	}
-	tf_seen_free(&seen);
+	tf_for_each_distinct_kernel(vs, n, 90, cp_async_in_16_bytes_out, NULL);
 	free(vs);
 }
 

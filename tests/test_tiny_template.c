@@ -54,26 +54,19 @@ Test(tiny_template, longer_rows_are_a_group_of_lanes_a_row)
 	free(vs);
 }
 
+static void vectors_of_16_bytes(const variant *v, const compiled_kernel *k, void *ctx)
+{
+	(void)ctx;
+	const char *const wanted[] = { "ld.global.nc.v4", "st.global.v4" };
+	tf_expect_in_ptx(v, k, wanted, sizeof wanted / sizeof *wanted);
+}
+
 Test(tiny_template, one_element_rows_move_in_16_byte_vectors, .timeout = 300)
 {
 	for (size_t d = 0; d < sizeof dtypes / sizeof *dtypes; d++) {
 		variant *vs;
 		size_t n = tf_enumerate(tiny, 90, dtypes[d], 918038, 1, &vs);
-		cr_assert_gt(n, 0);
-		tf_seen seen = { 0 };
-		for (size_t i = 0; i < n; i++) {
-			char *src = tf_specialize(&vs[i]);
-			if (tf_seen_add(&seen, src)) {
-				free(src);
-				continue;
-			}
-			compiled_kernel k;
-			tf_compile_clean(&vs[i], src, 90, &k);
-			const char *const wanted[] = { "ld.global.nc.v4", "st.global.v4" };
-			tf_expect_in_ptx(&vs[i], &k, wanted, sizeof wanted / sizeof *wanted);
-			compiled_kernel_free(&k);
-		}
-		tf_seen_free(&seen);
+		tf_for_each_distinct_kernel(vs, n, 90, vectors_of_16_bytes, NULL);
 		free(vs);
 	}
 }

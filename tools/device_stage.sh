@@ -49,6 +49,11 @@
 #                                     the first call of untuned shapes in each
 #                                     JIT and tuning mode (peers --first-call,
 #                                     the library database): $OUT/first-call.csv
+#   bash build-dev/ce-profile.sh [ARGS...]
+#                                     tools/ce_call_profile.py ARGS: a
+#                                     cross-entropy call's kernels (--host:
+#                                     its Python) with the committed library
+#                                     database: $OUT/ce-call-profile.log
 #   bash build-dev/ops-peers.sh OP [ARGS...]
 #                                     python -m autotune_dispatch.peers --op OP
 #                                     ARGS (softmax_backward,
@@ -491,6 +496,13 @@ python3 -m autotune_dispatch.peers --lib build-dev/lib/libautotune-dispatch.so -
 echo "peers rc ${PIPESTATUS[0]}"
 cp "/tmp/$op-peers.csv" "/tmp/$op-peers.log" "$OUT/" 2>/dev/null
 grep -v -i -e warn -e "^  " "/tmp/$op-peers.err" | tail -8
+EOS
+cat >build-dev/ce-profile.sh <<'EOS'
+export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1
+[ -f /tmp/default.db ] || xz -dc results/h200/library-h200.db.xz >/tmp/default.db
+AUTOTUNE_DB=/tmp/default.db AUTOTUNE_DISPATCH_LIB=$PWD/build-dev/lib/libautotune-dispatch.so \
+	PYTHONPATH=python timeout 300 python3 tools/ce_call_profile.py "$@" 2>&1 |
+	grep -v -i warn | tee "$OUT/ce-call-profile.log"
 EOS
 cat >build-dev/train-step.sh <<'EOS'
 # train-step.sh [ARGS...]: tools/train_step.py ARGS; $OUT/train-step-h200.csv and .log
