@@ -337,15 +337,16 @@ cat >build-dev/random-peers.sh <<'EOS'
 # SWEEP_S, default 260 s; a shape not reached has none), then the library
 # with its database (results/h200/library-h200.db.xz) against them and the
 # peers, both L2 conditions: $OUT/random.yaml, random-sweep.log,
-# random-exact.db.xz, random-peers.csv and .log; run again (with
-# build-dev/random-exact.db.xz, a copy of $OUT's), it resumes the peers
+# random-exact.db.xz, random-peers.csv and .log; run again with
+# build-dev/random-exact.db.xz (a copy of $OUT's), it resumes the sweep
+# where it was cut (SWEEP_S 0: not at all), and with
+# build-dev/random-peers.csv the peers too
 export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1
 seed=${1:?a seed}
 python3 tools/random_shapes.py --seed "$seed" --count 40 >"$OUT/random.yaml"
 xz -dc results/h200/library-h200.db.xz >/tmp/lib.db
-if [ -f build-dev/random-exact.db.xz ]; then
-	xz -dc build-dev/random-exact.db.xz >/tmp/exact.db
-else
+[ -f build-dev/random-exact.db.xz ] && xz -dc build-dev/random-exact.db.xz >/tmp/exact.db
+if [ "${2:-260}" != 0 ]; then
 	timeout "${2:-260}" build-dev/autotune sweep --templates build-dev/templates -c "$OUT/random.yaml" \
 		--db /tmp/exact.db --exhaustive >"$OUT/random-sweep.log" 2>&1
 	echo "exhaustive sweep rc $?"; tail -3 "$OUT/random-sweep.log"
@@ -520,7 +521,7 @@ du -sh build-dev
 tree_bytes=$( (git ls-files -z; git ls-files -z --others --exclude-standard) |
 	xargs -0 stat -c %s -- 2>/dev/null | awk '{s += $1} END {print s + 0}' || true)
 dev_bytes=$(find build-dev -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
-whl_bytes=$(find .whl -type f -printf '%s\n' 2>/dev/null | awk '{s += $1} END {print s + 0}')
+whl_bytes=$( (find .whl -type f -printf '%s\n' 2>/dev/null || true) | awk '{s += $1} END {print s + 0}')
 awk -v t="$tree_bytes" -v d="$dev_bytes" -v w="$whl_bytes" 'BEGIN {
 	mib = 1048576; all = (t + d) / mib; with = (t + d + w) / mib
 	printf "device tree: %.1f MiB with build-dev, %.1f MiB with .whl too (limit 64)\n", all, with

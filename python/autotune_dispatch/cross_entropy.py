@@ -10,7 +10,7 @@ opaque operation each:
       the backward's multiply by the loss's gradient
 
 Eager calls on plain tensors skip the ops and launch directly: the ops'
-Python layers cost the host more than the launches (_eager).
+Python layers cost the host more than the launches (torch_ops._eager).
 
 Logits [M, V] (classes last), targets [M] (int64 or int32). With grad
 enabled the forward computes the gradient too (upstream 1) and keeps it;
@@ -27,8 +27,6 @@ from . import torch_ops as ops
 
 torch = ops.torch
 WHAT = layout.CE_WHAT
-_current_dispatch_mode = (getattr(getattr(getattr(torch, "utils", None), "_python_dispatch", None),
-                                  "_get_current_dispatch_mode", None) or (lambda: None))
 
 
 def _launch(handle, logits, target, loss, lse, grad, ignore_index, label_smoothing, z_loss,
@@ -128,21 +126,11 @@ if torch is not None and hasattr(getattr(torch, "library", None), "custom_op"):
         _registered = True
 
 
-def _eager(*tensors):
-    """True where the custom ops can be skipped for a direct launch: plain
-    tensors, no compile or dispatch mode (fake tensors, make_fx) tracing.
-    Each custom op costs the host ~100-200 us a call in PyTorch's Python
-    (its alias checks, autograd and ADInplaceOrView layers: cProfile,
-    results/h200/ce-host-profile-h200.log); the ops are there for tracing."""
-    return (not ops._is_compiling() and _current_dispatch_mode() is None
-            and all(type(t) is torch.Tensor for t in tensors))
-
-
 def _forward(logits, target, ignore_index, label_smoothing, z_loss, softcap, reduction,
              with_grad, inplace, check_targets):
     """(loss, lse, grad or None) over 2-D logits of rows of one stride."""
     cap = float(softcap or 0.0)
-    if _registered and not _eager(logits, target):
+    if _registered and not ops._eager(logits, target):
         o = torch.ops.autotune_dispatch
         if with_grad and inplace:
             loss, lse = o.cross_entropy_(logits, target, ignore_index, label_smoothing, z_loss,
@@ -163,7 +151,7 @@ def _scale_by(grad, grad_loss, per_row):
     GPU: the kernel reads grad_loss and leaves rows whose factor is 1 alone
     (after loss.backward() of a mean, all of them)."""
     g = grad_loss.detach().to(torch.float32).contiguous()
-    if _registered and not _eager(grad, g):
+    if _registered and not ops._eager(grad, g):
         torch.ops.autotune_dispatch.cross_entropy_scale_(grad, g, per_row)
     else:
         _scale(ops.default_handle(), grad, g, per_row)

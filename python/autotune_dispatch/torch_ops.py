@@ -13,7 +13,10 @@ opaque operation:
 and the same for log_softmax. Each has a fake implementation (shapes only,
 and the same argument checks) for tracing; softmax and log_softmax have
 autograd through the library's backward kernels (no PyTorch arithmetic),
-so they train, under torch.compile too.
+so they train, under torch.compile too. Eager calls on plain tensors skip
+the ops and launch directly (_eager: the ops' Python layers cost the host
+more than a small shape's kernel), through a torch.autograd.Function where
+a gradient is recorded.
 The ops run on the current stream of the tensor's device, through the
 default handle (default_handle(): $AUTOTUNE_DB or autotune.db, with
 fallback). PyTorch is optional: without it this module imports, and every
@@ -45,6 +48,36 @@ _checks = {}
 _layouts = {}
 _codes = {}
 _raw_stream = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
+_is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
+_current_dispatch_mode = (getattr(getattr(getattr(torch, "utils", None), "_python_dispatch", None),
+                                  "_get_current_dispatch_mode", None) or (lambda: None))
+# a direct write into a caller's tensor bumps its version as the ops'
+# mutation does, so autograd still catches a saved tensor changed in place
+_increment_version = getattr(getattr(getattr(torch, "autograd", None), "graph", None),
+                             "increment_version", None)
+
+
+def _eager(*tensors):
+    """True where the custom ops can be skipped for a direct launch: plain
+    tensors (None: an absent out), no compile or dispatch mode (fake
+    tensors, make_fx) tracing. Each custom op costs the host ~100-200 us a
+    call in PyTorch's Python (its alias checks, autograd and ADInplaceOrView
+    layers: cProfile, results/h200/ce-host-profile-h200.log); the ops are
+    there for tracing."""
+    return (not _is_compiling() and _current_dispatch_mode() is None
+            and all(t is None or type(t) is torch.Tensor for t in tensors))
+
+
+def _records_grad(*tensors):
+    """Whether autograd would record a call on tensors (None: absent)."""
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+
+
+def _direct(out, *tensors):
+    """A call that launches directly: eager, nothing for autograd to
+    record, and an out written only where its version can be bumped."""
+    return (_eager(out, *tensors) and not _records_grad(out, *tensors)
+            and (out is None or _increment_version is not None))
 
 
 def _recall(cache, key):
@@ -290,13 +323,19 @@ def _check(x, out=None, what="autotune_dispatch.softmax", dim=-1):
 def softmax_eager(handle, x, dim=-1, out=None, masked_zero=False):
     """softmax(x, dim, out) through handle, without the custom ops."""
     require_torch("softmax")
-    _check(x, out)
-    d = _check(x, dim=dim)
+    return _forward_direct(handle, x, dim, out, masked_zero, False, "autotune_dispatch.softmax")
+
+
+def _forward_direct(handle, x, dim, out, masked_zero, log, what):
+    """softmax (log: log_softmax) of x along dim into out (None: a new
+    tensor; x: in place) through handle, launched directly."""
+    _check(x, out, what=what)
+    d = _check(x, what=what, dim=dim)
     flags = MASKED_ZERO if masked_zero else 0
     if d != max(x.dim(), 1) - 1:
         x_last = x.movedim(d, -1)
         y = torch.empty(x_last.shape, dtype=x.dtype, device=x.device)
-        _launch(handle, x_last, y, flags)
+        _launch(handle, x_last, y, flags, log)
         y = y.movedim(-1, d)
         if out is None:
             return y
@@ -304,11 +343,13 @@ def softmax_eager(handle, x, dim=-1, out=None, masked_zero=False):
         return out
     if out is None:
         y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-        _launch(handle, x, y, flags)
+        _launch(handle, x, y, flags, log)
         return y
     if out is not x:
-        _check_out(x, out, "softmax")
-    _launch(handle, x, out, flags)
+        _check_out(x, out, what)
+    _launch(handle, x, out, flags, log)
+    if _increment_version is not None:
+        _increment_version(out)
     return out
 
 
@@ -426,26 +467,46 @@ if torch is not None and hasattr(getattr(torch, "library", None), "custom_op"):
 
         _registered = True
 
-_is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", None) or (lambda: False)
+if torch is not None:
+    class _RowsFunction(torch.autograd.Function):
+        """softmax or log_softmax launched directly with its gradient
+        recorded: eager calls, where the custom ops' autograd would cost the
+        host more than the kernels; the backward launches the library's
+        backward kernel directly too."""
+        @staticmethod
+        def forward(ctx, x, dim, masked_zero, log, what):
+            y = _forward_direct(default_handle(), x, dim, None, masked_zero, log, what)
+            ctx.save_for_backward(y)
+            ctx.dim, ctx.log = dim, log
+            return y
+
+        @staticmethod
+        def backward(ctx, dy):
+            # a new tensor, never over dy: autograd may hand the same
+            # gradient to other consumers (both inputs of an add)
+            (y,) = ctx.saved_tensors
+            name = "log_softmax_backward" if ctx.log else "softmax_backward"
+            return _backward_of(name, y, dy, ctx.dim, None), None, None, None, None
+
+
+def _rows_op(name, x, dim, out, masked_zero):
+    """softmax or log_softmax (name) of x along dim into out: launched
+    directly where eager (through _RowsFunction where autograd records it),
+    through the custom ops where traced, or on a PyTorch without them."""
+    what = f"autotune_dispatch.{name}"
+    log = name == "log_softmax"
+    masked_zero = bool(masked_zero)
+    if not _registered or _direct(out, x):  # before 2.4: no custom ops, no autograd
+        return _forward_direct(default_handle(), x, dim, out, masked_zero, log, what)
+    if out is None and _eager(x):
+        return _RowsFunction.apply(x, dim, masked_zero, log, what)
+    return _through_ops(name, x, dim, out, masked_zero, what)
 
 
 def log_softmax(x, dim=-1, out=None, masked_zero=False):
     """log_softmax of x along dim (see autotune_dispatch.log_softmax)."""
     require_torch("autotune_dispatch.log_softmax")
-    masked_zero = bool(masked_zero)
-    what = "autotune_dispatch.log_softmax"
-    if not _registered:  # a PyTorch without torch.library.custom_op (before 2.4)
-        _check(x, out, what=what)
-        d = _check(x, what=what, dim=dim)
-        x_last = x.movedim(d, -1)
-        y = torch.empty(x_last.shape, dtype=x.dtype, device=x.device)
-        _launch(default_handle(), x_last, y, MASKED_ZERO if masked_zero else 0, log=True)
-        y = y.movedim(-1, d)
-        if out is None:
-            return y
-        out.copy_(y)
-        return out
-    return _through_ops("log_softmax", x, dim, out, masked_zero, what)
+    return _rows_op("log_softmax", x, dim, out, masked_zero)
 
 
 def _through_ops(name, x, dim, out, masked_zero, what):
@@ -476,10 +537,7 @@ def softmax(x, dim=-1, out=None, masked_zero=False):
     """softmax of x along dim, computed by the kernel the tuning database
     chose for this GPU, dtype and shape (see autotune_dispatch.softmax)."""
     require_torch("autotune_dispatch.softmax")
-    if not _registered:  # a PyTorch without torch.library.custom_op (before 2.4)
-        return softmax_eager(default_handle(), x, dim, out, masked_zero)
-    masked_zero = bool(masked_zero)
-    return _through_ops("softmax", x, dim, out, masked_zero, "autotune_dispatch.softmax")
+    return _rows_op("softmax", x, dim, out, masked_zero)
 
 
 def _backward_of(name, y, dy, dim, out):
@@ -494,11 +552,15 @@ def _backward_of(name, y, dy, dim, out):
             _check(y, out, what=what)
     d = layout.normalize_dim(dim, y.dim())
     last = d == max(y.dim(), 1) - 1
-    if not _registered:  # a PyTorch without torch.library.custom_op (before 2.4)
+    if not _registered or _direct(out, y, dy):  # eager, or a PyTorch before 2.4
+        if out is dy:
+            _check_apart(y, dy, what)
         y_last, dy_last = y.movedim(d, -1), dy.movedim(d, -1)
         target = dy_last if out is dy else torch.empty(y_last.shape, dtype=y.dtype, device=y.device)
         _launch_grad(default_handle(), y_last, dy_last, target, log)
         if out is dy:
+            if _increment_version is not None:
+                _increment_version(dy)
             return dy
         dx = target.movedim(-1, d)
         return dx if out is None else out.copy_(dx)

@@ -238,6 +238,66 @@ class OnTheGpu(unittest.TestCase):
         torch.softmax(x2, -1).backward(g.double())
         self.assertLessEqual(rel_err(x.grad, x2.grad), 1e-5)
 
+    def test_eager_calls_launch_directly_and_traced_ones_go_through_the_ops(self):
+        """Eager: no custom op on the profiler's record, forward or backward
+        (their Python layers cost the host more than a small shape's
+        kernels); under a dispatch mode (what make_fx and fake tensors trace
+        with) the ops carry the call. Both give the same values and
+        gradients."""
+        from torch.profiler import ProfilerActivity, profile
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class Seen(TorchDispatchMode):
+            def __init__(self):
+                super().__init__()
+                self.ops = set()
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                self.ops.add(str(func.overloadpacket))
+                return func(*args, **(kwargs or {}))
+
+        x, dy = self.data(64, 3000), self.data(64, 3000)
+        for name in ("softmax", "log_softmax"):
+            outs, grads = [], []
+            for traced in (False, True):
+                xa = x.clone().requires_grad_()
+                seen = Seen()
+                with profile(activities=[ProfilerActivity.CPU]) as prof:
+                    if traced:
+                        with seen:
+                            y = getattr(atd, name)(xa)
+                    else:
+                        y = getattr(atd, name)(xa)
+                    y.backward(dy)
+                ops = {e.name for e in prof.events() if e.name.startswith("autotune_dispatch::")}
+                with self.subTest(op=name, traced=traced):
+                    if traced:
+                        self.assertIn(f"autotune_dispatch.{name}", seen.ops)
+                        self.assertIn(f"autotune_dispatch::{name}", ops)
+                    else:
+                        self.assertEqual(ops, set(), "an eager call went through the custom ops")
+                outs.append(y.detach())
+                grads.append(xa.grad)
+            self.assertTrue(torch.equal(outs[0], outs[1]), name)
+            self.assertTrue(torch.equal(grads[0], grads[1]), name)
+
+    def test_a_direct_write_bumps_the_version_autograd_checks(self):
+        """A direct launch into a caller's tensor (out=, in place) counts as
+        the ops' mutation did: autograd refuses a saved tensor changed."""
+        for name in ("softmax", "log_softmax", "softmax_backward"):
+            with self.subTest(op=name):
+                a = self.data(16, 300).requires_grad_()
+                y = atd.softmax(a * 1.0)  # y is saved for the backward
+                before = y._version
+                with torch.no_grad():
+                    if name == "softmax_backward":
+                        atd.softmax_backward(self.data(16, 300), y, out=y)
+                    else:
+                        getattr(atd, name)(y, out=y)
+                self.assertGreater(y._version, before)
+                with self.assertRaisesRegex(RuntimeError, "modified by an inplace operation"):
+                    y.sum().backward()
+
     def test_opcheck(self):
         if not hasattr(torch.library, "opcheck"):
             self.skipTest("torch.library.opcheck needs PyTorch 2.4")

@@ -52,7 +52,7 @@ class Shapes(unittest.TestCase):
             os.unlink(path)
 
     def test_the_default_grid(self):
-        self.assertEqual(len(peers.shapes_of(os.path.join(ROOT, "configs", "softmax.yaml"))), 180)
+        self.assertEqual(len(peers.shapes_of(os.path.join(ROOT, "configs", "softmax.yaml"))), 189)
 
 
 class Summary(unittest.TestCase):
