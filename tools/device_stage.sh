@@ -41,7 +41,8 @@
 #                                     40 shapes drawn from SEED, swept
 #                                     exhaustively, the library against
 #                                     their exact winners and the peers:
-#                                     $OUT/random-peers.csv
+#                                     $OUT/random-peers.csv; a cut sweep
+#                                     resumes with build-dev/random-exact.db.xz
 #   bash build-dev/ce-sweep.sh        the cross-entropy sweep into a fresh
 #                                     /tmp/default.db (ops-peers.sh's):
 #                                     $OUT/cross-entropy.db.xz

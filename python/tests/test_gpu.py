@@ -29,6 +29,26 @@ def rel_err(y, ref):
     return ((y.double() - ref).norm() / ref.norm()).item()
 
 
+def traced(fn):
+    """fn() under a dispatch mode (what make_fx and fake tensors trace
+    with): (the op packets it saw, fn's result)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Seen(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = set()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.add(str(func.overloadpacket))
+            return func(*args, **(kwargs or {}))
+
+    seen = Seen()
+    with seen:
+        result = fn()
+    return seen.ops, result
+
+
 @unittest.skipUnless(HAVE_GPU or REQUIRED, "needs PyTorch with a CUDA GPU")
 class OnTheGpu(unittest.TestCase):
     @classmethod
@@ -245,34 +265,22 @@ class OnTheGpu(unittest.TestCase):
         with) the ops carry the call. Both give the same values and
         gradients."""
         from torch.profiler import ProfilerActivity, profile
-        from torch.utils._python_dispatch import TorchDispatchMode
-
-        class Seen(TorchDispatchMode):
-            def __init__(self):
-                super().__init__()
-                self.ops = set()
-
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                self.ops.add(str(func.overloadpacket))
-                return func(*args, **(kwargs or {}))
 
         x, dy = self.data(64, 3000), self.data(64, 3000)
         for name in ("softmax", "log_softmax"):
             outs, grads = [], []
-            for traced in (False, True):
+            for under_mode in (False, True):
                 xa = x.clone().requires_grad_()
-                seen = Seen()
                 with profile(activities=[ProfilerActivity.CPU]) as prof:
-                    if traced:
-                        with seen:
-                            y = getattr(atd, name)(xa)
+                    if under_mode:
+                        seen, y = traced(lambda: getattr(atd, name)(xa))
                     else:
                         y = getattr(atd, name)(xa)
                     y.backward(dy)
                 ops = {e.name for e in prof.events() if e.name.startswith("autotune_dispatch::")}
-                with self.subTest(op=name, traced=traced):
-                    if traced:
-                        self.assertIn(f"autotune_dispatch.{name}", seen.ops)
+                with self.subTest(op=name, traced=under_mode):
+                    if under_mode:
+                        self.assertIn(f"autotune_dispatch.{name}", seen)
                         self.assertIn(f"autotune_dispatch::{name}", ops)
                     else:
                         self.assertEqual(ops, set(), "an eager call went through the custom ops")
