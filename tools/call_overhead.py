@@ -6,8 +6,15 @@ directly) and torch. Forward without a gradient, and forward + backward.
 Run on the GPU machine:
 
   PYTHONPATH=python python3 tools/call_overhead.py [--shape 64x1024] [--dtype bfloat16]
+                                                  [--profile CASE]
+
+--profile CASE (e.g. "softmax forward + backward") prints where the eager
+path's host time goes instead: cProfile over its calls, the functions of
+the most own time.
 """
 import argparse
+import cProfile
+import pstats
 import statistics
 import time
 
@@ -36,6 +43,7 @@ def main():
     ap.add_argument("--shape", default="64x1024")
     ap.add_argument("--dtype", default="bfloat16")
     ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--profile", metavar="CASE", help="cProfile the eager path of CASE")
     a = ap.parse_args()
     M, N = (int(v) for v in a.shape.split("x"))
     x = torch.randn(M, N, device="cuda", dtype=getattr(torch, a.dtype))
@@ -60,6 +68,18 @@ def main():
             "atd custom op": lambda: ops.softmax(xg, False).backward(dy),
             "torch": lambda: torch.softmax(xg, -1).backward(dy)}),
     ]
+    if a.profile:
+        fn = dict(cases)[a.profile]["atd eager"]
+        per_call_us(fn, 100, rounds=1)  # warm: the first calls compile and cache
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(a.calls):
+            fn()
+        torch.cuda.synchronize()
+        prof.disable()
+        print(f"{a.dtype} {M} x {N}, {a.profile}: cProfile over {a.calls} eager calls")
+        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+        return
     print(f"{a.dtype} {M} x {N}: us a call (wall clock, {a.calls} calls back to back)")
     for what, fns in cases:
         row = "  ".join(f"{k} {per_call_us(f, a.calls):6.1f}" for k, f in fns.items())
