@@ -12,6 +12,7 @@
 
 #include "common/perf_model.h"
 #include "tuner/model/fit.h"
+#include "tuner/model/loo.h"
 
 static const long long threads_v[] = { 32, 64, 128 };
 static const long long vec_v[] = { 1, 2, 4 };
@@ -128,6 +129,128 @@ Test(perf_model, boosting_recovers_a_step)
 	double contrib, bias = te_explain(&e, (double[]){ 6 }, &contrib, 1);
 	cr_assert_float_eq(bias + contrib, 3, 1e-12, "the explanation sums to the prediction");
 	te_free(&e);
+}
+
+Test(perf_model, an_average_of_ensembles_predicts_the_mean_of_theirs)
+{
+	double x[16], y1[16], y2[16];
+	for (int i = 0; i < 16; i++) {
+		x[i] = i;
+		y1[i] = i < 5 ? 1 : 3;
+		y2[i] = i < 11 ? -2 : 6;
+	}
+	boost_params p = { .ntrees = 3, .depth = 2, .learning_rate = 0.5, .min_leaf_weight = 1,
+			   .lambda = 0, .subsample = 1, .seed = 1 };
+	te_ensemble parts[2], avg;
+	cr_assert_eq(boost_fit(&(boost_data){ .x = x, .y = y1, .n = 16, .nfeatures = 1 }, &p,
+			       &parts[0]), 0);
+	cr_assert_eq(boost_fit(&(boost_data){ .x = x, .y = y2, .n = 16, .nfeatures = 1 }, &p,
+			       &parts[1]), 0);
+	double want[16];
+	for (int i = 0; i < 16; i++)
+		want[i] = (te_predict(&parts[0], &x[i]) + te_predict(&parts[1], &x[i])) / 2;
+	boost_average(parts, 2, &avg);
+	cr_assert_eq(avg.ntrees, 6, "every part's trees");
+	cr_assert_eq(parts[0].ntrees + parts[1].ntrees, 0, "the parts are left empty");
+	for (int i = 0; i < 16; i++) {
+		cr_assert_float_eq(te_predict(&avg, &x[i]), want[i], 1e-12, "x = %d", i);
+		double contrib, bias = te_explain(&avg, &x[i], &contrib, 1);
+		cr_assert_float_eq(bias + contrib, want[i], 1e-12, "its explanation sums to it");
+	}
+	te_free(&avg);
+}
+
+/* The toy model's variant prediction for every sample of s, into out. */
+static void predict_samples(const perf_model *m, const model_samples *s, double *out)
+{
+	double x[64];
+	cr_assert_leq(pf_nfeatures(&m->space), 64);
+	for (size_t k = 0; k < s->nshapes; k++)
+		for (size_t i = s->shapes[k].first; i < s->shapes[k].first + s->shapes[k].n; i++) {
+			at_error err;
+			cr_assert_eq(pf_variant_features(&m->space, &toy, s->samples[i].values,
+							 &s->shapes[k].env, x, &err), 0);
+			out[i] = te_predict(&m->variant, x);
+		}
+}
+
+Test(perf_model, several_fits_average_one_fit_per_seed, .timeout = 60)
+{
+	model_samples s;
+	collect c;
+	toy_samples(&s, &c);
+	model_matrix mx;
+	model_matrix_build(&s, &toy, 1, &mx);
+	model_fit_options o = small_fit();
+	o.variant.subsample = 0.5; /* what makes a seed matter */
+	o.variant.ntrees = 40;
+	perf_model one[2], avg;
+	double *p0 = malloc(s.nsamples * sizeof *p0), *p1 = malloc(s.nsamples * sizeof *p1),
+	       *pa = malloc(s.nsamples * sizeof *pa);
+	for (int k = 0; k < 2; k++) {
+		model_fit_options ok = o;
+		ok.variant.seed = o.variant.seed + (unsigned)k;
+		cr_assert_eq(model_fit(&s, &mx, -1, &ok, &one[k]), 0);
+	}
+	o.fits = 2;
+	cr_assert_eq(model_fit(&s, &mx, -1, &o, &avg), 0);
+	predict_samples(&one[0], &s, p0);
+	predict_samples(&one[1], &s, p1);
+	predict_samples(&avg, &s, pa);
+	int differ = 0;
+	for (size_t i = 0; i < s.nsamples; i++) {
+		differ |= fabs(p0[i] - p1[i]) > 1e-6;
+		cr_assert_float_eq(pa[i], (p0[i] + p1[i]) / 2, 1e-9, "sample %zu", i);
+	}
+	cr_assert(differ, "the two seeds fitted the same trees: the test would prove nothing");
+	free(p0);
+	free(p1);
+	free(pa);
+	perf_model_free(&one[0]);
+	perf_model_free(&one[1]);
+	perf_model_free(&avg);
+	model_matrix_free(&mx);
+	free(s.samples);
+	free(s.shapes);
+}
+
+Test(perf_model, a_fixed_model_chooses_at_every_shape_without_a_fit, .timeout = 60)
+{
+	model_samples s;
+	collect c;
+	toy_samples(&s, &c);
+	model_matrix mx;
+	model_matrix_build(&s, &toy, 1, &mx);
+	/* a weak model (two stumps), which misses at some shapes where a fit
+	 * on the other shapes would not: were it ignored, the choices differ */
+	model_fit_options weak = small_fit();
+	weak.variant.ntrees = 2;
+	weak.variant.depth = 1;
+	perf_model m;
+	cr_assert_eq(model_fit(&s, &mx, -1, &weak, &m), 0);
+	model_fit_options o = small_fit();
+	loo_outcome out[12];
+	size_t n;
+	at_error err;
+	cr_assert_eq(model_loo(&s, &mx, &toy, 1, &o, &m, 2, out, &n, &err), 0, "%s", err.msg);
+	cr_assert_eq(n, s.nshapes);
+	int misses = 0;
+	for (size_t i = 0; i < n; i++) {
+		const model_shape *sh = &s.shapes[out[i].shape];
+		perf_choice ch;
+		cr_assert_eq(perf_model_choose(&m, &toy, 1, AT_F32, &sh->env, &ch, &err), 0);
+		cr_assert_eq(out[i].rules_t, &toy);
+		cr_assert_eq(memcmp(out[i].rules_values, ch.values, 3 * sizeof *ch.values), 0,
+			     "M=%lld N=%lld: the fixed model's own choice", sh->M, sh->N);
+		cr_assert_float_eq(out[i].rules_us, toy_time(ch.values, &sh->env), 1e-9,
+				   "its stored time");
+		misses += out[i].rules_us > sh->best_us * 1.001;
+	}
+	cr_assert_gt(misses, 0, "the weak model chose the best everywhere: the test proves nothing");
+	perf_model_free(&m);
+	model_matrix_free(&mx);
+	free(s.samples);
+	free(s.shapes);
 }
 
 Test(perf_model, a_held_out_shape_gets_its_fastest_variant, .timeout = 60)

@@ -156,8 +156,8 @@ const cli_command cli_commands[] = {
 	  cli_gen_options },
 	{ "model", cmd_model, "fit a performance model to a sweep and measure it",
 	  "usage: autotune model fit [--db FILE] [--gpu NAME] [-o FILE | --store] [--templates DIR]\n"
-	  "       autotune model eval [--db FILE] [--gpu NAME] [--threads N] [--worst K]\n"
-	  "                           [--templates DIR]\n"
+	  "       autotune model eval [--db FILE] [--gpu NAME] [--model FILE] [--threads N]\n"
+	  "                           [--worst K] [--templates DIR]\n"
 	  "       autotune model choose -M M -N N [--dtype DTYPE] [--db FILE] [--gpu NAME]\n"
 	  "       autotune model prune-eval [--db FILE] [--gpu NAME] [--keep K] [--explore F]\n"
 	  "                                 [--model FILE] [--threads N] [--worst K]\n"
@@ -175,7 +175,11 @@ const cli_command cli_commands[] = {
 	  "results (a variant never timed there is counted apart). The choice among\n"
 	  "only the variants timed there is reported too (ranking alone). Prints a line\n"
 	  "per shape, the geometric mean of winner / chosen time, the shapes within 10%\n"
-	  "and the worst shapes. choose fits on every shape and prints the model's\n"
+	  "and the worst shapes. eval --model FILE has that model choose at every shape\n"
+	  "instead: a held-out measurement, on an exhaustive sweep of shapes it was\n"
+	  "not fitted on (a draw's). --fits K makes the variant ensemble the average\n"
+	  "of K fits, each with its own seed (--seed, the first): variants predicted\n"
+	  "nearly equal stop trading places with the seed. choose fits on every shape and prints the model's\n"
 	  "choice for one shape, its predicted time and what the prediction was made\n"
 	  "from (the features, and the largest of what each added). prune-eval\n"
 	  "measures the sweep's pruning (sweep --keep, --explore) on an exhaustive\n"

@@ -20,7 +20,7 @@
 
 typedef struct model_options {
 	const char *db_path, *gpu, *op, *templates, *out, *dtype, *explore, *model, *compile_weight;
-	int threads, worst, trees, depth, keep, store;
+	int threads, worst, trees, depth, keep, store, fits, seed;
 	long long M, N; /* choose: 0 not given */
 } model_options;
 
@@ -48,10 +48,14 @@ const cli_option cli_model_options[] = {
 		   "prune-eval: a variant weighs (its template's compile time over\n"
 		   "the typical one)^P against K (default 1; 0: K counts variants)"),
 	CLI_FILE(0, "model", "FILE", O(model),
-		 "prune-eval: this model's text for every shape instead of\n"
-		 "fitting on the other shapes"),
+		 "eval, prune-eval: this model's text for every shape instead of\n"
+		 "fitting on the other shapes (eval: shapes it was not fitted on)"),
 	CLI_INT(0, "trees", "N", O(trees), 1, 10000, "the variant ensemble's trees (default 300)"),
 	CLI_INT(0, "depth", "D", O(depth), 1, 16, "the variant ensemble's tree depth (default 8)"),
+	CLI_INT(0, "fits", "K", O(fits), 1, 64,
+		"the variant ensemble as the average of K fits, each its own seed\n"
+		"(default 1)"),
+	CLI_INT(0, "seed", "S", O(seed), 1, 1 << 30, "the variant ensemble's (first) seed (default 11)"),
 	CLI_END,
 };
 #undef O
@@ -112,7 +116,33 @@ static int inputs_load(const model_options *o, const char *db, model_inputs *in)
 		in->fit.variant.ntrees = o->trees;
 	if (o->depth)
 		in->fit.variant.depth = o->depth;
+	if (o->fits)
+		in->fit.fits = o->fits;
+	if (o->seed)
+		in->fit.variant.seed = (unsigned)o->seed;
 	return 0;
+}
+
+/* The model whose text is in file path, into m. Returns 0, or non-zero
+ * having said why. */
+static int load_model_file(const char *path, perf_model *m)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		perror(path);
+		return 1;
+	}
+	strbuf text = { 0 };
+	char chunk[65536];
+	size_t got;
+	while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
+		strbuf_append(&text, chunk, got);
+	fclose(f);
+	char *t = strbuf_take(&text);
+	at_error err = { { 0 } };
+	int rc = perf_model_from_text(t, m, &err);
+	free(t);
+	return rc ? cli_fail(err.msg) : 0;
 }
 
 static int model_fit_cmd(const model_options *o, model_inputs *in)
@@ -212,10 +242,17 @@ static int by_rules_ratio_ctx_cmp(const void *a, const void *b, void *ctx)
 
 static int model_eval_cmd(const model_options *o, model_inputs *in)
 {
+	perf_model fixed;
+	if (o->model && load_model_file(o->model, &fixed))
+		return 1;
 	loo_outcome *out = xcalloc(in->s.nshapes ? in->s.nshapes : 1, sizeof *out);
 	size_t n;
 	at_error err = { { 0 } };
-	if (model_loo(&in->s, &in->mx, in->ts, (int)in->nms, &in->fit, o->threads, out, &n, &err)) {
+	int rc = model_loo(&in->s, &in->mx, in->ts, (int)in->nms, &in->fit, o->model ? &fixed : NULL,
+			   o->threads, out, &n, &err);
+	if (o->model)
+		perf_model_free(&fixed);
+	if (rc) {
 		free(out);
 		return cli_fail(err.msg);
 	}
@@ -229,9 +266,14 @@ static int model_eval_cmd(const model_options *o, model_inputs *in)
 			untimed++;
 		tr[i] = timed_ratio(in, &out[i]);
 	}
-	printf("\nleave-one-out on %s: %zu tuned shapes, %zu results (%zu skipped), %d trees of depth "
-	       "%d\n", in->s.gpu, n, in->s.nsamples, in->s.skipped, in->fit.variant.ntrees,
-	       in->fit.variant.depth);
+	if (o->model)
+		printf("\nheld out on %s: %zu tuned shapes, %zu results (%zu skipped), every shape "
+		       "chosen by %s\n", in->s.gpu, n, in->s.nsamples, in->s.skipped, o->model);
+	else
+		printf("\nleave-one-out on %s: %zu tuned shapes, %zu results (%zu skipped), %d trees "
+		       "of depth %d, %d fit%s a model\n", in->s.gpu, n, in->s.nsamples, in->s.skipped,
+		       in->fit.variant.ntrees, in->fit.variant.depth, in->fit.fits,
+		       in->fit.fits == 1 ? "" : "s");
 	print_summary("rules choice (every valid variant)", rr, nr, untimed);
 	print_summary("timed choice (the variants timed there)", tr, n, 0);
 	qsort_r(out, n, sizeof *out, by_rules_ratio_ctx_cmp, in);
@@ -323,24 +365,8 @@ static int model_prune_eval_cmd(const model_options *o, model_inputs *in)
 		return 2;
 	perf_model fixed;
 	at_error err = { { 0 } };
-	if (o->model) {
-		FILE *f = fopen(o->model, "rb");
-		if (!f) {
-			perror(o->model);
-			return 1;
-		}
-		strbuf text = { 0 };
-		char chunk[65536];
-		size_t got;
-		while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
-			strbuf_append(&text, chunk, got);
-		fclose(f);
-		char *t = strbuf_take(&text);
-		int rc = perf_model_from_text(t, &fixed, &err);
-		free(t);
-		if (rc)
-			return cli_fail(err.msg);
-	}
+	if (o->model && load_model_file(o->model, &fixed))
+		return 1;
 	unsigned char *use = xcalloc(in->nms ? in->nms : 1, 1);
 	for (size_t i = 0; i < in->nms; i++)
 		use[i] = manifest_serves(&in->ms[i], in->op);

@@ -253,3 +253,23 @@ int boost_fit(const boost_data *d, const boost_params *p, te_ensemble *e)
 	binned_free(&b);
 	return 0;
 }
+
+void boost_average(te_ensemble *parts, int k, te_ensemble *out)
+{
+	memset(out, 0, sizeof *out);
+	int total = 0;
+	for (int i = 0; i < k; i++)
+		total += parts[i].ntrees;
+	out->trees = xcalloc((size_t)(total > 0 ? total : 1), sizeof *out->trees);
+	for (int i = 0; i < k; i++) {
+		out->base += parts[i].base / k;
+		for (int t = 0; t < parts[i].ntrees; t++) {
+			te_tree tree = parts[i].trees[t];
+			for (int j = 0; j < tree.nnodes; j++)
+				tree.nodes[j].value /= k;
+			out->trees[out->ntrees++] = tree;
+		}
+		free(parts[i].trees);
+		memset(&parts[i], 0, sizeof parts[i]);
+	}
+}

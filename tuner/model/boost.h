@@ -32,4 +32,9 @@ typedef struct boost_params {
 /* Fits e (empty before) to d; 0, or -1 when d has no rows. */
 int boost_fit(const boost_data *d, const boost_params *p, te_ensemble *e);
 
+/* The average of the k ensembles parts[0..k) as one (what a prediction of
+ * out gives is the mean of theirs): their trees, values scaled by 1 / k,
+ * moved into out (empty before); the parts are left empty. */
+void boost_average(te_ensemble *parts, int k, te_ensemble *out);
+
 #endif

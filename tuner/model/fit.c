@@ -19,6 +19,7 @@ void model_fit_defaults(model_fit_options *o)
 	o->clip = log(3.0);
 	o->near = 1.25;
 	o->near_weight = 4;
+	o->fits = 1;
 }
 
 void model_matrix_build(const model_samples *s, const tr_template *ts, int nts,
@@ -131,9 +132,20 @@ static int fit_variants(const model_samples *s, const model_matrix *mx, long hel
 		}
 	}
 	boost_data d = { .x = x, .y = y, .w = w, .n = n, .nfeatures = (int)nf };
-	int rc = boost_fit(&d, &o->variant, e);
-	if (rc == 0)
+	int fits = o->fits > 1 ? o->fits : 1, rc = 0;
+	te_ensemble *parts = xcalloc((size_t)fits, sizeof *parts);
+	for (int k = 0; k < fits && rc == 0; k++) {
+		boost_params p = o->variant;
+		p.seed += (unsigned)k;
+		rc = boost_fit(&d, &p, &parts[k]);
+	}
+	if (rc == 0) {
+		boost_average(parts, fits, e);
 		te_round(e);
+	}
+	for (int k = 0; k < fits; k++)
+		te_free(&parts[k]);
+	free(parts);
 	free(x);
 	free(y);
 	free(w);

@@ -17,6 +17,10 @@ typedef struct model_fit_options {
 	/* a sample within near times its shape's best weighs near_weight times
 	 * one further behind (each shape's weights summing to 1) */
 	double near, near_weight;
+	/* the variant ensemble is the average of this many fits, each with its
+	 * own seed (variant.seed + k): each fit's trees see other rows, so
+	 * variants predicted nearly equal stop swapping places with the seed */
+	int fits;
 } model_fit_options;
 
 void model_fit_defaults(model_fit_options *o);

@@ -5,8 +5,10 @@
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/strbuf.h"
 #include "tuner/model/workers.h"
 
 typedef struct loo_job {
@@ -15,6 +17,7 @@ typedef struct loo_job {
 	const tr_template *ts;
 	int nts;
 	const model_fit_options *o;
+	const perf_model *fixed; /* NULL: a fit per held-out shape */
 	loo_outcome *out;
 	size_t nout;
 	atomic_size_t next;
@@ -37,33 +40,40 @@ static double stored_us(const loo_job *j, const model_shape *sh, const tr_templa
 	return best;
 }
 
-/* The timed variant of the smallest prediction at shape sh. */
+/* The timed variant of the smallest prediction at shape sh; the features
+ * in m's own space (a fixed model's may differ from the samples' matrix). */
 static size_t timed_choice(const loo_job *j, const perf_model *m, const model_shape *sh)
 {
 	size_t pick = sh->first;
 	double best = 0;
 	int any = 0;
+	double *x = xmalloc((size_t)pf_nfeatures(&m->space) * sizeof *x);
 	for (size_t i = sh->first; i < sh->first + sh->n; i++) {
-		if (!j->mx->ok[i])
+		const model_sample *v = &j->s->samples[i];
+		at_error ignored;
+		if (!j->mx->ok[i] ||
+		    pf_variant_features(&m->space, &j->ts[v->tmpl], v->values, &sh->env, x, &ignored))
 			continue;
-		double p = te_predict(&m->variant, j->mx->x + i * (size_t)j->mx->nfeatures);
+		double p = te_predict(&m->variant, x);
 		if (!any || p < best) {
 			any = 1;
 			best = p;
 			pick = i;
 		}
 	}
+	free(x);
 	return pick;
 }
 
 static int evaluate(loo_job *j, loo_outcome *r, at_error *err)
 {
 	const model_shape *sh = &j->s->shapes[r->shape];
-	perf_model m;
-	if (model_fit(j->s, j->mx, (long)r->shape, j->o, &m))
+	perf_model fitted;
+	if (!j->fixed && model_fit(j->s, j->mx, (long)r->shape, j->o, &fitted))
 		return at_error_set(err, "nothing to fit on without shape %zu", r->shape);
+	const perf_model *m = j->fixed ? j->fixed : &fitted;
 	perf_choice c;
-	int rc = perf_model_choose(&m, j->ts, j->nts, sh->dtype, &sh->env, &c, err);
+	int rc = perf_model_choose(m, j->ts, j->nts, sh->dtype, &sh->env, &c, err);
 	if (rc == 0) {
 		r->rules_t = c.t;
 		r->nvalid = c.nvalid;
@@ -71,13 +81,14 @@ static int evaluate(loo_job *j, loo_outcome *r, at_error *err)
 			memcpy(r->rules_values, c.values, sizeof c.values);
 			r->rules_us = stored_us(j, sh, c.t, c.values);
 			perf_prediction p;
-			if (perf_model_predict(&m, c.t, c.values, &sh->env, sh->copy_gbps, &p, err) == 0)
+			if (perf_model_predict(m, c.t, c.values, &sh->env, sh->copy_gbps, &p, err) == 0)
 				r->predicted_us = p.time_us;
 		}
-		r->timed_pick = timed_choice(j, &m, sh);
+		r->timed_pick = timed_choice(j, m, sh);
 		r->timed_us = j->s->samples[r->timed_pick].time_us;
 	}
-	perf_model_free(&m);
+	if (!j->fixed)
+		perf_model_free(&fitted);
 	return rc;
 }
 
@@ -95,10 +106,10 @@ static void *worker(void *arg)
 }
 
 int model_loo(const model_samples *s, const model_matrix *mx, const tr_template *ts, int nts,
-	      const model_fit_options *o, int threads, loo_outcome *out, size_t *n,
-	      at_error *err)
+	      const model_fit_options *o, const perf_model *fixed, int threads, loo_outcome *out,
+	      size_t *n, at_error *err)
 {
-	loo_job j = { .s = s, .mx = mx, .ts = ts, .nts = nts, .o = o, .out = out };
+	loo_job j = { .s = s, .mx = mx, .ts = ts, .nts = nts, .o = o, .fixed = fixed, .out = out };
 	for (size_t k = 0; k < s->nshapes; k++) {
 		if (s->shapes[k].winner_us <= 0)
 			continue;

@@ -24,9 +24,11 @@ typedef struct loo_outcome {
 } loo_outcome;
 
 /* Fills out[0..*n) with one outcome per shape that has a winner, using
- * threads threads. Returns 0, or -1 with a message. */
+ * threads threads. With fixed, that model chooses at every shape instead
+ * (no fit): a held-out evaluation where the shapes are not the ones it
+ * was fitted on. Returns 0, or -1 with a message. */
 int model_loo(const model_samples *s, const model_matrix *mx, const tr_template *ts, int nts,
-	      const model_fit_options *o, int threads, loo_outcome *out, size_t *n,
-	      at_error *err);
+	      const model_fit_options *o, const perf_model *fixed, int threads, loo_outcome *out,
+	      size_t *n, at_error *err);
 
 #endif
