@@ -94,3 +94,17 @@ void strbuf_free(strbuf *s)
 	s->data = NULL;
 	s->len = s->cap = 0;
 }
+
+char *strbuf_read_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	strbuf s = { 0 };
+	char chunk[65536];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		strbuf_append(&s, chunk, n);
+	fclose(f);
+	return strbuf_take(&s);
+}

@@ -20,6 +20,10 @@ void strbuf_printf(strbuf *s, const char *fmt, ...)
 char *strbuf_take(strbuf *s);
 void strbuf_free(strbuf *s);
 
+/* The whole file at path as a malloc'd NUL-terminated string; NULL when
+ * it cannot be opened (errno says why). */
+char *strbuf_read_file(const char *path);
+
 /* malloc that aborts on failure, and strdup likewise. */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

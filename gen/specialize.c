@@ -72,18 +72,10 @@ char *variant_params_str(const variant *v)
 
 static char *read_file(const char *path, at_error *err)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
+	char *text = strbuf_read_file(path);
+	if (!text)
 		at_error_set(err, "%s: cannot open: %s", path, strerror(errno));
-		return NULL;
-	}
-	strbuf s = { 0 };
-	char chunk[8192];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		strbuf_append(&s, chunk, n);
-	fclose(f);
-	return strbuf_take(&s);
+	return text;
 }
 
 /* If line is `#include "name"`, copies name into out and returns 1. */

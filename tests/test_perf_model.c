@@ -99,6 +99,26 @@ static void toy_samples(model_samples *s, collect *c)
 	}
 }
 
+/* The toy's samples and their feature matrix: what most tests fit on. */
+typedef struct toy_data {
+	model_samples s;
+	collect c;
+	model_matrix mx;
+} toy_data;
+
+static void toy_data_open(toy_data *d)
+{
+	toy_samples(&d->s, &d->c);
+	model_matrix_build(&d->s, &toy, 1, &d->mx);
+}
+
+static void toy_data_close(toy_data *d)
+{
+	model_matrix_free(&d->mx);
+	free(d->s.samples);
+	free(d->s.shapes);
+}
+
 static model_fit_options small_fit(void)
 {
 	model_fit_options o;
@@ -176,29 +196,26 @@ static void predict_samples(const perf_model *m, const model_samples *s, double 
 
 Test(perf_model, several_fits_average_one_fit_per_seed, .timeout = 60)
 {
-	model_samples s;
-	collect c;
-	toy_samples(&s, &c);
-	model_matrix mx;
-	model_matrix_build(&s, &toy, 1, &mx);
+	toy_data d;
+	toy_data_open(&d);
 	model_fit_options o = small_fit();
 	o.variant.subsample = 0.5; /* what makes a seed matter */
 	o.variant.ntrees = 40;
 	perf_model one[2], avg;
-	double *p0 = malloc(s.nsamples * sizeof *p0), *p1 = malloc(s.nsamples * sizeof *p1),
-	       *pa = malloc(s.nsamples * sizeof *pa);
+	double *p0 = malloc(d.s.nsamples * sizeof *p0), *p1 = malloc(d.s.nsamples * sizeof *p1),
+	       *pa = malloc(d.s.nsamples * sizeof *pa);
 	for (int k = 0; k < 2; k++) {
 		model_fit_options ok = o;
 		ok.variant.seed = o.variant.seed + (unsigned)k;
-		cr_assert_eq(model_fit(&s, &mx, -1, &ok, &one[k]), 0);
+		cr_assert_eq(model_fit(&d.s, &d.mx, -1, &ok, &one[k]), 0);
 	}
 	o.fits = 2;
-	cr_assert_eq(model_fit(&s, &mx, -1, &o, &avg), 0);
-	predict_samples(&one[0], &s, p0);
-	predict_samples(&one[1], &s, p1);
-	predict_samples(&avg, &s, pa);
+	cr_assert_eq(model_fit(&d.s, &d.mx, -1, &o, &avg), 0);
+	predict_samples(&one[0], &d.s, p0);
+	predict_samples(&one[1], &d.s, p1);
+	predict_samples(&avg, &d.s, pa);
 	int differ = 0;
-	for (size_t i = 0; i < s.nsamples; i++) {
+	for (size_t i = 0; i < d.s.nsamples; i++) {
 		differ |= fabs(p0[i] - p1[i]) > 1e-6;
 		cr_assert_float_eq(pa[i], (p0[i] + p1[i]) / 2, 1e-9, "sample %zu", i);
 	}
@@ -209,34 +226,29 @@ Test(perf_model, several_fits_average_one_fit_per_seed, .timeout = 60)
 	perf_model_free(&one[0]);
 	perf_model_free(&one[1]);
 	perf_model_free(&avg);
-	model_matrix_free(&mx);
-	free(s.samples);
-	free(s.shapes);
+	toy_data_close(&d);
 }
 
 Test(perf_model, a_fixed_model_chooses_at_every_shape_without_a_fit, .timeout = 60)
 {
-	model_samples s;
-	collect c;
-	toy_samples(&s, &c);
-	model_matrix mx;
-	model_matrix_build(&s, &toy, 1, &mx);
+	toy_data d;
+	toy_data_open(&d);
 	/* a weak model (two stumps), which misses at some shapes where a fit
 	 * on the other shapes would not: were it ignored, the choices differ */
 	model_fit_options weak = small_fit();
 	weak.variant.ntrees = 2;
 	weak.variant.depth = 1;
 	perf_model m;
-	cr_assert_eq(model_fit(&s, &mx, -1, &weak, &m), 0);
+	cr_assert_eq(model_fit(&d.s, &d.mx, -1, &weak, &m), 0);
 	model_fit_options o = small_fit();
 	loo_outcome out[12];
 	size_t n;
 	at_error err;
-	cr_assert_eq(model_loo(&s, &mx, &toy, 1, &o, &m, 2, out, &n, &err), 0, "%s", err.msg);
-	cr_assert_eq(n, s.nshapes);
+	cr_assert_eq(model_loo(&d.s, &d.mx, &toy, 1, &o, &m, 2, out, &n, &err), 0, "%s", err.msg);
+	cr_assert_eq(n, d.s.nshapes);
 	int misses = 0;
 	for (size_t i = 0; i < n; i++) {
-		const model_shape *sh = &s.shapes[out[i].shape];
+		const model_shape *sh = &d.s.shapes[out[i].shape];
 		perf_choice ch;
 		cr_assert_eq(perf_model_choose(&m, &toy, 1, AT_F32, &sh->env, &ch, &err), 0);
 		cr_assert_eq(out[i].rules_t, &toy);
@@ -248,23 +260,18 @@ Test(perf_model, a_fixed_model_chooses_at_every_shape_without_a_fit, .timeout = 
 	}
 	cr_assert_gt(misses, 0, "the weak model chose the best everywhere: the test proves nothing");
 	perf_model_free(&m);
-	model_matrix_free(&mx);
-	free(s.samples);
-	free(s.shapes);
+	toy_data_close(&d);
 }
 
 Test(perf_model, a_held_out_shape_gets_its_fastest_variant, .timeout = 60)
 {
-	model_samples s;
-	collect c;
-	toy_samples(&s, &c);
-	model_matrix mx;
-	model_matrix_build(&s, &toy, 1, &mx);
+	toy_data d;
+	toy_data_open(&d);
 	model_fit_options o = small_fit();
-	for (size_t k = 0; k < s.nshapes; k++) {
-		const model_shape *sh = &s.shapes[k];
+	for (size_t k = 0; k < d.s.nshapes; k++) {
+		const model_shape *sh = &d.s.shapes[k];
 		perf_model m;
-		cr_assert_eq(model_fit(&s, &mx, (long)k, &o, &m), 0);
+		cr_assert_eq(model_fit(&d.s, &d.mx, (long)k, &o, &m), 0);
 		perf_choice ch;
 		at_error err;
 		cr_assert_eq(perf_model_choose(&m, &toy, 1, AT_F32, &sh->env, &ch, &err), 0);
@@ -281,22 +288,17 @@ Test(perf_model, a_held_out_shape_gets_its_fastest_variant, .timeout = 60)
 			  "predicted %.3f us for %.3f", p.time_us, chosen);
 		perf_model_free(&m);
 	}
-	model_matrix_free(&mx);
-	free(s.samples);
-	free(s.shapes);
+	toy_data_close(&d);
 }
 
 Test(perf_model, its_ranking_is_best_first_and_starts_with_its_choice, .timeout = 60)
 {
-	model_samples s;
-	collect c;
-	toy_samples(&s, &c);
-	model_matrix mx;
-	model_matrix_build(&s, &toy, 1, &mx);
+	toy_data d;
+	toy_data_open(&d);
 	model_fit_options o = small_fit();
 	perf_model m;
-	cr_assert_eq(model_fit(&s, &mx, -1, &o, &m), 0);
-	const model_shape *sh = &s.shapes[s.nshapes / 2];
+	cr_assert_eq(model_fit(&d.s, &d.mx, -1, &o, &m), 0);
+	const model_shape *sh = &d.s.shapes[d.s.nshapes / 2];
 	perf_choice one, five[5];
 	at_error err;
 	cr_assert_eq(perf_model_choose(&m, &toy, 1, AT_F32, &sh->env, &one, &err), 0);
@@ -312,41 +314,36 @@ Test(perf_model, its_ranking_is_best_first_and_starts_with_its_choice, .timeout 
 	}
 	cr_assert_eq(perf_model_rank(&m, &toy, 1, AT_F32, &sh->env, five, 0, &err), 0);
 	perf_model_free(&m);
-	model_matrix_free(&mx);
-	free(s.samples);
-	free(s.shapes);
+	toy_data_close(&d);
 }
 
 Test(perf_model, its_text_reads_back_to_the_same_predictions)
 {
-	model_samples s;
-	collect c;
-	toy_samples(&s, &c);
-	model_matrix mx;
-	model_matrix_build(&s, &toy, 1, &mx);
+	toy_data d;
+	toy_data_open(&d);
 	model_fit_options o = small_fit();
 	perf_model m, back;
-	cr_assert_eq(model_fit(&s, &mx, -1, &o, &m), 0);
+	cr_assert_eq(model_fit(&d.s, &d.mx, -1, &o, &m), 0);
 	strbuf text = { 0 }, again = { 0 };
 	perf_model_to_text(&m, &text);
 	at_error err;
 	cr_assert_eq(perf_model_from_text(text.data, &back, &err), 0, "%s", err.msg);
 	perf_model_to_text(&back, &again);
 	cr_assert_str_eq(again.data, text.data);
-	for (size_t i = 0; i < s.nsamples; i += 7) {
-		const model_shape *sh = &s.shapes[0];
-		for (size_t k = 0; k < s.nshapes; k++)
-			if (i >= s.shapes[k].first)
-				sh = &s.shapes[k];
+	for (size_t i = 0; i < d.s.nsamples; i += 7) {
+		const model_shape *sh = &d.s.shapes[0];
+		for (size_t k = 0; k < d.s.nshapes; k++)
+			if (i >= d.s.shapes[k].first)
+				sh = &d.s.shapes[k];
 		perf_prediction a, b;
-		cr_assert_eq(perf_model_predict(&m, &toy, s.samples[i].values, &sh->env, COPY_GBPS, &a,
+		cr_assert_eq(perf_model_predict(&m, &toy, d.s.samples[i].values, &sh->env, COPY_GBPS, &a,
 						&err), 0);
-		cr_assert_eq(perf_model_predict(&back, &toy, s.samples[i].values, &sh->env, COPY_GBPS,
+		cr_assert_eq(perf_model_predict(&back, &toy, d.s.samples[i].values, &sh->env, COPY_GBPS,
 						&b, &err), 0);
 		cr_assert_eq(a.time_us, b.time_us, "the same double, bit for bit");
 	}
 	strbuf why = { 0 };
-	perf_model_explain(&back, &toy, s.samples[0].values, &s.shapes[0].env, 3, &why);
+	perf_model_explain(&back, &toy, d.s.samples[0].values, &d.s.shapes[0].env, 3, &why);
 	cr_assert(strstr(why.data, "log(time / best)"), "%s", why.data);
 	perf_model_free(&back);
 
@@ -368,9 +365,7 @@ Test(perf_model, its_text_reads_back_to_the_same_predictions)
 	strbuf_free(&again);
 	strbuf_free(&why);
 	perf_model_free(&m);
-	model_matrix_free(&mx);
-	free(s.samples);
-	free(s.shapes);
+	toy_data_close(&d);
 }
 
 Test(perf_model, a_template_without_results_is_never_learned_nor_ranked, .timeout = 60)

@@ -127,18 +127,11 @@ static int inputs_load(const model_options *o, const char *db, model_inputs *in)
  * having said why. */
 static int load_model_file(const char *path, perf_model *m)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f) {
+	char *t = strbuf_read_file(path);
+	if (!t) {
 		perror(path);
 		return 1;
 	}
-	strbuf text = { 0 };
-	char chunk[65536];
-	size_t got;
-	while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
-		strbuf_append(&text, chunk, got);
-	fclose(f);
-	char *t = strbuf_take(&text);
 	at_error err = { { 0 } };
 	int rc = perf_model_from_text(t, m, &err);
 	free(t);

@@ -165,16 +165,8 @@ sanitizer_verdict sanitizer_judge(const char *tool, const char *log, int exit_st
 
 static char *read_all(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return xstrdup("");
-	strbuf s = { 0 };
-	char chunk[4096];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		strbuf_append(&s, chunk, n);
-	fclose(f);
-	return strbuf_take(&s);
+	char *text = strbuf_read_file(path);
+	return text ? text : xstrdup("");
 }
 
 typedef struct child_args {

@@ -95,21 +95,6 @@ static int fit_from(const char *db_path, long long before_sweep, const char *gpu
 	return fitted;
 }
 
-/* Reads the whole file at path; NULL when it cannot. */
-static char *read_text(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	strbuf b = { 0 };
-	char chunk[65536];
-	size_t got;
-	while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
-		strbuf_append(&b, chunk, got);
-	fclose(f);
-	return strbuf_take(&b);
-}
-
 int prune_model_obtain(const char *db_path, long long before_sweep, const char *gpu_name, int cc,
 		       const char *op, const tr_template *ts, int nts, const char *templates_dir,
 		       perf_model *m, char *what, size_t cap, at_error *err)
@@ -139,7 +124,7 @@ int prune_model_obtain(const char *db_path, long long before_sweep, const char *
 	}
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s", templates_dir, PRUNE_SEED_FILE);
-	char *text = read_text(path);
+	char *text = strbuf_read_file(path);
 	if (text) {
 		int rc = perf_model_from_text(text, m, err);
 		free(text);
