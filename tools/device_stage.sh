@@ -484,6 +484,42 @@ c.commit()
 EOP
 build-dev/autotune db merge /tmp/default.db "$src" | tail -4
 EOS
+cat >build-dev/lib-with-kernels.sh <<'EOS'
+# lib-with-kernels.sh DB OP...: /tmp/default.db = the committed library
+# database with OPs' results, winners and kernels replaced by DB's (a sweep
+# run here with this build's templates) and OPs' committed models kept (a
+# pruned sweep's refit would change what the model serves, not the code)
+export LD_LIBRARY_PATH=$PWD/build-dev/lib
+src=${1:?"lib-with-kernels.sh DB OP..."}
+shift
+rm -f /tmp/default.db* /tmp/kernels-only.db
+xz -dc results/h200/library-h200.db.xz >/tmp/default.db
+cp "$src" /tmp/kernels-only.db
+python3 - /tmp/default.db /tmp/kernels-only.db "$@" <<'EOP'
+import json, sqlite3, sys
+lib, src, ops = sys.argv[1], sys.argv[2], sys.argv[3:]
+c = sqlite3.connect(lib)
+keep = c.execute(f"SELECT * FROM models WHERE op IN ({','.join('?' * len(ops))})", ops).fetchall()
+json.dump([list(r) for r in keep], open("/tmp/kept-models.json", "w"))
+for op in ops:
+    c.execute("DELETE FROM kernels WHERE result_id IN (SELECT id FROM results WHERE op = ?)", (op,))
+    for table in ("winners", "results"):
+        c.execute(f"DELETE FROM {table} WHERE op = ?", (op,))
+c.commit()
+s = sqlite3.connect(src)
+s.execute("DELETE FROM models")
+s.commit()
+EOP
+build-dev/autotune db merge /tmp/default.db /tmp/kernels-only.db | tail -4
+python3 - /tmp/default.db <<'EOP'
+import json, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+for r in json.load(open("/tmp/kept-models.json")):
+    c.execute(f"INSERT OR REPLACE INTO models VALUES ({','.join('?' * len(r))})", r)
+c.commit()
+print("models kept:", len(json.load(open("/tmp/kept-models.json"))))
+EOP
+EOS
 cat >build-dev/ops-peers.sh <<'EOS'
 # ops-peers.sh OP [ARGS...]: the peer benchmark of OP into /tmp/OP-peers.csv
 # (resumed: shapes it has are skipped), copied to $OUT with its log; ARGS
