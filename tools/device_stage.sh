@@ -55,6 +55,12 @@
 #                                     cross-entropy call's kernels (--host:
 #                                     its Python) with the committed library
 #                                     database: $OUT/ce-call-profile.log
+#   bash build-dev/lib-with.sh [--keep-models] DB OP...
+#                                     /tmp/default.db = the committed library
+#                                     database with OPs' results, winners,
+#                                     kernels (and models, unless
+#                                     --keep-models) from DB, a sweep run
+#                                     there (--keep-models: an A/B of code)
 #   bash build-dev/ops-peers.sh OP [ARGS...]
 #                                     python -m autotune_dispatch.peers --op OP
 #                                     ARGS (softmax_backward,
@@ -465,59 +471,48 @@ cat >build-dev/ce-sweep.sh <<'EOS'
 bash build-dev/op-sweep.sh cross_entropy.yaml /tmp/default.db cross-entropy "$@"
 EOS
 cat >build-dev/lib-with.sh <<'EOS'
-# lib-with.sh DB OP...: /tmp/default.db = the committed library database
-# (results/h200/library-h200.db.xz) with OPs' results, winners and models
-# replaced by DB's (a sweep of those ops run here), for ops-peers.sh
+# lib-with.sh [--keep-models] DB OP...: /tmp/default.db = the committed
+# library database (results/h200/library-h200.db.xz) with OPs' results,
+# winners and kernels replaced by DB's (a sweep of those ops run here), for
+# ops-peers.sh and ce-profile.sh; OPs' models DB's too, or with
+# --keep-models the committed ones (an A/B of code, not of choices: a
+# pruned sweep's refit would change what the model serves)
 export LD_LIBRARY_PATH=$PWD/build-dev/lib
-src=${1:?"lib-with.sh DB OP..."}
+keep=0
+[ "${1:-}" = --keep-models ] && { keep=1; shift; }
+src=${1:?"lib-with.sh [--keep-models] DB OP..."}
 shift
-rm -f /tmp/default.db*
+rm -f /tmp/default.db* /tmp/lib-with-src.db
 xz -dc results/h200/library-h200.db.xz >/tmp/default.db
-python3 - /tmp/default.db "$@" <<'EOP'
-import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-for op in sys.argv[2:]:
-    c.execute("DELETE FROM kernels WHERE result_id IN (SELECT id FROM results WHERE op = ?)", (op,))
-    for table in ("winners", "results", "models"):
-        c.execute(f"DELETE FROM {table} WHERE op = ?", (op,))
-c.commit()
-EOP
-build-dev/autotune db merge /tmp/default.db "$src" | tail -4
-EOS
-cat >build-dev/lib-with-kernels.sh <<'EOS'
-# lib-with-kernels.sh DB OP...: /tmp/default.db = the committed library
-# database with OPs' results, winners and kernels replaced by DB's (a sweep
-# run here with this build's templates) and OPs' committed models kept (a
-# pruned sweep's refit would change what the model serves, not the code)
-export LD_LIBRARY_PATH=$PWD/build-dev/lib
-src=${1:?"lib-with-kernels.sh DB OP..."}
-shift
-rm -f /tmp/default.db* /tmp/kernels-only.db
-xz -dc results/h200/library-h200.db.xz >/tmp/default.db
-cp "$src" /tmp/kernels-only.db
-python3 - /tmp/default.db /tmp/kernels-only.db "$@" <<'EOP'
+cp "$src" /tmp/lib-with-src.db
+python3 - /tmp/default.db /tmp/lib-with-src.db "$keep" "$@" <<'EOP'
 import json, sqlite3, sys
-lib, src, ops = sys.argv[1], sys.argv[2], sys.argv[3:]
+lib, src, keep, ops = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4:]
 c = sqlite3.connect(lib)
-keep = c.execute(f"SELECT * FROM models WHERE op IN ({','.join('?' * len(ops))})", ops).fetchall()
-json.dump([list(r) for r in keep], open("/tmp/kept-models.json", "w"))
+marks = ",".join("?" * len(ops))
+kept = c.execute(f"SELECT * FROM models WHERE op IN ({marks})", ops).fetchall() if keep else []
+json.dump([list(r) for r in kept], open("/tmp/lib-with-models.json", "w"))
 for op in ops:
     c.execute("DELETE FROM kernels WHERE result_id IN (SELECT id FROM results WHERE op = ?)", (op,))
-    for table in ("winners", "results"):
+    for table in ("winners", "results") + (() if keep else ("models",)):
         c.execute(f"DELETE FROM {table} WHERE op = ?", (op,))
+# sweeps left without results go too: a merge skips a sweep it has (DB may
+# hold the very sweep the library was built from)
+c.execute("DELETE FROM sweeps WHERE id NOT IN (SELECT DISTINCT sweep_id FROM results)")
 c.commit()
-s = sqlite3.connect(src)
-s.execute("DELETE FROM models")
-s.commit()
+if keep:
+    s = sqlite3.connect(src)
+    s.execute("DELETE FROM models")
+    s.commit()
 EOP
-build-dev/autotune db merge /tmp/default.db /tmp/kernels-only.db | tail -4
+build-dev/autotune db merge /tmp/default.db /tmp/lib-with-src.db | head -1
+# the merge refits models on what it merged: the kept ones go back
 python3 - /tmp/default.db <<'EOP'
 import json, sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
-for r in json.load(open("/tmp/kept-models.json")):
+for r in json.load(open("/tmp/lib-with-models.json")):
     c.execute(f"INSERT OR REPLACE INTO models VALUES ({','.join('?' * len(r))})", r)
 c.commit()
-print("models kept:", len(json.load(open("/tmp/kept-models.json"))))
 EOP
 EOS
 cat >build-dev/ops-peers.sh <<'EOS'
