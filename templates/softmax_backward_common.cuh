@@ -94,6 +94,31 @@ template <int WIDTH> __device__ __forceinline__ grad_acc_t group_sum_acc(grad_ac
 __device__ __forceinline__ void load_vec0(vec_t &out, const elem_t *row, long long col,
 					  long long n, bool vec_ok)
 {
+#if !DTYPE_F32 && VEC % 2 == 0
+	// Half precision: the vector load and the masked path meet as 32-bit
+	// words. Met as 16-bit elements, ptxas split the loaded words at the
+	// join (PRMT), which waits for the load, so each load waited for the
+	// one before: softmax_backward_warp bf16 32768 x 1000 at 54% of a copy
+	// (its SASS on the H200, 2026-11-29), y then dy a round trip each in
+	// softmax_backward_block.
+	unsigned w[VEC / 2];
+	if (vec_ok && col + VEC <= n) {
+		const vec_t v = ld_vec(row + col);
+#pragma unroll
+		for (int k = 0; k < VEC / 2; k++)
+			w[k] = reinterpret_cast<const unsigned *>(&v)[k];
+	} else {
+#pragma unroll
+		for (int k = 0; k < VEC / 2; k++) {
+			const long long c = col + 2 * k;
+			const unsigned lo = c < n ? row[c] : 0u, hi = c + 1 < n ? row[c + 1] : 0u;
+			w[k] = lo | hi << 16; // 0 bits: +0 in f16 and bf16
+		}
+	}
+#pragma unroll
+	for (int k = 0; k < VEC / 2; k++)
+		reinterpret_cast<unsigned *>(&out)[k] = w[k];
+#else
 	if (vec_ok && col + VEC <= n) {
 		out = ld_vec(row + col);
 	} else {
@@ -101,6 +126,7 @@ __device__ __forceinline__ void load_vec0(vec_t &out, const elem_t *row, long lo
 		for (int j = 0; j < VEC; j++)
 			out.v[j] = col + j < n ? row[col + j] : from_f32(0.0f);
 	}
+#endif
 }
 
 // The sum of the VEC terms of one pair of vectors.

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/nvrtc_compile.h"
+#include "gen/specialize.h"
 #include "tests/template_fixture.h"
 #include "tuner/check/backward_rows.h"
 #include "tuner/check/reference.h"
@@ -199,6 +201,53 @@ Test(backward_templates, serve_both_ops_and_define_the_log_one)
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(all[i].op, "softmax") == 0)
 			cr_assert_eq(manifest_serves(&all[i], "softmax_backward"), 0, "%s", all[i].name);
+}
+
+/* Whether a 16-byte load in ptx has its words split into 16-bit halves in
+ * its own basic block (before the block's branch or blank line): ptxas then
+ * waits for the load there, and the next load issues only once it is
+ * back. */
+static int splits_a_load(const char *ptx)
+{
+	static const char load[] = "ld.global.v4.u32", split[] = "mov.b32 \t{%rs";
+	for (const char *p = strstr(ptx, load); p; p = strstr(p + 1, load)) {
+		const char *end = strstr(p, "\n\n"), *bra = strstr(p, "bra"), *s = strstr(p, split);
+		if (bra && (!end || bra < end))
+			end = bra;
+		if (s && (!end || s < end))
+			return 1;
+	}
+	return 0;
+}
+
+/* In half precision every template's loads of y and dy (load_vec0) meet
+ * their masked path as whole words, so none waits for the one before: met
+ * as halves, each load's words were split where it was issued, and
+ * softmax_backward_warp bf16 32768 x 1000 ran at 54% of a copy, every load
+ * a round trip (H200, 2026-11-29; fails with that load_vec0). */
+Test(backward_templates, half_precision_loads_are_not_split_where_they_issue, .timeout = 120)
+{
+	at_error err;
+	cr_assert_eq(nvrtc_load(&err), 0, "%s", err.msg);
+	static const at_dtype halves[] = { AT_F16, AT_BF16 };
+	for (size_t t = 0; t < NBT; t++)
+		for (size_t d = 0; d < 2; d++) {
+			variant v;
+			variant_defaults(&v, tf_template(backward_templates[t]), halves[d]);
+			cr_assert_eq(variant_set(&v, "vec=8", &err), 0, "%s", err.msg);
+			char *src = tf_specialize(&v);
+			compiled_kernel k;
+			int rc = nvrtc_compile(src, "variant.cu", 90, &k, &err);
+			cr_assert_eq(rc, COMPILE_OK, "%s: %s", backward_templates[t],
+				     rc == COMPILE_FAILED && k.log ? k.log : err.msg);
+			free(src);
+			const char *dt = at_dtype_name(halves[d]);
+			cr_assert_not_null(strstr(k.ptx, "ld.global.v4.u32"), "%s %s: no 16-byte load",
+					   backward_templates[t], dt);
+			cr_assert_not(splits_a_load(k.ptx), "%s %s: a load's words split where it issues",
+				      backward_templates[t], dt);
+			compiled_kernel_free(&k);
+		}
 }
 
 /* Every variant of template at (dt, M, N), compiled once a distinct
