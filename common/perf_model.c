@@ -23,10 +23,44 @@ int perf_model_predict(const perf_model *m, const tr_template *t, const long lon
 	}
 	out->copy_us = perf_copy_us(env, copy_gbps);
 	out->best_us = out->copy_us * exp(te_predict(&m->shape, x));
-	out->log_behind = te_predict(&m->variant, x);
+	out->log_behind = perf_model_rank_score(m, x);
 	out->time_us = out->best_us * exp(out->log_behind);
 	free(x);
 	return 0;
+}
+
+/* Fit k's log(time / best) for x: its run of trees, unscaled. */
+static double fit_prediction(const perf_model *m, const double *x, int k)
+{
+	int per = m->variant.ntrees / m->fits;
+	return m->variant.base + m->fits * te_predict_trees(&m->variant, x, k * per, per);
+}
+
+double perf_model_rank_score(const perf_model *m, const double *x)
+{
+	if (m->fits <= 1 || m->rank == PERF_RANK_MEAN)
+		return te_predict(&m->variant, x);
+	double worst = fit_prediction(m, x, 0);
+	for (int k = 1; k < m->fits; k++) {
+		double p = fit_prediction(m, x, k);
+		worst = p > worst ? p : worst;
+	}
+	return worst;
+}
+
+const char *perf_rank_name(perf_rank r)
+{
+	return r == PERF_RANK_WORST ? "worst" : "mean";
+}
+
+int perf_rank_parse(const char *name, perf_rank *out)
+{
+	for (int r = PERF_RANK_MEAN; r <= PERF_RANK_WORST; r++)
+		if (strcmp(name, perf_rank_name((perf_rank)r)) == 0) {
+			*out = (perf_rank)r;
+			return 0;
+		}
+	return -1;
 }
 
 /* Indices of the n largest |contrib|, largest first. */
@@ -68,6 +102,12 @@ void perf_model_explain(const perf_model *m, const tr_template *t, const long lo
 		strbuf_printf(out, " %+.4f %s", contrib[idx[k]],
 			      pf_feature_name(&m->space, idx[k], name, sizeof name));
 	strbuf_puts(out, "\n");
+	if (m->fits > 1) {
+		strbuf_printf(out, "fits' log(time / best), ranked by the %s:", perf_rank_name(m->rank));
+		for (int k = 0; k < m->fits; k++)
+			strbuf_printf(out, " %.4f", fit_prediction(m, x, k));
+		strbuf_puts(out, "\n");
+	}
 done:
 	free(x);
 	free(contrib);
@@ -92,7 +132,7 @@ static void consider(void *ctx, const long long *values)
 	at_error err;
 	if (pf_variant_features(&s->m->space, s->t, values, s->env, s->x, &err))
 		return; /* no launch at this shape: not a variant to serve */
-	double p = te_predict(&s->m->variant, s->x);
+	double p = perf_model_rank_score(s->m, s->x);
 	s->nvalid++;
 	int at = s->kept;
 	while (at > 0 && p < s->out[at - 1].log_behind)
@@ -163,6 +203,8 @@ void perf_model_to_text(const perf_model *m, strbuf *out)
 		if (m->compile_ms[i] > 0)
 			strbuf_printf(out, "compile_ms %s %.1f\n", m->space.templates[i],
 				      m->compile_ms[i]);
+	if (m->fits > 1)
+		strbuf_printf(out, "fits %d %s\n", m->fits, perf_rank_name(m->rank));
 	te_to_text(&m->shape, out);
 	te_to_text(&m->variant, out);
 }
@@ -211,6 +253,27 @@ static int read_compile_ms(const char **p, perf_model *m, at_error *err)
 	return 0;
 }
 
+/* The "fits K RANK" line at *p, if there (a model of one fit has none). */
+static int read_fits(const char **p, perf_model *m, at_error *err)
+{
+	m->fits = 1;
+	if (strncmp(*p, "fits ", 5) != 0)
+		return 0;
+	char *end;
+	long k = strtol(*p + 5, &end, 10);
+	char rank[16] = "";
+	size_t len = *end == ' ' ? strcspn(end + 1, "\n") : 0;
+	if (len && len < sizeof rank)
+		memcpy(rank, end + 1, len);
+	if (k < 1 || k > 1024 || !len || perf_rank_parse(rank, &m->rank))
+		return at_error_set(err, "performance model: bad line \"%.*s\" (expected \"fits K "
+				    "mean\" or \"fits K worst\", K from 1 to 1024)",
+				    (int)strcspn(*p, "\n"), *p);
+	m->fits = (int)k;
+	*p = end + 1 + len + (end[1 + len] == '\n');
+	return 0;
+}
+
 double perf_model_compile_ms(const perf_model *m, const char *name)
 {
 	for (int i = 0; m->compile_ms && i < m->space.ntemplates; i++)
@@ -227,7 +290,7 @@ int perf_model_from_text(const char *text, perf_model *m, at_error *err)
 		return at_error_set(err, "not a performance model (expected \"perf_model 1\")");
 	p += 13;
 	read_space(&p, &m->space);
-	if (read_compile_ms(&p, m, err)) {
+	if (read_compile_ms(&p, m, err) || read_fits(&p, m, err)) {
 		perf_model_free(m);
 		return -1;
 	}
@@ -240,6 +303,12 @@ int perf_model_from_text(const char *text, perf_model *m, at_error *err)
 	if (*p) {
 		perf_model_free(m);
 		return at_error_set(err, "performance model: text after the variant ensemble");
+	}
+	if (m->variant.ntrees % m->fits) {
+		int k = m->fits, n = m->variant.ntrees;
+		perf_model_free(m);
+		return at_error_set(err, "performance model: %d fits cannot share %d trees equally",
+				    k, n);
 	}
 	return 0;
 }

@@ -28,10 +28,20 @@
 #include "common/template_rules.h"
 #include "common/tree_ensemble.h"
 
+/* How a choice ranks variants when the variant ensemble is the average of
+ * several fits (perf_model.fits > 1): by the fits' mean, or by the worst
+ * of them, so that a variant only one fit puts near the top (a fit's
+ * artefact, not a measurement) loses to one every fit puts there. */
+typedef enum perf_rank { PERF_RANK_MEAN, PERF_RANK_WORST } perf_rank;
+
 typedef struct perf_model {
 	pf_space space;
 	te_ensemble shape;   /* over the first PF_SHAPE_FEATURES features */
-	te_ensemble variant; /* over all of them */
+	/* over all of them: fits equal runs of trees, each one fit's trees
+	 * scaled by 1 / fits (they share the base) */
+	te_ensemble variant;
+	int fits; /* 0 or 1: one fit */
+	perf_rank rank;
 	/* per template of the space: the median NVRTC time of its kernels in
 	 * the results fitted on, in ms (0: not known); what the sweep's
 	 * pruning weighs a variant's compile by. NULL: none known. */
@@ -45,6 +55,15 @@ typedef struct perf_prediction {
 	double copy_us;     /* a copy of the shape's bytes at the GPU's copy rate */
 	double log_behind;  /* log(time_us / best_us): what the choice ranks by */
 } perf_prediction;
+
+/* What a choice ranks variant features x by: the variant ensemble's
+ * log(time / best), its fits' mean or the worst fit's (m->rank). */
+double perf_model_rank_score(const perf_model *m, const double *x);
+
+/* The name of rank r ("mean", "worst"), and the rank of a name: 0, or -1
+ * when it names none. */
+const char *perf_rank_name(perf_rank r);
+int perf_rank_parse(const char *name, perf_rank *out);
 
 /* The copy time of env's shape's bytes (read + written) at copy_gbps. */
 double perf_copy_us(const tr_env *env, double copy_gbps);
@@ -83,7 +102,8 @@ int perf_model_rank(const perf_model *m, const tr_template *ts, int n, at_dtype 
 
 /* Appends m as text: "perf_model 1", its feature space ("template NAME",
  * "param NAME" lines), "compile_ms NAME MS" for each template whose
- * compile time is known, the shape ensemble and the variant ensemble. */
+ * compile time is known, "fits K RANK" when the variant ensemble is the
+ * average of K > 1 fits, the shape ensemble and the variant ensemble. */
 void perf_model_to_text(const perf_model *m, strbuf *out);
 
 /* Reads what perf_model_to_text wrote. Returns 0, or -1 with a message

@@ -19,12 +19,17 @@ static const te_node *descend(const te_tree *t, const double *x, double *contrib
 	return n;
 }
 
-double te_predict(const te_ensemble *e, const double *x)
+double te_predict_trees(const te_ensemble *e, const double *x, int first, int n)
 {
-	double sum = e->base;
-	for (int i = 0; i < e->ntrees; i++)
+	double sum = 0;
+	for (int i = first; i < first + n; i++)
 		sum += descend(&e->trees[i], x, NULL)->value;
 	return sum;
+}
+
+double te_predict(const te_ensemble *e, const double *x)
+{
+	return e->base + te_predict_trees(e, x, 0, e->ntrees);
 }
 
 double te_explain(const te_ensemble *e, const double *x, double *contrib, int nfeatures)

@@ -37,6 +37,10 @@ typedef struct te_ensemble {
 /* base plus each tree's leaf value for x. */
 double te_predict(const te_ensemble *e, const double *x);
 
+/* The leaf values for x of trees [first, first + n) alone, without base:
+ * one part of an ensemble made of several (tuner/model/boost.h's average). */
+double te_predict_trees(const te_ensemble *e, const double *x, int first, int n);
+
 /* What each feature added to the prediction for x: contrib[f] (nfeatures
  * of them, zeroed first) sums, over every tree, the change of node value at
  * each split on feature f along x's path. Returns the bias, base plus every

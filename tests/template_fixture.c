@@ -2,6 +2,7 @@
  * its own process, so the loaded templates are this file's own. */
 #include <criterion/criterion.h>
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +101,13 @@ void tf_compile_within(const variant *v, const char *src, int cc, int max_spill,
 		cr_assert_eq(k->stack_bytes, 0, "%s %s has a %d-byte stack frame", dt, params,
 			     k->stack_bytes);
 	free(params);
+}
+
+void tf_compile_ptx(const variant *v, int cc, compiled_kernel *k)
+{
+	char *src = tf_specialize(v);
+	tf_compile_within(v, src, cc, INT_MAX, k);
+	free(src);
 }
 
 void tf_expect_in_ptx(const variant *v, const compiled_kernel *k, const char *const *wanted,

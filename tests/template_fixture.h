@@ -52,6 +52,11 @@ void tf_compile_clean(const variant *v, const char *src, int cc, compiled_kernel
 void tf_compile_within(const variant *v, const char *src, int cc, int max_spill,
 		       compiled_kernel *k);
 
+/* v specialised and compiled for sm_<cc> into *k, for a test that reads its
+ * PTX (spills not checked); fails the test, naming the dtype and params,
+ * unless it compiles. */
+void tf_compile_ptx(const variant *v, int cc, compiled_kernel *k);
+
 /* Sources already compiled by a test (the source of many variants does not
  * depend on the shape): tf_seen_add keeps src and returns 0 the first
  * time, else returns 1 (the caller frees src); tf_seen_free frees them. */

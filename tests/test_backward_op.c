@@ -235,12 +235,8 @@ Test(backward_templates, half_precision_loads_are_not_split_where_they_issue, .t
 			variant v;
 			variant_defaults(&v, tf_template(backward_templates[t]), halves[d]);
 			cr_assert_eq(variant_set(&v, "vec=8", &err), 0, "%s", err.msg);
-			char *src = tf_specialize(&v);
 			compiled_kernel k;
-			int rc = nvrtc_compile(src, "variant.cu", 90, &k, &err);
-			cr_assert_eq(rc, COMPILE_OK, "%s: %s", backward_templates[t],
-				     rc == COMPILE_FAILED && k.log ? k.log : err.msg);
-			free(src);
+			tf_compile_ptx(&v, 90, &k);
 			const char *dt = at_dtype_name(halves[d]);
 			cr_assert_not_null(strstr(k.ptx, "ld.global.v4.u32"), "%s %s: no 16-byte load",
 					   backward_templates[t], dt);

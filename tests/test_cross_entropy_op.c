@@ -560,10 +560,8 @@ static void compile_regs_bf16(const char *ept, compiled_kernel *k)
 	const char *const set[] = { "cluster=4", "threads=256", "vec=8", ept };
 	for (size_t i = 0; i < sizeof set / sizeof *set; i++)
 		cr_assert_eq(variant_set(&v, set[i], &err), 0, "%s", err.msg);
-	char *src = tf_specialize(&v);
 	cr_assert_eq(nvrtc_load(&err), 0, "%s", err.msg);
-	cr_assert_eq(nvrtc_compile(src, "variant.cu", 90, k, &err), COMPILE_OK, "%s", err.msg);
-	free(src);
+	tf_compile_ptx(&v, 90, k);
 }
 
 /* cross_entropy_regs' plain kernel (no soft-cap, no smoothing) takes the
@@ -657,12 +655,8 @@ Test(cross_entropy_templates, every_template_waits_for_prepare_and_says_so, .tim
 		variant v;
 		variant_defaults(&v, tf_template(ce_templates[t]), AT_BF16);
 		cr_assert_eq(variant_set(&v, "vec=8", &err), 0, "%s", err.msg); /* 16-byte vectors */
-		char *src = tf_specialize(&v);
 		compiled_kernel k;
-		int rc = nvrtc_compile(src, "variant.cu", 90, &k, &err);
-		cr_assert_eq(rc, COMPILE_OK, "%s: %s", ce_templates[t],
-			     rc == COMPILE_FAILED && k.log ? k.log : err.msg);
-		free(src);
+		tf_compile_ptx(&v, 90, &k);
 		cr_assert_not_null(strstr(k.ptx, ".entry " CE_DEPENDENT_LAUNCH "("), "%s",
 				   ce_templates[t]);
 		static const char *const waits[] = { "cross_entropy_kernel", CE_PLAIN_KERNEL,

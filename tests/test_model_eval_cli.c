@@ -61,3 +61,26 @@ Test(model_eval_cli, a_fit_count_or_seed_out_of_range_is_a_usage_error)
 	};
 	tr_expect_usage_errors("model", cases, sizeof cases / sizeof *cases);
 }
+
+Test(model_eval_cli, a_ranking_other_than_mean_or_worst_is_a_usage_error)
+{
+	tr_result r = RUN("model", "eval", "--db", EXAMPLE, "--rank", "best");
+	tr_expect_status(&r, 2);
+	tr_expect_in(r.err, "--rank best: expected mean or worst");
+	cr_assert_str_eq(r.out, "");
+	tr_free(&r);
+}
+
+Test(model_eval_cli, a_model_of_several_fits_reports_its_other_ranking_too, .timeout = 120)
+{
+	const char *model = tmp_path("m.txt");
+	tr_result r = RUN("model", "fit", "--db", EXAMPLE, "--trees", "10", "--depth", "4", "--fits",
+			  "2", "--rank", "worst", "-o", model);
+	tr_expect_status(&r, 0);
+	tr_free(&r);
+	r = RUN("model", "eval", "--db", EXAMPLE, "--model", model, "--worst", "0");
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.out, "rules choice (every valid variant): geomean winner/chosen ");
+	tr_expect_in(r.out, "rules choice, the fits' mean ranking: geomean winner/chosen ");
+	tr_free(&r);
+}

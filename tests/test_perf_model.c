@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,7 +30,7 @@ static const char *const toy_constraints[] = {
 static const tr_template toy = {
 	"toy", "toy.cu", NULL, 7u, toy_params, 3, toy_constraints, 2,
 	{ "threads", "1", "0", "0", "threads * elems", "1", "0" },
-	NULL, 0, NULL, 0, NULL, 0,
+	NULL, 0, NULL, 0, NULL, 0, NULL, NULL, 0,
 };
 
 #define COPY_GBPS 3000.0
@@ -227,6 +228,110 @@ Test(perf_model, several_fits_average_one_fit_per_seed, .timeout = 60)
 	perf_model_free(&one[1]);
 	perf_model_free(&avg);
 	toy_data_close(&d);
+}
+
+/* The rank score of every sample of s under m, into out. */
+static void score_samples(const perf_model *m, const model_samples *s, double *out)
+{
+	double x[64];
+	for (size_t k = 0; k < s->nshapes; k++)
+		for (size_t i = s->shapes[k].first; i < s->shapes[k].first + s->shapes[k].n; i++) {
+			at_error err;
+			cr_assert_eq(pf_variant_features(&m->space, &toy, s->samples[i].values,
+							 &s->shapes[k].env, x, &err), 0);
+			out[i] = perf_model_rank_score(m, x);
+		}
+}
+
+Test(perf_model, ranked_by_the_worst_fit_a_variant_scores_its_slowest_fit, .timeout = 60)
+{
+	toy_data d;
+	toy_data_open(&d);
+	model_fit_options o = small_fit();
+	o.variant.subsample = 0.5;
+	o.variant.ntrees = 40;
+	size_t n = d.s.nsamples;
+	double *p[2], *worst = malloc(n * sizeof *worst), *mean = malloc(n * sizeof *mean);
+	for (int k = 0; k < 2; k++) {
+		model_fit_options ok = o;
+		ok.variant.seed = o.variant.seed + (unsigned)k;
+		perf_model one;
+		cr_assert_eq(model_fit(&d.s, &d.mx, -1, &ok, &one), 0);
+		p[k] = malloc(n * sizeof *p[k]);
+		predict_samples(&one, &d.s, p[k]);
+		perf_model_free(&one);
+	}
+	o.fits = 2;
+	o.rank = PERF_RANK_WORST;
+	perf_model m;
+	cr_assert_eq(model_fit(&d.s, &d.mx, -1, &o, &m), 0);
+	cr_assert_eq(m.fits, 2);
+	cr_assert_eq(m.rank, PERF_RANK_WORST);
+	score_samples(&m, &d.s, worst);
+	m.rank = PERF_RANK_MEAN;
+	score_samples(&m, &d.s, mean);
+	m.rank = PERF_RANK_WORST;
+	int differ = 0;
+	for (size_t i = 0; i < n; i++) {
+		double hi = p[0][i] > p[1][i] ? p[0][i] : p[1][i];
+		cr_assert_float_eq(worst[i], hi, 1e-9, "sample %zu", i);
+		cr_assert_float_eq(mean[i], (p[0][i] + p[1][i]) / 2, 1e-9, "sample %zu", i);
+		differ |= worst[i] > mean[i] + 1e-6;
+	}
+	cr_assert(differ, "the fits agree everywhere: the test would prove nothing");
+	/* the choice at a shape is the variant whose slowest fit is fastest
+	 * (every valid variant is among the shape's samples) */
+	const model_shape *sh = &d.s.shapes[5];
+	double want = INFINITY;
+	for (size_t i = sh->first; i < sh->first + sh->n; i++)
+		want = worst[i] < want ? worst[i] : want;
+	perf_choice c;
+	at_error err;
+	cr_assert_eq(perf_model_choose(&m, &toy, 1, AT_F32, &sh->env, &c, &err), 0, "%s", err.msg);
+	cr_assert_float_eq(c.log_behind, want, 1e-12);
+	/* and the ranking travels with the text */
+	strbuf text = { 0 };
+	perf_model_to_text(&m, &text);
+	cr_assert(strstr(text.data, "\nfits 2 worst\n"), "%.300s", text.data);
+	perf_model back;
+	cr_assert_eq(perf_model_from_text(text.data, &back, &err), 0, "%s", err.msg);
+	cr_assert_eq(back.fits, 2);
+	cr_assert_eq(back.rank, PERF_RANK_WORST);
+	perf_choice cb;
+	cr_assert_eq(perf_model_choose(&back, &toy, 1, AT_F32, &sh->env, &cb, &err), 0);
+	cr_assert_eq(memcmp(cb.values, c.values, sizeof c.values), 0);
+	strbuf_free(&text);
+	perf_model_free(&back);
+	perf_model_free(&m);
+	free(p[0]);
+	free(p[1]);
+	free(worst);
+	free(mean);
+	toy_data_close(&d);
+}
+
+Test(perf_model, a_bad_fits_line_is_refused_with_what_was_expected)
+{
+	static const char *const bad[] = { "fits 0 mean", "fits 2 best", "fits 2", "fits x worst",
+					   "fits 3 mean" /* 2 trees: not shared equally */ };
+	perf_model m;
+	at_error err;
+	char text[512];
+	const char *trees = "ensemble 0 0\nensemble 0 2\ntree 1\n-1 0 0 0 1\ntree 1\n-1 0 0 0 2\n";
+	snprintf(text, sizeof text, "perf_model 1\ntemplate toy\nfits 2 mean\n%s", trees);
+	cr_assert_eq(perf_model_from_text(text, &m, &err), 0, "%s", err.msg);
+	cr_assert_eq(m.fits, 2);
+	perf_model_free(&m);
+	snprintf(text, sizeof text, "perf_model 1\ntemplate toy\n%s", trees);
+	cr_assert_eq(perf_model_from_text(text, &m, &err), 0, "%s", err.msg);
+	cr_assert_eq(m.fits, 1, "no fits line: one fit");
+	perf_model_free(&m);
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		snprintf(text, sizeof text, "perf_model 1\ntemplate toy\n%s\n%s", bad[i], trees);
+		cr_assert_eq(perf_model_from_text(text, &m, &err), -1, "%s", bad[i]);
+		cr_assert(strstr(err.msg, i == 4 ? "cannot share 2 trees" : "expected \"fits K mean\""),
+			  "%s: %s", bad[i], err.msg);
+	}
 }
 
 Test(perf_model, a_fixed_model_chooses_at_every_shape_without_a_fit, .timeout = 60)

@@ -19,7 +19,8 @@
 #include "tuner/sweep/plan.h"
 
 typedef struct model_options {
-	const char *db_path, *gpu, *op, *templates, *out, *dtype, *explore, *model, *compile_weight;
+	const char *db_path, *gpu, *op, *templates, *out, *dtype, *explore, *model, *compile_weight,
+		*rank;
 	int threads, worst, trees, depth, keep, store, fits, seed;
 	long long M, N; /* choose: 0 not given */
 } model_options;
@@ -56,6 +57,9 @@ const cli_option cli_model_options[] = {
 		"the variant ensemble as the average of K fits, each its own seed\n"
 		"(default 1)"),
 	CLI_INT(0, "seed", "S", O(seed), 1, 1 << 30, "the variant ensemble's (first) seed (default 11)"),
+	CLI_STRING(0, "rank", "RULE", O(rank),
+		   "how a model of several fits ranks variants: mean (default) or\n"
+		   "worst, the slowest of the fits' predictions"),
 	CLI_END,
 };
 #undef O
@@ -88,6 +92,9 @@ static void inputs_free(model_inputs *in)
 static int inputs_load(const model_options *o, const char *db, model_inputs *in)
 {
 	memset(in, 0, sizeof *in);
+	perf_rank rank;
+	if (o->rank && perf_rank_parse(o->rank, &rank))
+		return cli_usage_error("model", "--rank %s: expected mean or worst", o->rank);
 	in->db_path = db;
 	at_error err = { { 0 } };
 	if (manifest_load_dir(plan_templates_dir(o->templates), &in->ms, &in->nms, &err))
@@ -120,6 +127,8 @@ static int inputs_load(const model_options *o, const char *db, model_inputs *in)
 		in->fit.fits = o->fits;
 	if (o->seed)
 		in->fit.variant.seed = (unsigned)o->seed;
+	if (o->rank)
+		perf_rank_parse(o->rank, &in->fit.rank); /* checked before loading */
 	return 0;
 }
 
@@ -243,6 +252,8 @@ static int model_eval_cmd(const model_options *o, model_inputs *in)
 	at_error err = { { 0 } };
 	int rc = model_loo(&in->s, &in->mx, in->ts, (int)in->nms, &in->fit, o->model ? &fixed : NULL,
 			   o->threads, out, &n, &err);
+	int fits = o->model ? fixed.fits : in->fit.fits;
+	perf_rank rank = o->model ? fixed.rank : in->fit.rank;
 	if (o->model)
 		perf_model_free(&fixed);
 	if (rc) {
@@ -250,7 +261,8 @@ static int model_eval_cmd(const model_options *o, model_inputs *in)
 		return cli_fail(err.msg);
 	}
 	double *rr = xmalloc((n ? n : 1) * sizeof *rr), *tr = xmalloc((n ? n : 1) * sizeof *tr);
-	size_t nr = 0, untimed = 0;
+	double *or = xmalloc((n ? n : 1) * sizeof *or);
+	size_t nr = 0, untimed = 0, no = 0, other_untimed = 0;
 	for (size_t i = 0; i < n; i++) {
 		print_outcome(in, &out[i]);
 		if (out[i].rules_us > 0)
@@ -258,23 +270,32 @@ static int model_eval_cmd(const model_options *o, model_inputs *in)
 		else
 			untimed++;
 		tr[i] = timed_ratio(in, &out[i]);
+		if (out[i].other_rank_us > 0)
+			or[no++] = in->s.shapes[out[i].shape].winner_us / out[i].other_rank_us;
+		else
+			other_untimed++;
 	}
 	if (o->model)
 		printf("\nheld out on %s: %zu tuned shapes, %zu results (%zu skipped), every shape "
 		       "chosen by %s\n", in->s.gpu, n, in->s.nsamples, in->s.skipped, o->model);
 	else
 		printf("\nleave-one-out on %s: %zu tuned shapes, %zu results (%zu skipped), %d trees "
-		       "of depth %d, %d fit%s a model\n", in->s.gpu, n, in->s.nsamples, in->s.skipped,
-		       in->fit.variant.ntrees, in->fit.variant.depth, in->fit.fits,
-		       in->fit.fits == 1 ? "" : "s");
+		       "of depth %d, %d fit%s a model ranking by the %s\n", in->s.gpu, n,
+		       in->s.nsamples, in->s.skipped, in->fit.variant.ntrees, in->fit.variant.depth,
+		       in->fit.fits, in->fit.fits == 1 ? "" : "s", perf_rank_name(in->fit.rank));
 	print_summary("rules choice (every valid variant)", rr, nr, untimed);
 	print_summary("timed choice (the variants timed there)", tr, n, 0);
+	if (fits > 1 && no)
+		print_summary(rank == PERF_RANK_MEAN ? "rules choice, the worst fit's ranking"
+						     : "rules choice, the fits' mean ranking",
+			      or, no, other_untimed);
 	qsort_r(out, n, sizeof *out, by_rules_ratio_ctx_cmp, in);
 	printf("worst %d of the rules choice:\n", o->worst);
 	for (size_t i = 0; i < n && (int)i < o->worst; i++)
 		print_outcome(in, &out[i]);
 	free(rr);
 	free(tr);
+	free(or);
 	free(out);
 	return 0;
 }

@@ -20,6 +20,7 @@ void model_fit_defaults(model_fit_options *o)
 	o->near = 1.25;
 	o->near_weight = 4;
 	o->fits = 1;
+	o->rank = PERF_RANK_MEAN;
 }
 
 void model_matrix_build(const model_samples *s, const tr_template *ts, int nts,
@@ -163,6 +164,8 @@ int model_fit(const model_samples *s, const model_matrix *mx, long held_out,
 		memcpy(out->compile_ms, mx->compile_ms,
 		       (size_t)out->space.ntemplates * sizeof *out->compile_ms);
 	}
+	out->fits = o->fits > 1 ? o->fits : 1;
+	out->rank = o->rank;
 	if (fit_shapes(s, mx, held_out, o, &out->shape) ||
 	    fit_variants(s, mx, held_out, o, &out->variant)) {
 		perf_model_free(out);

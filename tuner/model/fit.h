@@ -21,6 +21,7 @@ typedef struct model_fit_options {
 	 * own seed (variant.seed + k): each fit's trees see other rows, so
 	 * variants predicted nearly equal stop swapping places with the seed */
 	int fits;
+	perf_rank rank; /* how the model's choices rank by those fits */
 } model_fit_options;
 
 void model_fit_defaults(model_fit_options *o);

@@ -54,7 +54,7 @@ static size_t timed_choice(const loo_job *j, const perf_model *m, const model_sh
 		if (!j->mx->ok[i] ||
 		    pf_variant_features(&m->space, &j->ts[v->tmpl], v->values, &sh->env, x, &ignored))
 			continue;
-		double p = te_predict(&m->variant, x);
+		double p = perf_model_rank_score(m, x);
 		if (!any || p < best) {
 			any = 1;
 			best = p;
@@ -86,6 +86,14 @@ static int evaluate(loo_job *j, loo_outcome *r, at_error *err)
 		}
 		r->timed_pick = timed_choice(j, m, sh);
 		r->timed_us = j->s->samples[r->timed_pick].time_us;
+	}
+	if (rc == 0 && m->fits > 1) {
+		/* the same fits ranked the other way: both rules for one fit's cost */
+		perf_model other = *m;
+		other.rank = m->rank == PERF_RANK_MEAN ? PERF_RANK_WORST : PERF_RANK_MEAN;
+		rc = perf_model_choose(&other, j->ts, j->nts, sh->dtype, &sh->env, &c, err);
+		if (rc == 0 && c.t)
+			r->other_rank_us = stored_us(j, sh, c.t, c.values);
 	}
 	if (!j->fixed)
 		perf_model_free(&fitted);

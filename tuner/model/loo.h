@@ -21,6 +21,9 @@ typedef struct loo_outcome {
 	size_t timed_pick;  /* the timed choice: a sample index */
 	double timed_us;
 	double predicted_us; /* the model's time for the rules choice */
+	/* a model of several fits: the rules choice's stored time when they
+	 * rank the other way (perf_rank); 0: never timed there, or one fit */
+	double other_rank_us;
 } loo_outcome;
 
 /* Fills out[0..*n) with one outcome per shape that has a winner, using

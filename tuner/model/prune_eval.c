@@ -80,7 +80,7 @@ static void visit(void *ctx, const long long *values)
 	at_error ignored;
 	/* as the sweep: a variant without features is ranked last, not dropped */
 	o->score[o->n] = pf_variant_features(&w->m->space, t, values, &w->sh->env, w->x, &ignored) == 0
-				 ? te_predict(&w->m->variant, w->x)
+				 ? perf_model_rank_score(w->m, w->x)
 				 : NAN;
 	o->group[o->n] = w->tmpl;
 	o->stored_us[o->n] = stored_time(w, values);
