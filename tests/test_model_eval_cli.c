@@ -58,6 +58,9 @@ Test(model_eval_cli, a_fit_count_or_seed_out_of_range_is_a_usage_error)
 		{ "--fits", "0", "--fits" },
 		{ "--fits", "65", "--fits" },
 		{ "--seed", "0", "--seed" },
+		{ "--part", "3/2", "--part expects K/N" },
+		{ "--part", "0/2", "--part expects K/N" },
+		{ "--part", "1/2x", "--part expects K/N" },
 	};
 	tr_expect_usage_errors("model", cases, sizeof cases / sizeof *cases);
 }

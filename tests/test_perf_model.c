@@ -349,8 +349,24 @@ Test(perf_model, a_fixed_model_chooses_at_every_shape_without_a_fit, .timeout = 
 	loo_outcome out[12];
 	size_t n;
 	at_error err;
-	cr_assert_eq(model_loo(&d.s, &d.mx, &toy, 1, &o, &m, 2, out, &n, &err), 0, "%s", err.msg);
+	cr_assert_eq(model_loo(&d.s, &d.mx, &toy, 1, &o, &m, (loo_part){ 0, 0 }, 2, out, &n, &err),
+		     0, "%s", err.msg);
 	cr_assert_eq(n, d.s.nshapes);
+	/* in three parts, each shape held out once, the same outcome */
+	int seen[12] = { 0 };
+	for (int k = 1; k <= 3; k++) {
+		loo_outcome part[12];
+		size_t np;
+		cr_assert_eq(model_loo(&d.s, &d.mx, &toy, 1, &o, &m, (loo_part){ k, 3 }, 2, part, &np,
+				       &err), 0, "%s", err.msg);
+		cr_assert_eq(np, 4, "part %d of 3 of 12 shapes", k);
+		for (size_t i = 0; i < np; i++) {
+			seen[part[i].shape]++;
+			cr_assert_eq(part[i].rules_us, out[part[i].shape].rules_us);
+		}
+	}
+	for (size_t i = 0; i < 12; i++)
+		cr_assert_eq(seen[i], 1, "shape %zu held out %d times", i, seen[i]);
 	int misses = 0;
 	for (size_t i = 0; i < n; i++) {
 		const model_shape *sh = &d.s.shapes[out[i].shape];

@@ -22,8 +22,20 @@ typedef struct model_options {
 	const char *db_path, *gpu, *op, *templates, *out, *dtype, *explore, *model, *compile_weight,
 		*rank;
 	int threads, worst, trees, depth, keep, store, fits, seed;
+	loo_part part;
 	long long M, N; /* choose: 0 not given */
 } model_options;
+
+static int parse_part(const char *cmd, const cli_option *opt, const char *text, void *base)
+{
+	(void)opt;
+	loo_part *p = &((model_options *)base)->part;
+	char tail;
+	if (sscanf(text, "%d/%d%c", &p->index, &p->count, &tail) != 2 || p->count < 1 ||
+	    p->index < 1 || p->index > p->count)
+		return cli_usage_error(cmd, "--part expects K/N with 1 <= K <= N, got \"%s\"", text);
+	return 0;
+}
 
 #define O(field) offsetof(model_options, field)
 const cli_option cli_model_options[] = {
@@ -57,6 +69,9 @@ const cli_option cli_model_options[] = {
 		"the variant ensemble as the average of K fits, each its own seed\n"
 		"(default 1)"),
 	CLI_INT(0, "seed", "S", O(seed), 1, 1 << 30, "the variant ensemble's (first) seed (default 11)"),
+	CLI_CALLBACK(0, "part", "K/N", parse_part,
+		     "eval: hold out only every N-th shape from the K-th (each fit still\n"
+		     "on every other shape): N runs apart make one leave-one-out"),
 	CLI_STRING(0, "rank", "RULE", O(rank),
 		   "how a model of several fits ranks variants: mean (default) or\n"
 		   "worst, the slowest of the fits' predictions"),
@@ -212,8 +227,11 @@ static void print_outcome(const model_inputs *in, const loo_outcome *r)
 		printf("%9.2f us %.3f", r->rules_us, rules_ratio(in, r));
 	else
 		printf("not timed (predicted %.2f us)", r->predicted_us);
-	printf("  timed %-20s %.2f us %.3f\n", in->ts[tp->tmpl].name, r->timed_us,
+	printf("  timed %-20s %.2f us %.3f", in->ts[tp->tmpl].name, r->timed_us,
 	       timed_ratio(in, r));
+	if (r->other_rank_us > 0)
+		printf("  other ranking %.3f", sh->winner_us / r->other_rank_us);
+	printf("\n");
 }
 
 /* "geomean G, within 10% W of N (P%), within 5% F" of ratios. */
@@ -251,7 +269,7 @@ static int model_eval_cmd(const model_options *o, model_inputs *in)
 	size_t n;
 	at_error err = { { 0 } };
 	int rc = model_loo(&in->s, &in->mx, in->ts, (int)in->nms, &in->fit, o->model ? &fixed : NULL,
-			   o->threads, out, &n, &err);
+			   o->part, o->threads, out, &n, &err);
 	int fits = o->model ? fixed.fits : in->fit.fits;
 	perf_rank rank = o->model ? fixed.rank : in->fit.rank;
 	if (o->model)
@@ -279,10 +297,12 @@ static int model_eval_cmd(const model_options *o, model_inputs *in)
 		printf("\nheld out on %s: %zu tuned shapes, %zu results (%zu skipped), every shape "
 		       "chosen by %s\n", in->s.gpu, n, in->s.nsamples, in->s.skipped, o->model);
 	else
-		printf("\nleave-one-out on %s: %zu tuned shapes, %zu results (%zu skipped), %d trees "
-		       "of depth %d, %d fit%s a model ranking by the %s\n", in->s.gpu, n,
-		       in->s.nsamples, in->s.skipped, in->fit.variant.ntrees, in->fit.variant.depth,
-		       in->fit.fits, in->fit.fits == 1 ? "" : "s", perf_rank_name(in->fit.rank));
+		printf("\nleave-one-out on %s: %zu tuned shapes held out (part %d of %d), %zu "
+		       "results (%zu skipped), %d trees of depth %d, %d fit%s a model ranking by the "
+		       "%s\n", in->s.gpu, n, o->part.count > 1 ? o->part.index : 1,
+		       o->part.count > 1 ? o->part.count : 1, in->s.nsamples, in->s.skipped,
+		       in->fit.variant.ntrees, in->fit.variant.depth, in->fit.fits,
+		       in->fit.fits == 1 ? "" : "s", perf_rank_name(in->fit.rank));
 	print_summary("rules choice (every valid variant)", rr, nr, untimed);
 	print_summary("timed choice (the variants timed there)", tr, n, 0);
 	if (fits > 1 && no)

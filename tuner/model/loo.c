@@ -114,12 +114,15 @@ static void *worker(void *arg)
 }
 
 int model_loo(const model_samples *s, const model_matrix *mx, const tr_template *ts, int nts,
-	      const model_fit_options *o, const perf_model *fixed, int threads, loo_outcome *out,
-	      size_t *n, at_error *err)
+	      const model_fit_options *o, const perf_model *fixed, loo_part part, int threads,
+	      loo_outcome *out, size_t *n, at_error *err)
 {
 	loo_job j = { .s = s, .mx = mx, .ts = ts, .nts = nts, .o = o, .fixed = fixed, .out = out };
+	size_t with_winner = 0;
 	for (size_t k = 0; k < s->nshapes; k++) {
 		if (s->shapes[k].winner_us <= 0)
+			continue;
+		if (part.count > 1 && (int)(with_winner++ % (size_t)part.count) != part.index - 1)
 			continue;
 		memset(&out[j.nout], 0, sizeof *out);
 		out[j.nout++].shape = k;

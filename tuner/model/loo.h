@@ -26,12 +26,19 @@ typedef struct loo_outcome {
 	double other_rank_us;
 } loo_outcome;
 
-/* Fills out[0..*n) with one outcome per shape that has a winner, using
- * threads threads. With fixed, that model chooses at every shape instead
- * (no fit): a held-out evaluation where the shapes are not the ones it
- * was fitted on. Returns 0, or -1 with a message. */
+/* Which of the shapes with a winner are held out: part K of N takes every
+ * N-th from the K-th (1-based), so that the N parts, run apart (each fit
+ * still on every other shape), hold out each shape once; N 0 or 1: all. */
+typedef struct loo_part {
+	int index, count;
+} loo_part;
+
+/* Fills out[0..*n) with one outcome per shape of part that has a winner,
+ * using threads threads. With fixed, that model chooses at every shape
+ * instead (no fit): a held-out evaluation where the shapes are not the
+ * ones it was fitted on. Returns 0, or -1 with a message. */
 int model_loo(const model_samples *s, const model_matrix *mx, const tr_template *ts, int nts,
-	      const model_fit_options *o, const perf_model *fixed, int threads, loo_outcome *out,
-	      size_t *n, at_error *err);
+	      const model_fit_options *o, const perf_model *fixed, loo_part part, int threads,
+	      loo_outcome *out, size_t *n, at_error *err);
 
 #endif
