@@ -8,7 +8,7 @@ autotune_dispatch.peers times it): the difference is the GPU's idle time
 between the kernels.
 
   PYTHONPATH=python python3 tools/ce_call_profile.py [--shapes 4096x32000,1024x128256]
-      [--dtype bf16] [--calls 30]
+      [--dtype bf16] [--calls 30] [--timeline | --host]
 """
 import argparse
 import cProfile
@@ -33,6 +33,14 @@ def call_of(M, N, dtype):
     return run
 
 
+def flush_kernels(flush):
+    """The names of the kernels a clean flush runs."""
+    with profile(activities=[ProfilerActivity.CUDA]) as fprof:
+        flush("clean")
+        torch.cuda.synchronize()
+    return {e.name for e in fprof.events() if e.device_type == torch.autograd.DeviceType.CUDA}
+
+
 def kernel_times(run, flush, calls):
     """{kernel name: median us a call} over calls, the flush's kernels left out."""
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
@@ -40,19 +48,55 @@ def kernel_times(run, flush, calls):
             flush("clean")
             run()
         torch.cuda.synchronize()
-    flush_names = set()
-    with profile(activities=[ProfilerActivity.CUDA]) as fprof:
-        flush("clean")
-        torch.cuda.synchronize()
-    for e in fprof.events():
-        if e.device_type == torch.autograd.DeviceType.CUDA:
-            flush_names.add(e.name)
+    flush_names = flush_kernels(flush)
     times = {}
     for e in prof.events():
         if e.device_type != torch.autograd.DeviceType.CUDA or e.name in flush_names:
             continue
         times.setdefault(e.name, []).append(e.time_range.elapsed_us())
     return {name: (statistics.median(v), len(v) // calls) for name, v in times.items()}
+
+
+def timeline(run, flush, hold, calls):
+    """Each kernel's start and end (us) from the call's first kernel, per
+    kernel name the median over calls queued behind a GPU hold (so the
+    gaps are the GPU's, not the host's launch latency): where the call's
+    time beyond its row kernel goes, and what overlaps what."""
+    for _ in range(3):
+        flush("clean")
+        run()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        t = time.perf_counter()
+        flush("clean")
+        run()
+        hold(2 * calls * (time.perf_counter() - t) * 1e6 + 1000)
+        for _ in range(calls):
+            flush("clean")
+            run()
+        torch.cuda.synchronize()
+    evs = sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA),
+                 key=lambda e: e.time_range.start)
+    flush_names = flush_kernels(flush)
+    groups, cur = [], None
+    for e in evs:
+        if "sleep" in e.name:
+            continue
+        if e.name in flush_names:
+            cur = None  # the next call starts after the flush
+            continue
+        if cur is None:
+            cur = []
+            groups.append(cur)
+        cur.append(e)
+    spans = {}
+    for g in groups[1:]:  # the first call ran before the hold
+        t0 = g[0].time_range.start
+        for e in g:
+            spans.setdefault(e.name, []).append((e.time_range.start - t0, e.time_range.end - t0))
+    for name, v in sorted(spans.items(), key=lambda kv: statistics.median(a for a, _ in kv[1])):
+        print(f"  {statistics.median(a for a, _ in v):8.2f} -> {statistics.median(b for _, b in v):8.2f} us"
+              f"  x {len(v) // max(1, len(groups) - 1)}  {name[:90]}")
 
 
 def host_profile(run, calls):
@@ -78,6 +122,8 @@ def main():
     ap.add_argument("--dtype", default="bf16")
     ap.add_argument("--calls", type=int, default=30)
     ap.add_argument("--host", action="store_true", help="profile the host's side (cProfile)")
+    ap.add_argument("--timeline", action="store_true",
+                    help="each kernel's start and end within a call (calls queued behind a hold)")
     args = ap.parse_args()
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}[args.dtype]
     flush, hold = peers.Flusher(), peers.GpuHold()
@@ -95,6 +141,9 @@ def main():
               f"idle between them {call_us - total:.1f} us")
         for name, (us, n) in sorted(ks.items(), key=lambda kv: -kv[1][0]):
             print(f"  {us:8.2f} us x {n}  {name[:100]}")
+        if args.timeline:
+            print("  timeline (start -> end, us from the call's first kernel):")
+            timeline(run, flush, hold, args.calls)
         del run
         torch.cuda.empty_cache()
         time.sleep(0.1)
