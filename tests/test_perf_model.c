@@ -181,8 +181,10 @@ Test(perf_model, an_average_of_ensembles_predicts_the_mean_of_theirs)
 	te_free(&avg);
 }
 
-/* The toy model's variant prediction for every sample of s, into out. */
-static void predict_samples(const perf_model *m, const model_samples *s, double *out)
+/* What the toy model ranks every sample of s by (perf_model_rank_score:
+ * its variant ensemble's prediction, unless it ranks by its worst fit),
+ * into out. */
+static void score_samples(const perf_model *m, const model_samples *s, double *out)
 {
 	double x[64];
 	cr_assert_leq(pf_nfeatures(&m->space), 64);
@@ -191,7 +193,7 @@ static void predict_samples(const perf_model *m, const model_samples *s, double 
 			at_error err;
 			cr_assert_eq(pf_variant_features(&m->space, &toy, s->samples[i].values,
 							 &s->shapes[k].env, x, &err), 0);
-			out[i] = te_predict(&m->variant, x);
+			out[i] = perf_model_rank_score(m, x);
 		}
 }
 
@@ -212,9 +214,9 @@ Test(perf_model, several_fits_average_one_fit_per_seed, .timeout = 60)
 	}
 	o.fits = 2;
 	cr_assert_eq(model_fit(&d.s, &d.mx, -1, &o, &avg), 0);
-	predict_samples(&one[0], &d.s, p0);
-	predict_samples(&one[1], &d.s, p1);
-	predict_samples(&avg, &d.s, pa);
+	score_samples(&one[0], &d.s, p0);
+	score_samples(&one[1], &d.s, p1);
+	score_samples(&avg, &d.s, pa);
 	int differ = 0;
 	for (size_t i = 0; i < d.s.nsamples; i++) {
 		differ |= fabs(p0[i] - p1[i]) > 1e-6;
@@ -228,19 +230,6 @@ Test(perf_model, several_fits_average_one_fit_per_seed, .timeout = 60)
 	perf_model_free(&one[1]);
 	perf_model_free(&avg);
 	toy_data_close(&d);
-}
-
-/* The rank score of every sample of s under m, into out. */
-static void score_samples(const perf_model *m, const model_samples *s, double *out)
-{
-	double x[64];
-	for (size_t k = 0; k < s->nshapes; k++)
-		for (size_t i = s->shapes[k].first; i < s->shapes[k].first + s->shapes[k].n; i++) {
-			at_error err;
-			cr_assert_eq(pf_variant_features(&m->space, &toy, s->samples[i].values,
-							 &s->shapes[k].env, x, &err), 0);
-			out[i] = perf_model_rank_score(m, x);
-		}
 }
 
 Test(perf_model, ranked_by_the_worst_fit_a_variant_scores_its_slowest_fit, .timeout = 60)
@@ -258,7 +247,7 @@ Test(perf_model, ranked_by_the_worst_fit_a_variant_scores_its_slowest_fit, .time
 		perf_model one;
 		cr_assert_eq(model_fit(&d.s, &d.mx, -1, &ok, &one), 0);
 		p[k] = malloc(n * sizeof *p[k]);
-		predict_samples(&one, &d.s, p[k]);
+		score_samples(&one, &d.s, p[k]);
 		perf_model_free(&one);
 	}
 	o.fits = 2;

@@ -2,10 +2,12 @@
 #include "tuner/model/fit.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "tuner/model/workers.h"
 
 void model_fit_defaults(model_fit_options *o)
 {
@@ -108,6 +110,29 @@ static double near_weight(const model_fit_options *o, double behind)
 	return behind <= o->near ? o->near_weight : 1.0;
 }
 
+/* The fits of one variant ensemble, each its own seed: independent, so
+ * threads take them in turn; the parts are averaged in seed order, so the
+ * ensemble is the same however many threads ran. */
+typedef struct fits_job {
+	const boost_data *d;
+	const boost_params *p;
+	te_ensemble *parts;
+	int fits;
+	atomic_int next, failed;
+} fits_job;
+
+static void *fit_one_seed(void *arg)
+{
+	fits_job *j = arg;
+	for (int k; (k = atomic_fetch_add(&j->next, 1)) < j->fits;) {
+		boost_params p = *j->p;
+		p.seed += (unsigned)k;
+		if (boost_fit(j->d, &p, &j->parts[k]))
+			atomic_store(&j->failed, 1);
+	}
+	return NULL;
+}
+
 /* The variant ensemble: log(time / the shape's best) of every sample but
  * held_out's, each shape's samples weighing 1 together. */
 static int fit_variants(const model_samples *s, const model_matrix *mx, long held_out,
@@ -133,13 +158,13 @@ static int fit_variants(const model_samples *s, const model_matrix *mx, long hel
 		}
 	}
 	boost_data d = { .x = x, .y = y, .w = w, .n = n, .nfeatures = (int)nf };
-	int fits = o->fits > 1 ? o->fits : 1, rc = 0;
+	int fits = o->fits > 1 ? o->fits : 1;
 	te_ensemble *parts = xcalloc((size_t)fits, sizeof *parts);
-	for (int k = 0; k < fits && rc == 0; k++) {
-		boost_params p = o->variant;
-		p.seed += (unsigned)k;
-		rc = boost_fit(&d, &p, &parts[k]);
-	}
+	fits_job job = { .d = &d, .p = &o->variant, .parts = parts, .fits = fits };
+	atomic_init(&job.next, 0);
+	atomic_init(&job.failed, 0);
+	model_run_workers(fit_one_seed, &job, fits);
+	int rc = atomic_load(&job.failed) ? -1 : 0;
 	if (rc == 0) {
 		boost_average(parts, fits, e);
 		te_round(e);

@@ -18,8 +18,9 @@ typedef struct model_fit_options {
 	 * one further behind (each shape's weights summing to 1) */
 	double near, near_weight;
 	/* the variant ensemble is the average of this many fits, each with its
-	 * own seed (variant.seed + k): each fit's trees see other rows, so
-	 * variants predicted nearly equal stop swapping places with the seed */
+	 * own seed (variant.seed + k), fitted on as many threads: each fit's
+	 * trees see other rows, so variants predicted nearly equal stop
+	 * swapping places with the seed */
 	int fits;
 	perf_rank rank; /* how the model's choices rank by those fits */
 } model_fit_options;
