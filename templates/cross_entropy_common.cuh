@@ -555,13 +555,15 @@ cross_entropy_prepare_kernel(float *ws, const void *target, long long M, long lo
 // out[0] = the sum of the M losses in double / (mean ? n_valid : 1).
 // Deterministic for a given block size T (a multiple of 32): thread k sums
 // rows k, k + T, k + 2T, ... in that order, each warp its threads' sums by
-// a fixed butterfly, thread 0 the warps' in order.
+// a fixed butterfly, then the first warp the warps' sums by the same.
 extern "C" __global__ void __launch_bounds__(CE_ONE_CTA_MAX)
 cross_entropy_reduce_kernel(float *out, const float *loss, long long M, const float *ws,
 			    int mean)
 {
 	ce_wait_for_prior_kernel(); // the row kernel's losses
 	__shared__ double part[32];
+	// read with the losses, not after the sum: its latency is the call's
+	const long long nv = mean && threadIdx.x == 0 ? ((const long long *)ws)[CE_WS_N_VALID] : 1;
 	const long long T = blockDim.x;
 	double s = 0.0;
 	for (long long base = threadIdx.x; base < M; base += CE_ONE_CTA_UNROLL * T) {
@@ -577,39 +579,95 @@ cross_entropy_reduce_kernel(float *out, const float *loss, long long M, const fl
 	if (threadIdx.x % 32 == 0)
 		part[threadIdx.x / 32] = s;
 	__syncthreads();
-	if (threadIdx.x != 0)
+	if (threadIdx.x >= 32)
 		return;
-	for (unsigned k = 1; k < blockDim.x / 32; k++)
-		s += part[k];
-	const long long nv = ((const long long *)ws)[CE_WS_N_VALID];
-	out[0] = (float)(mean ? s / (double)nv : s);
+	s = ce_warp_sum_d(threadIdx.x < blockDim.x / 32 ? part[threadIdx.x] : 0.0);
+	if (threadIdx.x == 0)
+		out[0] = (float)(mean ? s / (double)nv : s);
 }
 
 // Says that this code's row and reduce kernels wait for the kernel before
 // them (ce_wait_for_prior_kernel) and prepare lets the row kernel start:
 // the library launches them as dependent launches only then (a database's
 // older code would read the scale before prepare wrote it). Never launched.
+// Only in code that has the waits: PTX for an older architecture, compiled
+// by the driver for a newer GPU, has neither.
+#if __CUDA_ARCH__ >= 900
 extern "C" __global__ void cross_entropy_dependent_launch() {}
+#endif
 
 // The gradient's rows times the upstream gradient g, read on the device
 // (the loss's grad in autograd's backward: g[0] for a reduced loss, g[row]
 // per row): a row whose factor is 1 is not touched, so after a fused
 // forward the common case (loss.backward() of a mean) costs a launch and
 // one read of g, no pass over the gradient and no wait for the GPU to say
-// whether g is 1. Any grid; CE_SCALE_THREADS threads.
-#define CE_SCALE_THREADS 256
+// whether g is 1. It waits for the kernel before it (autograd's fill of g,
+// when launched dependent) before reading g, so that its launch overlaps
+// that kernel. Any grid and block size up to CE_SCALE_THREADS (the library
+// launches few CTAs, as large as the code allows: each CTA costs the
+// common case time; older code's took 256 threads).
+#define CE_SCALE_THREADS 1024
+#define CE_SCALE_UNROLL 4
+
+// 16 bytes of elements, each times s.
+__device__ __forceinline__ uint4 ce_scale_words(uint4 w, float s)
+{
+	union {
+		uint4 u;
+		elem_t e[16 / sizeof(elem_t)];
+	} v;
+	v.u = w;
+#pragma unroll
+	for (unsigned i = 0; i < 16 / sizeof(elem_t); i++)
+		v.e[i] = from_f32(to_f32(v.e[i]) * s);
+	return v.u;
+}
+
+// A row of V elements times s, by the CTA: its head to a 16-byte boundary
+// and its tail element by element, the rest 16 bytes a load, CE_SCALE_UNROLL
+// loads a thread in flight.
+__device__ __forceinline__ void ce_scale_row(elem_t *r, long long V, float s)
+{
+	const long long T = blockDim.x;
+	const unsigned per = 16 / sizeof(elem_t);
+	long long head = (long long)((16u - (unsigned)((unsigned long long)r % 16u)) % 16u /
+				     sizeof(elem_t));
+	head = head < V ? head : V;
+	const long long words = (V - head) / per;
+	uint4 *w = (uint4 *)(r + head);
+	for (long long j = threadIdx.x; j < head; j += T)
+		r[j] = from_f32(to_f32(r[j]) * s);
+	for (long long k = threadIdx.x; k < words; k += CE_SCALE_UNROLL * T) {
+		uint4 v[CE_SCALE_UNROLL];
+#pragma unroll
+		for (int u = 0; u < CE_SCALE_UNROLL; u++)
+			if (k + u * T < words)
+				v[u] = w[k + u * T];
+#pragma unroll
+		for (int u = 0; u < CE_SCALE_UNROLL; u++)
+			if (k + u * T < words)
+				w[k + u * T] = ce_scale_words(v[u], s);
+	}
+	for (long long j = head + words * per + threadIdx.x; j < V; j += T)
+		r[j] = from_f32(to_f32(r[j]) * s);
+}
+
 extern "C" __global__ void __launch_bounds__(CE_SCALE_THREADS)
 cross_entropy_scale_kernel(elem_t *dx, long long M, long long V, long long lddx, const float *g,
 			   int per_row)
 {
+	ce_wait_for_prior_kernel();
 	if (!per_row && g[0] == 1.0f)
 		return;
 	for (long long row = blockIdx.x; row < M; row += gridDim.x) {
 		const float s = per_row ? g[row] : g[0];
-		if (s == 1.0f)
-			continue;
-		elem_t *r = dx + row * lddx;
-		for (long long j = threadIdx.x; j < V; j += CE_SCALE_THREADS)
-			r[j] = from_f32(to_f32(r[j]) * s);
+		if (s != 1.0f)
+			ce_scale_row(dx + row * lddx, V, s);
 	}
 }
+
+// Says that the scale kernel waits for the kernel before it: the library
+// launches it as a dependent launch only then. Never launched.
+#if __CUDA_ARCH__ >= 900
+extern "C" __global__ void cross_entropy_scale_waits() {}
+#endif

@@ -1,12 +1,13 @@
 /* atd_cross_entropy's contract without a GPU (docs/cross-entropy.md): the
  * workspace's size, each bad argument refused with a message naming it
- * before the driver is touched, the defaults, and the op in the library's
- * table and queries. */
+ * before the driver is touched, the defaults, the op in the library's
+ * table and queries, and whose scale kernel a call launches. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
 
 #include "dispatch/policy/row_ops.h"
+#include "dispatch/runtime/resolve.h"
 #include "include/autotune/dispatch.h"
 
 #include "tests/tmp_folder.h"
@@ -194,4 +195,66 @@ Test(cross_entropy_api, a_query_names_no_kernel_of_another_op)
 	else
 		cr_assert_eq(s, ATD_ERR_NO_KERNEL, "%s", atd_errmsg(h));
 	atd_close(h);
+}
+
+/* Which kernels wait, by the markers the code defines: the row kernel and
+ * reduce by cross_entropy_dependent_launch, the scale by its own; none
+ * before sm_90. */
+Test(cross_entropy_api, the_markers_say_which_kernels_wait)
+{
+	struct CUfunc_st *const k = (struct CUfunc_st *)0x100;
+	struct CUfunc_st *aux[ATDI_OP_MAX_AUX] = { k, k, k, k, NULL, NULL };
+	cr_assert_eq(atdi_waiting_kernels(ATDI_CROSS_ENTROPY, aux, 90), 0u, "no marker");
+	aux[ATDI_CE_DEPENDENT] = k;
+	cr_assert_eq(atdi_waiting_kernels(ATDI_CROSS_ENTROPY, aux, 90),
+		     ATDI_MAIN_WAITS | 1u << ATDI_CE_REDUCE);
+	aux[ATDI_CE_SCALE_WAITS] = k;
+	cr_assert_eq(atdi_waiting_kernels(ATDI_CROSS_ENTROPY, aux, 90),
+		     ATDI_MAIN_WAITS | 1u << ATDI_CE_REDUCE | 1u << ATDI_CE_SCALE);
+	cr_assert_eq(atdi_waiting_kernels(ATDI_CROSS_ENTROPY, aux, 80), 0u, "sm_90's");
+	aux[ATDI_CE_DEPENDENT] = NULL;
+	cr_assert_eq(atdi_waiting_kernels(ATDI_CROSS_ENTROPY, aux, 100), 1u << ATDI_CE_SCALE);
+	cr_assert_eq(atdi_waiting_kernels(ATDI_SOFTMAX, aux, 90), 0u);
+}
+
+/* prepare, reduce and the scale are taken from the built-in module (the
+ * library's own code, whatever the variant's age), launched dependent
+ * where its markers say they wait; the variant's row kernels stay, and
+ * whether they wait. */
+Test(cross_entropy_api, the_shared_kernels_are_the_built_in_modules)
+{
+	struct CUfunc_st *const variant = (struct CUfunc_st *)0x100;
+	struct CUfunc_st *const builtin = (struct CUfunc_st *)0x200;
+	struct CUfunc_st *shared[ATDI_OP_MAX_AUX];
+	for (int i = 0; i < ATDI_OP_MAX_AUX; i++)
+		shared[i] = builtin;
+	atdi_resolved r;
+	memset(&r, 0, sizeof r);
+	for (int i = 0; i < ATDI_OP_MAX_AUX; i++)
+		r.aux[i] = variant;
+	r.dependent_launch = 1;
+	r.aux_dependent = 1u << ATDI_CE_REDUCE; /* the variant's reduce waits */
+	atdi_share_builtin_aux(ATDI_CROSS_ENTROPY, shared, 90, &r);
+	for (int i = ATDI_CE_PREPARE; i <= ATDI_CE_SCALE; i++)
+		cr_assert_eq(r.aux[i], builtin, "aux %d", i);
+	cr_assert_eq(r.aux[ATDI_CE_PLAIN], variant, "the row kernels stay the variant's");
+	cr_assert_eq(r.dependent_launch, 1);
+	cr_assert_eq(r.aux_dependent, 1u << ATDI_CE_REDUCE | 1u << ATDI_CE_SCALE);
+
+	for (int i = 0; i < ATDI_OP_MAX_AUX; i++)
+		r.aux[i] = variant;
+	r.aux_dependent = 1u << ATDI_CE_REDUCE;
+	atdi_share_builtin_aux(ATDI_CROSS_ENTROPY, shared, 80, &r);
+	cr_assert_eq(r.aux[ATDI_CE_SCALE], builtin);
+	cr_assert_eq(r.aux_dependent, 0u, "griddepcontrol is sm_90's");
+
+	for (int i = 0; i < ATDI_OP_MAX_AUX; i++)
+		r.aux[i] = variant;
+	r.aux_dependent = 1u << ATDI_CE_REDUCE;
+	atdi_share_builtin_aux(ATDI_CROSS_ENTROPY, NULL, 90, &r);
+	cr_assert_eq(r.aux[ATDI_CE_SCALE], variant, "no built-in module: the variant's own");
+	cr_assert_eq(r.aux_dependent, 1u << ATDI_CE_REDUCE, "launched as the variant's code says");
+
+	atdi_share_builtin_aux(ATDI_SOFTMAX, shared, 90, &r);
+	cr_assert_eq(r.aux[0], variant, "softmax shares nothing");
 }

@@ -616,12 +616,21 @@ Test(cross_entropy_templates, the_plain_kernel_serves_plain_options_only)
 	const atdi_op_desc *d = atdi_op_desc_of(ATDI_CROSS_ENTROPY);
 	cr_assert_str_eq(d->aux[ATDI_CE_PLAIN], CE_PLAIN_KERNEL);
 	cr_assert_str_eq(d->aux[ATDI_CE_DEPENDENT], CE_DEPENDENT_LAUNCH);
-	cr_assert_eq(d->aux_optional, 1u << ATDI_CE_PLAIN | 1u << ATDI_CE_DEPENDENT,
-		     "the plain kernel and the dependent launch's marker are optional");
-	cr_assert_eq(d->aux_marker, 1u << ATDI_CE_DEPENDENT, "the marker is never launched");
+	cr_assert_str_eq(d->aux[ATDI_CE_SCALE_WAITS], CE_SCALE_WAITS);
+	cr_assert_eq(d->aux_optional,
+		     1u << ATDI_CE_PLAIN | 1u << ATDI_CE_DEPENDENT | 1u << ATDI_CE_SCALE_WAITS,
+		     "the plain kernel and the dependent launches' markers are optional");
+	cr_assert_eq(d->aux_marker, 1u << ATDI_CE_DEPENDENT | 1u << ATDI_CE_SCALE_WAITS,
+		     "the markers are never launched");
+	cr_assert_eq(d->main_waits, 1u << ATDI_CE_DEPENDENT);
+	cr_assert_eq(d->marker_waits[ATDI_CE_DEPENDENT], 1u << ATDI_CE_REDUCE);
+	cr_assert_eq(d->marker_waits[ATDI_CE_SCALE_WAITS], 1u << ATDI_CE_SCALE);
+	cr_assert_eq(d->aux_shared, 1u << ATDI_CE_PREPARE | 1u << ATDI_CE_REDUCE | 1u << ATDI_CE_SCALE,
+		     "the one-CTA kernels and the scale are the same for every variant");
 	for (int op = 0; op < ATDI_NOPS; op++)
 		if (op != ATDI_CROSS_ENTROPY)
-			cr_assert_eq(atdi_op_desc_of(op)->aux_optional, 0u);
+			cr_assert_eq(atdi_op_desc_of(op)->aux_optional | atdi_op_desc_of(op)->aux_shared,
+				     0u);
 }
 
 /* The PTX of entry in ptx, up to the next entry ("" if absent), into a
@@ -643,8 +652,8 @@ static char *entry_ptx(const char *ptx, const char *entry)
 }
 
 /* Every template's code may be launched as programmatic dependent launches
- * (the library does so where the marker is): its row kernels and reduce
- * wait for the kernel before them before reading what it wrote, and
+ * (the library does so where the markers are): its row kernels, reduce and
+ * scale wait for the kernel before them before reading what it wrote, and
  * prepare lets the row kernel start. A row kernel without the wait would
  * read the gradient's scale before prepare wrote it. */
 Test(cross_entropy_templates, every_template_waits_for_prepare_and_says_so, .timeout = 240)
@@ -659,8 +668,11 @@ Test(cross_entropy_templates, every_template_waits_for_prepare_and_says_so, .tim
 		tf_compile_ptx(&v, 90, &k);
 		cr_assert_not_null(strstr(k.ptx, ".entry " CE_DEPENDENT_LAUNCH "("), "%s",
 				   ce_templates[t]);
+		cr_assert_not_null(strstr(k.ptx, ".entry " CE_SCALE_WAITS "("), "%s",
+				   ce_templates[t]);
 		static const char *const waits[] = { "cross_entropy_kernel", CE_PLAIN_KERNEL,
-						     "cross_entropy_reduce_kernel" };
+						     "cross_entropy_reduce_kernel",
+						     "cross_entropy_scale_kernel" };
 		for (size_t i = 0; i < sizeof waits / sizeof *waits; i++) {
 			char *body = entry_ptx(k.ptx, waits[i]);
 			cr_assert(!*body || strstr(body, "griddepcontrol.wait"), "%s: %s does not wait",
@@ -674,6 +686,25 @@ Test(cross_entropy_templates, every_template_waits_for_prepare_and_says_so, .tim
 		free(prepare);
 		compiled_kernel_free(&k);
 	}
+}
+
+/* PTX for an architecture before sm_90 has no griddepcontrol, so it
+ * defines neither marker: the driver may compile it for a newer GPU (the
+ * built-in's compute_75 PTX), where a marker would have the library launch
+ * kernels dependent that do not wait. */
+Test(cross_entropy_templates, code_without_the_waits_defines_no_marker, .timeout = 240)
+{
+	at_error err;
+	cr_assert_eq(nvrtc_load(&err), 0, "%s", err.msg);
+	variant v;
+	variant_defaults(&v, tf_template("cross_entropy_loop"), AT_F16);
+	compiled_kernel k;
+	tf_compile_ptx(&v, 80, &k);
+	cr_assert_null(strstr(k.ptx, "griddepcontrol"));
+	cr_assert_null(strstr(k.ptx, ".entry " CE_DEPENDENT_LAUNCH "("));
+	cr_assert_null(strstr(k.ptx, ".entry " CE_SCALE_WAITS "("));
+	cr_assert_not_null(strstr(k.ptx, ".entry cross_entropy_scale_kernel("));
+	compiled_kernel_free(&k);
 }
 
 typedef struct ce_compile_case {

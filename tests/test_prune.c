@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "tuner/model/prune.h"
+#include "tuner/sweep/sweep_options.h"
 
 #include "tests/template_fixture.h"
 #include "tests/test_run_fixture.h"
@@ -141,6 +142,24 @@ Test(prune, defaults)
 	cr_assert_eq(o.keep, PRUNE_DEFAULT_KEEP);
 	cr_assert_float_eq(o.explore, PRUNE_DEFAULT_EXPLORE, 1e-12);
 	cr_assert_float_eq(o.compile_weight, PRUNE_DEFAULT_COMPILE_WEIGHT, 1e-12);
+}
+
+/* What `autotune sweep` and `autotune bench` start from: the pruning's
+ * defaults (a bench once swept with them zeroed: K = 0, no exploration,
+ * each template's best variant alone at every shape). */
+Test(prune, a_sweep_starts_from_the_pruning_defaults)
+{
+	sweep_options o;
+	memset(&o, 0xff, sizeof o);
+	sweep_options_defaults(&o);
+	cr_assert_eq(o.prune.exhaustive, 0);
+	cr_assert_eq(o.prune.keep, PRUNE_DEFAULT_KEEP);
+	cr_assert_float_eq(o.prune.explore, PRUNE_DEFAULT_EXPLORE, 1e-12);
+	cr_assert_float_eq(o.prune.compile_weight, PRUNE_DEFAULT_COMPILE_WEIGHT, 1e-12);
+	cr_assert_eq(o.watchdog_ms, SWEEP_DEFAULT_WATCHDOG_S * 1000);
+	cr_assert_null(o.config_path);
+	cr_assert_eq(o.ndevices, 0);
+	cr_assert_eq(o.device, 0);
 }
 
 Test(prune, a_template_weighs_its_compile_time_over_the_median_one)

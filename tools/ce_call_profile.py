@@ -8,7 +8,7 @@ autotune_dispatch.peers times it): the difference is the GPU's idle time
 between the kernels.
 
   PYTHONPATH=python python3 tools/ce_call_profile.py [--shapes 4096x32000,1024x128256]
-      [--dtype bf16] [--calls 30] [--timeline | --host]
+      [--dtype bf16] [--calls 30] [--grad G] [--timeline | --host]
 """
 import argparse
 import cProfile
@@ -23,13 +23,17 @@ import autotune_dispatch as atd
 from autotune_dispatch import peers
 
 
-def call_of(M, N, dtype):
+def call_of(M, N, dtype, grad):
+    """The forward + backward; the loss's gradient autograd's 1 (a fill
+    kernel) or, given, that value (a GradScaler's scale: a pass over the
+    logits' gradient)."""
     x = (torch.randn(M, N, device="cuda") * 4).to(dtype).requires_grad_(True)
     t = torch.randint(0, N, (M,), device="cuda")
+    g = None if grad is None else torch.tensor(grad, device="cuda")
 
     def run():
         loss = atd.cross_entropy(x, t, check_targets=False)
-        return torch.autograd.grad(loss, x)[0]
+        return torch.autograd.grad(loss, x, grad_outputs=g)[0]
     return run
 
 
@@ -124,12 +128,14 @@ def main():
     ap.add_argument("--host", action="store_true", help="profile the host's side (cProfile)")
     ap.add_argument("--timeline", action="store_true",
                     help="each kernel's start and end within a call (calls queued behind a hold)")
+    ap.add_argument("--grad", type=float,
+                    help="the loss's gradient (default: autograd's 1; e.g. 1024, a GradScaler's)")
     args = ap.parse_args()
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}[args.dtype]
     flush, hold = peers.Flusher(), peers.GpuHold()
     for shape in args.shapes.split(","):
         M, N = (int(v) for v in shape.split("x"))
-        run = call_of(M, N, dtype)
+        run = call_of(M, N, dtype, args.grad)
         if args.host:
             print(f"{args.dtype} {M} x {N}:")
             host_profile(run, args.calls)

@@ -33,9 +33,12 @@ typedef struct atdi_resolved {
 	const char *params;         /* ATD_LEVEL_DERIVED, _TUNED, _PREDICTED: kept in the handle */
 	const char *model_gpu;      /* ATD_LEVEL_PREDICTED: whose results the model learned */
 	double tuned_us;            /* ATD_LEVEL_TUNED: its median when tuned online */
-	/* The op's kernels after its first are programmatic dependent launches
-	 * (its code defines an aux_marker entry, row_ops.h; on sm_90+). */
+	/* The op's own kernel is a programmatic dependent launch (its code
+	 * defines a main_waits marker, row_ops.h; on sm_90+). */
 	int dependent_launch;
+	/* Bit i: aux[i] is a programmatic dependent launch (its code waits
+	 * for the kernel before it: row_ops.h's marker_waits; sm_90+). */
+	unsigned aux_dependent;
 	/* Served while a derived variant compiles in the background: resolve
 	 * again once the compiler's generation is no longer `generation`. */
 	int provisional;

@@ -40,10 +40,18 @@ static const atdi_op_desc ops[ATDI_NOPS] = {
 	[ATDI_CROSS_ENTROPY] = { "cross_entropy", "cross_entropy_kernel", ATDI_CROSS_ENTROPY,
 				 ATDI_SIG_CROSS_ENTROPY, 1, 14,
 				 { "cross_entropy_prepare_kernel", "cross_entropy_reduce_kernel",
-				   "cross_entropy_scale_kernel", CE_PLAIN_KERNEL, CE_DEPENDENT_LAUNCH },
+				   "cross_entropy_scale_kernel", CE_PLAIN_KERNEL, CE_DEPENDENT_LAUNCH,
+				   CE_SCALE_WAITS },
 				 { "cross_entropy f32", "cross_entropy f16", "cross_entropy bf16" },
-				 NULL, 1u << ATDI_CE_PLAIN | 1u << ATDI_CE_DEPENDENT,
-				 1u << ATDI_CE_DEPENDENT },
+				 NULL,
+				 .aux_optional = 1u << ATDI_CE_PLAIN | 1u << ATDI_CE_DEPENDENT |
+						 1u << ATDI_CE_SCALE_WAITS,
+				 .aux_marker = 1u << ATDI_CE_DEPENDENT | 1u << ATDI_CE_SCALE_WAITS,
+				 .main_waits = 1u << ATDI_CE_DEPENDENT,
+				 .marker_waits = { [ATDI_CE_DEPENDENT] = 1u << ATDI_CE_REDUCE,
+						   [ATDI_CE_SCALE_WAITS] = 1u << ATDI_CE_SCALE },
+				 .aux_shared = 1u << ATDI_CE_PREPARE | 1u << ATDI_CE_REDUCE |
+					       1u << ATDI_CE_SCALE },
 };
 
 const atdi_op_desc *atdi_op_desc_of(int op)

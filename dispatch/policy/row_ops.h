@@ -26,7 +26,7 @@ typedef enum atdi_signature {
 } atdi_signature;
 
 /* The most kernels an op's code defines beside its own (atdi_op_desc.aux). */
-#define ATDI_OP_MAX_AUX 5
+#define ATDI_OP_MAX_AUX 6
 
 /* The kernel a cross_entropy source may define beside cross_entropy_kernel
  * for the options most calls take (no soft-cap, no label smoothing), with
@@ -41,8 +41,20 @@ typedef enum atdi_signature {
  * database's older code would read the scale before prepare wrote it. */
 #define CE_DEPENDENT_LAUNCH "cross_entropy_dependent_launch"
 
+/* An empty kernel that a cross_entropy source defines when its scale
+ * kernel waits for the kernel before it (autograd's fill of the loss's
+ * gradient): a marker, never launched. */
+#define CE_SCALE_WAITS "cross_entropy_scale_waits"
+
 /* cross_entropy's aux kernels, by index. */
-enum { ATDI_CE_PREPARE, ATDI_CE_REDUCE, ATDI_CE_SCALE, ATDI_CE_PLAIN, ATDI_CE_DEPENDENT };
+enum {
+	ATDI_CE_PREPARE,
+	ATDI_CE_REDUCE,
+	ATDI_CE_SCALE,
+	ATDI_CE_PLAIN,
+	ATDI_CE_DEPENDENT,
+	ATDI_CE_SCALE_WAITS
+};
 
 typedef struct atdi_op_desc {
 	const char *name;   /* "softmax_backward": the tuner's and the database's */
@@ -64,13 +76,25 @@ typedef struct atdi_op_desc {
 	double (*of_zeros)(long long N);
 	/* Bit i: aux[i] may be missing from the code (its function then NULL):
 	 * cross_entropy_plain_kernel, which older sources and some templates
-	 * do not define, and the marker CE_DEPENDENT_LAUNCH. */
+	 * do not define, and the markers. */
 	unsigned aux_optional;
-	/* Bit i: aux[i] is a marker, never launched (so not prepared as one),
-	 * whose presence says that the code's kernels after its first wait
-	 * for the kernel before them: they are launched as programmatic
-	 * dependent launches (atdi_resolved.dependent_launch). */
+	/* Bit i: aux[i] is a marker, an empty kernel never launched, whose
+	 * presence says that some of the code's kernels wait for the kernel
+	 * before them (griddepcontrol.wait): those are launched as
+	 * programmatic dependent launches. Code stored before a kernel
+	 * learnt to wait lacks its marker and is launched as it was. */
 	unsigned aux_marker;
+	/* The markers whose presence says that the op's own kernel waits
+	 * (atdi_resolved.dependent_launch). */
+	unsigned main_waits;
+	/* marker_waits[i], for a marker aux[i]: the aux kernels (bit j: aux[j])
+	 * that wait in code defining it (atdi_resolved.aux_dependent). */
+	unsigned marker_waits[ATDI_OP_MAX_AUX];
+	/* Bit i: aux[i] does the same work whatever the variant (cross_entropy's
+	 * prepare, reduce and scale): the library launches the built-in
+	 * module's, its own code, so that code stored before a change to
+	 * them still gets the change. */
+	unsigned aux_shared;
 } atdi_op_desc;
 
 /* The row of op, or NULL out of range. */

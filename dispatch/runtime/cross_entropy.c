@@ -188,7 +188,7 @@ ATD_API atd_status atd_cross_entropy(atd_handle *h, atd_dtype dtype, const void 
 					  err.msg);
 	if (o->reduction != ATD_REDUCTION_NONE &&
 	    launch_reduce(r.aux[ATDI_CE_REDUCE], (CUdeviceptr)(uintptr_t)loss, losses, m, ws, mean,
-			  r.dependent_launch, st, &err) != 0)
+			  r.aux_dependent >> ATDI_CE_REDUCE & 1u, st, &err) != 0)
 		return atdi_launch_failed(h, FN, &r, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V,
 					  err.msg);
 	return ATD_OK;
@@ -219,7 +219,8 @@ ATD_API atd_status atd_cross_entropy_scale(atd_handle *h, atd_dtype dtype, void 
 	at_error err;
 	if (launch_cross_entropy_scale(r.aux[ATDI_CE_SCALE], (CUdeviceptr)(uintptr_t)dlogits, M, V,
 				       lddlogits, (CUdeviceptr)(uintptr_t)g, per_row,
-				       (CUstream)stream, &err) != 0)
+				       r.aux_dependent >> ATDI_CE_SCALE & 1u, (CUstream)stream,
+				       &err) != 0)
 		return atdi_launch_failed(h, FN, &r, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V,
 					  err.msg);
 	return ATD_OK;

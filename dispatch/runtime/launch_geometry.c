@@ -191,19 +191,22 @@ int launch_check_signature(CUfunction fn, int flags_param, at_error *err)
 			    "above about 1e29; tune again", flags_param);
 }
 
-/* Threads of cross_entropy_scale_kernel (templates/cross_entropy_common.cuh). */
-#define CE_SCALE_THREADS 256
+/* The most threads a CTA of cross_entropy_scale_kernel
+ * (templates/cross_entropy_common.cuh) takes; older code's took 256. */
+#define CE_SCALE_THREADS 1024
+/* Its CTAs: few, since each costs the common case (g is 1: nothing to do)
+ * time to start and end, yet a CTA a multiprocessor for a pass over the
+ * gradient when g is not 1. */
+#define CE_SCALE_CTAS 128
 
 int launch_cross_entropy_scale(CUfunction fn, CUdeviceptr dx, long long M, long long V,
-			       long long lddx, CUdeviceptr g, int per_row, CUstream stream,
-			       at_error *err)
+			       long long lddx, CUdeviceptr g, int per_row, int dependent,
+			       CUstream stream, at_error *err)
 {
-	/* enough CTAs to fill the GPU when a pass is needed (8 of 256 threads
-	 * a multiprocessor on 128); each returns at once when it is not, and
-	 * launching them is what that case costs */
-	unsigned grid = M < 1024 ? (unsigned)M : 1024u;
+	int threads = 0;
+	CU_TRY(err, cudrv.cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fn));
+	threads = threads < CE_SCALE_THREADS ? threads : CE_SCALE_THREADS;
+	unsigned grid = M < CE_SCALE_CTAS ? (unsigned)M : CE_SCALE_CTAS;
 	void *args[] = { &dx, &M, &V, &lddx, &g, &per_row };
-	CU_TRY(err, cudrv.cuLaunchKernel(fn, grid, 1, 1, CE_SCALE_THREADS, 1, 1, 0, stream, args,
-					 NULL));
-	return 0;
+	return launch_kernel(fn, grid, (unsigned)threads, 0, 0, dependent, args, stream, err);
 }

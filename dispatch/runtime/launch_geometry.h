@@ -87,10 +87,11 @@ int launch_cross_entropy_prepare(CUfunction fn, CUdeviceptr ws, CUdeviceptr targ
 				 unsigned flags, CUstream stream, at_error *err);
 
 /* Launches cross_entropy_scale_kernel (fn): dx's M rows of V times g[0],
- * or g[row] with per_row; rows whose factor is 1 untouched. */
+ * or g[row] with per_row; rows whose factor is 1 untouched. dependent: as
+ * launch_kernel's (fn's code waits for the kernel before it). */
 int launch_cross_entropy_scale(CUfunction fn, CUdeviceptr dx, long long M, long long V,
-			       long long lddx, CUdeviceptr g, int per_row, CUstream stream,
-			       at_error *err);
+			       long long lddx, CUdeviceptr g, int per_row, int dependent,
+			       CUstream stream, at_error *err);
 
 /* The index of the flags argument, the last of the signature: a kernel
  * without it was built before it existed (and before the numerics that

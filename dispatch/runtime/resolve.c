@@ -32,16 +32,52 @@ static atd_status prepare_launch(const atdi_ctx_info *ci, int op, CUfunction fn,
 	memcpy(out->aux, aux, sizeof out->aux);
 	const atdi_op_desc *d = atdi_op_desc_of(op);
 	const unsigned launched = d->aux_optional & ~d->aux_marker;
-	out->dependent_launch = 0;
-	for (int i = 0; i < ATDI_OP_MAX_AUX; i++) {
+	for (int i = 0; i < ATDI_OP_MAX_AUX; i++)
 		if ((launched >> i & 1u) && out->aux[i] && launch_prepare_fn(g, out->aux[i], &err))
 			out->aux[i] = NULL;
-		/* griddepcontrol is sm_90's */
-		if ((d->aux_marker >> i & 1u) && out->aux[i] && ci->arch >= 90)
-			out->dependent_launch = 1;
-	}
+	const unsigned waits = atdi_waiting_kernels(op, out->aux, ci->arch);
+	out->dependent_launch = (waits & ATDI_MAIN_WAITS) != 0;
+	out->aux_dependent = waits & ~ATDI_MAIN_WAITS;
 	out->geom = *g;
 	return ATD_OK;
+}
+
+unsigned atdi_waiting_kernels(int op, struct CUfunc_st *const *aux, int arch)
+{
+	const atdi_op_desc *d = atdi_op_desc_of(op);
+	unsigned waits = 0;
+	if (arch < 90) /* griddepcontrol is sm_90's */
+		return 0;
+	for (int i = 0; i < ATDI_OP_MAX_AUX; i++)
+		if ((d->aux_marker >> i & 1u) && aux[i])
+			waits |= d->marker_waits[i] | ((d->main_waits >> i & 1u) ? ATDI_MAIN_WAITS : 0u);
+	return waits;
+}
+
+void atdi_share_builtin_aux(int op, struct CUfunc_st *const *builtin_aux, int arch,
+			    atdi_resolved *out)
+{
+	const unsigned shared = atdi_op_desc_of(op)->aux_shared;
+	if (!builtin_aux || !shared)
+		return;
+	for (int i = 0; i < ATDI_OP_MAX_AUX; i++)
+		if (shared >> i & 1u)
+			out->aux[i] = builtin_aux[i];
+	out->aux_dependent = (out->aux_dependent & ~shared) |
+			     (atdi_waiting_kernels(op, builtin_aux, arch) & shared);
+}
+
+/* out's shared aux kernels from the built-in module of (op, dtype), loaded
+ * once a context; where it does not load, the variant's own serve (they do
+ * the same work) and are launched as before. */
+static void share_builtin_aux(atd_handle *h, const atdi_ctx_info *ci, int op, at_dtype dtype,
+			      atdi_resolved *out)
+{
+	CUfunction fn, aux[ATDI_OP_MAX_AUX];
+	char why[ATDI_MSG_CAP];
+	if (atdi_op_desc_of(op)->aux_shared &&
+	    atdi_module_fn(h, ci, NULL, op, dtype, &fn, aux, why, sizeof why) == ATD_OK)
+		atdi_share_builtin_aux(op, aux, ci->arch, out);
 }
 
 static atd_status load_stored(const atdi_loader *l, atd_handle *h, const atdi_ctx_info *ci,
@@ -208,6 +244,7 @@ static atd_status resolve_locked(atd_handle *h, CUcontext ctx, int op, at_dtype 
 	if (s != ATD_OK ||
 	    (s = atdi_decide(h, ci, op, dtype, M, N, &atdi_launch_loader, out, notes)) != ATD_OK)
 		return s;
+	share_builtin_aux(h, ci, op, dtype, out);
 	note_missing(h, ci, op, dtype, M, N, out, notes);
 	note_choice(h, ci, op, dtype, M, N, out, notes);
 	pthread_mutex_lock(&h->lock);

@@ -17,6 +17,22 @@ extern const atdi_loader atdi_launch_loader;
  * blocking call does, keeping the winner in the cache database. */
 int atdi_tune_in_background(void *user, atdi_tune_job *job);
 
+/* atdi_waiting_kernels' bit for the op's own kernel. */
+#define ATDI_MAIN_WAITS (1u << 31)
+
+/* Which kernels of code whose aux kernels are aux (NULL where the code
+ * lacks one) wait for the kernel before them, by the markers it defines
+ * (row_ops.h): bit i aux[i], ATDI_MAIN_WAITS the op's own; none before
+ * sm_90. */
+unsigned atdi_waiting_kernels(int op, struct CUfunc_st *const *aux, int arch);
+
+/* Takes op's shared aux kernels (atdi_op_desc.aux_shared) into out from
+ * builtin_aux, the built-in module's, and whether they are dependent
+ * launches by its markers; builtin_aux NULL (it did not load): out keeps
+ * the variant's. */
+void atdi_share_builtin_aux(int op, struct CUfunc_st *const *builtin_aux, int arch,
+			    atdi_resolved *out);
+
 /* The calling thread's current context (*ctx) and whether the handle's
  * lookup holds a choice for op (atdi_op) over (dtype, M, N) there that is still good (*fresh,
  * and *out): the start of atd_softmax and of atd_query alike. Returns

@@ -187,6 +187,24 @@ class CrossEntropyOnTheGpu(unittest.TestCase):
                 keep[[5, 9]] = False
                 self.assertTrue(torch.equal(g[keep], g0[keep]), "rows of 1 untouched")
 
+    def test_the_backward_scale_at_any_alignment(self):
+        # rows starting anywhere in a 16-byte word (odd lengths, a column
+        # offset, a row stride), shorter than a word, and longer than a
+        # CTA's pass: each element scaled once, the row's neighbours untouched
+        ops = torch.ops.autotune_dispatch
+        for dt in DTYPES:
+            for M, V, skip in ((3, 1, 0), (5, 7, 1), (64, 3001, 3), (200, 50257, 1), (2, 70001, 5)):
+                with self.subTest(dtype=dt, M=M, V=V, skip=skip):
+                    whole0 = self.data(M, V + skip + 2, dtype=dt)
+                    whole = whole0.clone()
+                    g = whole[:, skip:skip + V]
+                    # a power of two: exact in every dtype, so compared bit for bit
+                    ops.cross_entropy_scale_(g, torch.full((), -4.0, device="cuda"), False)
+                    want = whole0.clone()
+                    want[:, skip:skip + V] *= -4.0
+                    self.assertTrue(torch.equal(whole, want), "each element scaled once, "
+                                    "the rows' neighbours untouched")
+
     def test_unchecked_targets_give_nan_rows_not_an_error(self):
         x = self.data(64, 1000)
         t = self.targets(64, 1000, ignored=0.0)

@@ -189,9 +189,10 @@ const cli_option cli_bench_options[] = {
 
 int cmd_bench(int argc, char **argv)
 {
-	/* the sweep's own defaults, as `autotune sweep` has them */
-	bench_options o = { .sweep = { .config_path = NULL,
-				       .watchdog_ms = SWEEP_DEFAULT_WATCHDOG_S * 1000 } };
+	/* the sweep's own defaults, as `autotune sweep` has them (without its
+	 * pruning's, every shape kept only each template's best) */
+	bench_options o = { .csv_path = NULL };
+	sweep_options_defaults(&o.sweep);
 	int nargs;
 	if (cli_parse_options("bench", argc, argv, &o, &nargs))
 		return 2;

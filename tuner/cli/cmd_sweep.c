@@ -135,9 +135,8 @@ const cli_option cli_sweep_options[] = {
 
 int cmd_sweep(int argc, char **argv)
 {
-	sweep_cli cli = { .o = { .config_path = NULL }, .device = -1,
-			  .watchdog_s = SWEEP_DEFAULT_WATCHDOG_S, .keep = -1 };
-	prune_defaults(&cli.o.prune);
+	sweep_cli cli = { .device = -1, .watchdog_s = SWEEP_DEFAULT_WATCHDOG_S, .keep = -1 };
+	sweep_options_defaults(&cli.o);
 	int nargs;
 	if (cli_parse_options("sweep", argc, argv, &cli, &nargs))
 		return 2;

@@ -30,4 +30,12 @@ typedef struct sweep_options {
 	long long prune_before;    /* the model learns from sweeps numbered below (sweep_run sets it) */
 } sweep_options;
 
+/* The options of a plain `autotune sweep` (no flags): the pruning's
+ * defaults and the watchdog; every command that sweeps starts from them. */
+static inline void sweep_options_defaults(sweep_options *o)
+{
+	*o = (sweep_options){ .watchdog_ms = SWEEP_DEFAULT_WATCHDOG_S * 1000 };
+	prune_defaults(&o->prune);
+}
+
 #endif
