@@ -195,7 +195,7 @@ install: all
 	ln -sf $(ATD_LIB).so.$(ATD_SOVERSION) $(DESTDIR)$(libdir)/$(ATD_LIB).so
 	$(ATD_PC_SED) dispatch/autotune-dispatch.pc.in > $(DESTDIR)$(pkgconfigdir)/autotune-dispatch.pc
 	chmod 644 $(DESTDIR)$(pkgconfigdir)/autotune-dispatch.pc
-	install -m 644 templates/*.cu templates/*.cuh templates/*.yaml templates/perf-model-seed.txt $(DESTDIR)$(datadir)/autotune/templates/
+	install -m 644 templates/*.cu templates/*.cuh templates/*.yaml templates/perf-model-seed*.txt $(DESTDIR)$(datadir)/autotune/templates/
 	install -d $(DESTDIR)$(datadir)/autotune/configs
 	install -m 644 configs/*.yaml $(DESTDIR)$(datadir)/autotune/configs/
 

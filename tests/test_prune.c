@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -387,6 +388,56 @@ Test(prune_model, the_seed_model_beside_the_templates)
 				 tmp_path("t"), &m, what, sizeof what, &err);
 	cr_assert_eq(got, -1);
 	tr_expect_in(err.msg, PRUNE_SEED_FILE);
+	rules_free(&r);
+}
+
+/* Each family of ops has its seed, found by the op's family (the op whose
+ * templates compute it): a backward op's is never softmax's, whose model
+ * knows none of its templates (its sweep would then be exhaustive). */
+Test(prune_model, each_family_has_its_seed_model)
+{
+	rules_set r;
+	rules_load(&r);
+	perf_model m;
+	char what[768], path[4096];
+	at_error err;
+	static const struct {
+		const char *op, *file, *a_template;
+	} cases[] = {
+		{ "softmax", PRUNE_SEED_FILE, "softmax_block" },
+		{ "log_softmax", PRUNE_SEED_FILE, "softmax_block" },
+		{ "softmax_backward", "perf-model-seed-softmax_backward.txt", "softmax_backward_warp" },
+		{ "log_softmax_backward", "perf-model-seed-softmax_backward.txt",
+		  "softmax_backward_warp" },
+		{ "cross_entropy", "perf-model-seed-cross_entropy.txt", "cross_entropy_regs" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		int got = prune_model_obtain(tmp_path("none.db"), 1, "A GPU never tuned", 90,
+					     cases[i].op, r.ts, (int)r.n, plan_templates_dir(NULL), &m,
+					     what, sizeof what, &err);
+		cr_assert_eq(got, 1, "%s: %s", cases[i].op, got < 0 ? err.msg : what);
+		tr_expect_in(what, cases[i].file);
+		cr_assert_gt(perf_model_compile_ms(&m, cases[i].a_template), 0, "%s: %s learnt",
+			     cases[i].op, cases[i].a_template);
+		perf_model_free(&m);
+	}
+	prune_seed_path("t", "cross_entropy", path, sizeof path);
+	cr_assert_str_eq(path, "t/perf-model-seed-cross_entropy.txt");
+	prune_seed_path("t", "softmax", path, sizeof path);
+	cr_assert_str_eq(path, "t/" PRUNE_SEED_FILE);
+	/* a family without its seed: no model, though softmax's is there */
+	mkdir(tmp_path("t"), 0755);
+	snprintf(path, sizeof path, "%s/%s", plan_templates_dir(NULL), PRUNE_SEED_FILE);
+	char *seed = strbuf_read_file(path);
+	cr_assert_not_null(seed);
+	tmp_write("t/" PRUNE_SEED_FILE, seed);
+	free(seed);
+	int got = prune_model_obtain(tmp_path("none.db"), 1, "A GPU never tuned", 90,
+				     "softmax_backward", r.ts, (int)r.n, tmp_path("t"), &m, what,
+				     sizeof what, &err);
+	cr_assert_eq(got, 0, "%s", what);
+	tr_expect_in(what, "no seed model at");
+	tr_expect_in(what, "perf-model-seed-softmax_backward.txt");
 	rules_free(&r);
 }
 

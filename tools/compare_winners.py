@@ -19,15 +19,17 @@ import sys
 
 
 def load(path):
+    """Winners and variant times by (op, dtype, M, N): a family's sweep
+    tunes several ops at one shape."""
     db = sqlite3.connect(path)
-    winners = {(d, m, n): (t, p) for d, m, n, t, p in db.execute(
-        "SELECT w.dtype, w.m, w.n, r.template, r.params FROM winners w "
+    winners = {(o, d, m, n): (t, p) for o, d, m, n, t, p in db.execute(
+        "SELECT w.op, w.dtype, w.m, w.n, r.template, r.params FROM winners w "
         "JOIN results r ON r.id = w.result_id")}
     times = {}
-    for d, m, n, t, p, us in db.execute(
-            "SELECT dtype, m, n, template, params, time_us FROM results "
+    for o, d, m, n, t, p, us in db.execute(
+            "SELECT op, dtype, m, n, template, params, time_us FROM results "
             "WHERE kind = 'variant' AND status = 'ok' AND time_us > 0"):
-        times.setdefault((d, m, n), {})[(t, p)] = us
+        times.setdefault((o, d, m, n), {})[(t, p)] = us
     return winners, times
 
 

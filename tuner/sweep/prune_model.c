@@ -95,20 +95,39 @@ static int fit_from(const char *db_path, long long before_sweep, const char *gpu
 	return fitted;
 }
 
+/* The op whose templates compute op (their manifests' `op:`): softmax for
+ * log_softmax, softmax_backward for log_softmax_backward; op itself when no
+ * template serves it. */
+static const char *family_of(const char *op, const tr_template *ts, int nts)
+{
+	for (int i = 0; i < nts; i++)
+		if (tr_serves(&ts[i], op) && ts[i].op)
+			return ts[i].op;
+	return op;
+}
+
+void prune_seed_path(const char *templates_dir, const char *family, char *path, size_t cap)
+{
+	if (strcmp(family, "softmax") == 0)
+		snprintf(path, cap, "%s/%s", templates_dir, PRUNE_SEED_FILE);
+	else
+		snprintf(path, cap, "%s/" PRUNE_SEED_PREFIX "%s.txt", templates_dir, family);
+}
+
 int prune_model_obtain(const char *db_path, long long before_sweep, const char *gpu_name, int cc,
 		       const char *op, const tr_template *ts, int nts, const char *templates_dir,
 		       perf_model *m, char *what, size_t cap, at_error *err)
 {
 	size_t own = 0, peer = 0;
-	/* op's own results first; then softmax's, whose templates compute the
-	 * other forward ops too (also_ops); a template the model never learned
-	 * sweeps its shapes in full (prune_shape.c) */
-	const char *learn[2] = { op, strcmp(op, "softmax") != 0 ? "softmax" : NULL };
+	/* op's own results first; then its family's (softmax's for log_softmax:
+	 * the same templates compute both, also_ops), whose model learned the
+	 * templates op runs on */
+	const char *family = family_of(op, ts, nts);
+	const char *learn[2] = { op, strcmp(op, family) != 0 ? family : NULL };
 	for (int i = 0; i < 2 && learn[i]; i++) {
 		size_t n = 0;
 		if (fit_from(db_path, before_sweep, gpu_name, learn[i], ts, nts, m, &n)) {
-			snprintf(what, cap, "fitted on %zu tuned %s shapes of %s%s", n, learn[i], gpu_name,
-				 i ? " (shapes of templates it never learned are swept in full)" : "");
+			snprintf(what, cap, "fitted on %zu tuned %s shapes of %s", n, learn[i], gpu_name);
 			return 1;
 		}
 		own += i == 0 ? n : 0;
@@ -123,7 +142,7 @@ int prune_model_obtain(const char *db_path, long long before_sweep, const char *
 		}
 	}
 	char path[4096];
-	snprintf(path, sizeof path, "%s/%s", templates_dir, PRUNE_SEED_FILE);
+	prune_seed_path(templates_dir, family, path, sizeof path);
 	char *text = strbuf_read_file(path);
 	if (text) {
 		int rc = perf_model_from_text(text, m, err);

@@ -4,10 +4,13 @@
  *      at least PRUNE_MIN_SHAPES tuned shapes;
  *   2. fitted on another GPU's of the same compute capability there (the
  *      one with the most tuned shapes, at least PRUNE_MIN_SHAPES);
- *   1-2 again for softmax's results, for another op (its templates compute
- *      log_softmax too; a template no model learned is swept in full);
- *   3. the seed model shipped beside the templates (PRUNE_SEED_FILE,
- *      fitted on the H100's default sweep: docs/NOTES.md, "Pruned sweeps");
+ *   1-2 again for the results of op's family, the op whose templates
+ *      compute op (softmax's for log_softmax, softmax_backward's for
+ *      log_softmax_backward: their also_ops);
+ *   3. the family's seed model shipped beside the templates (prune_seed_path:
+ *      softmax's PRUNE_SEED_FILE, fitted on an exhaustive default sweep;
+ *      another family's perf-model-seed-<family>.txt: docs/NOTES.md,
+ *      "Pruned sweeps");
  *   4. none: the sweep is exhaustive.
  * Only results of sweeps that began before this one are learnt from, so
  * that every worker, and a worker restarted mid-sweep, prunes alike. */
@@ -22,6 +25,11 @@
 
 #define PRUNE_MIN_SHAPES MODEL_MIN_SHAPES
 #define PRUNE_SEED_FILE "perf-model-seed.txt"
+#define PRUNE_SEED_PREFIX "perf-model-seed-"
+
+/* The seed model's file in templates_dir for the ops whose templates are
+ * family's (a manifest's `op:`). */
+void prune_seed_path(const char *templates_dir, const char *family, char *path, size_t cap);
 
 /* The first sweep id the model must not learn from: one past the
  * database's last (1 for a database not made yet). */
