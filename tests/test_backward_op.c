@@ -14,6 +14,7 @@
 #include "gen/specialize.h"
 #include "tests/template_fixture.h"
 #include "tuner/check/backward_rows.h"
+#include "tuner/check/extreme_rows.h"
 #include "tuner/check/reference.h"
 #include "tuner/model/store.h"
 #include "tuner/ops/ops.h"
@@ -150,6 +151,59 @@ Test(backward_op, check_input_is_a_forward_output_and_a_gradient)
 		}
 		cr_assert_gt(minus_inf, 0, "the masked and huge rows give -inf");
 		free(x);
+	}
+}
+
+/* y is computed on every core, a range of rows each: the same bits as
+ * the forward of the softmax check input one row at a time. */
+Test(backward_op, check_input_rows_are_the_forwards_one_row_at_a_time)
+{
+	const long long M = 37, N = 301;
+	for (int log_output = 0; log_output < 2; log_output++) {
+		for (int d = 0; d < 3; d++) {
+			at_dtype dt = (at_dtype)d;
+			size_t size = at_dtype_size(dt), count = (size_t)(M * N);
+			void *got = malloc(2 * count * size), *want = malloc(2 * count * size);
+			(log_output ? log_softmax_backward_check_input
+				    : softmax_backward_check_input)(got, dt, M, N, 9);
+			extreme_check_input(want, dt, M, N, 9);
+			double row[301];
+			for (long long i = 0; i < M; i++) {
+				(log_output ? ref_log_softmax_row : ref_softmax_row)(want, dt,
+										 (size_t)(i * N), N, row);
+				for (long long j = 0; j < N; j++)
+					ref_store(want, dt, (size_t)(i * N + j), ref_saturate(row[j], dt));
+			}
+			cr_assert(memcmp(got, want, count * size) == 0, "%s, log %d: y differs",
+				  at_dtype_name(dt), log_output);
+			free(got);
+			free(want);
+		}
+	}
+}
+
+typedef struct visits {
+	int *seen;
+} visits;
+
+static void visit_rows(void *ctx, long long begin, long long end)
+{
+	visits *v = ctx;
+	for (long long i = begin; i < end; i++)
+		__atomic_add_fetch(&v->seen[i], 1, __ATOMIC_RELAXED);
+}
+
+/* Every row exactly once, however few rows there are for the cores. */
+Test(backward_op, parallel_rows_visit_each_row_once)
+{
+	static const long long counts[] = { 0, 1, 2, 3, 65, 1000 };
+	for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+		int seen[1000] = { 0 };
+		visits v = { seen };
+		ref_parallel_rows(visit_rows, &v, counts[c]);
+		for (long long i = 0; i < 1000; i++)
+			cr_assert_eq(seen[i], i < counts[c] ? 1 : 0, "M = %lld: row %lld seen %d times",
+				     counts[c], i, seen[i]);
 	}
 }
 

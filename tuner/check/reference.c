@@ -146,7 +146,7 @@ void ref_log_softmax_row(const void *x, at_dtype dt, size_t offset, long long N,
 typedef struct ref_job {
 	const void *in[AT_OP_MAX_INPUTS];
 	at_dtype dt;
-	long long N, ldx, row_begin, row_end;
+	long long N, ldx;
 	double *ref;
 	at_op_ref_row_fn row;                /* an op of one input's, or NULL */
 	at_op_ref_row_inputs_fn row_inputs; /* else this */
@@ -159,10 +159,10 @@ typedef struct ref_job {
 	double *row_out;
 } ref_job;
 
-static void *ref_worker(void *arg)
+static void ref_worker(void *arg, long long row_begin, long long row_end)
 {
-	ref_job *job = arg;
-	for (long long i = job->row_begin; i < job->row_end; i++) {
+	const ref_job *job = arg;
+	for (long long i = row_begin; i < row_end; i++) {
 		double *out = job->ref + (size_t)(i * job->N);
 		size_t offset = (size_t)(i * job->ldx);
 		if (job->row_side) {
@@ -178,7 +178,6 @@ static void *ref_worker(void *arg)
 		for (long long j = 0; j < job->N; j++)
 			out[j] = ref_saturate(out[j], job->dt);
 	}
-	return NULL;
 }
 
 void ref_softmax(const void *x, at_dtype dt, long long M, long long N, long long ldx,
@@ -187,31 +186,48 @@ void ref_softmax(const void *x, at_dtype dt, long long M, long long N, long long
 	ref_rows(ref_softmax_row, x, dt, M, N, ldx, ref);
 }
 
-/* The rows of job's inputs, in parallel over rows. */
-static void run_ref_jobs(const ref_job *job, long long M)
+typedef struct rows_task {
+	ref_rows_fn fn;
+	void *ctx;
+	long long begin, end;
+} rows_task;
+
+static void *rows_task_run(void *arg)
 {
-	if (M < 1 || job->N < 1)
+	rows_task *t = arg;
+	t->fn(t->ctx, t->begin, t->end);
+	return NULL;
+}
+
+void ref_parallel_rows(ref_rows_fn fn, void *ctx, long long M)
+{
+	if (M < 1)
 		return;
 	int nthreads = worker_count();
 	if ((long long)nthreads > M)
 		nthreads = (int)M;
 	pthread_t tids[64];
-	ref_job jobs[64];
+	rows_task tasks[64];
 	int started[64] = { 0 };
 	for (int t = 0; t < nthreads; t++) {
-		jobs[t] = *job;
-		jobs[t].row_begin = M * t / nthreads;
-		jobs[t].row_end = M * (t + 1) / nthreads;
+		tasks[t] = (rows_task){ fn, ctx, M * t / nthreads, M * (t + 1) / nthreads };
 		if (t > 0)
-			started[t] = pthread_create(&tids[t], NULL, ref_worker, &jobs[t]) == 0;
+			started[t] = pthread_create(&tids[t], NULL, rows_task_run, &tasks[t]) == 0;
 	}
-	ref_worker(&jobs[0]);
+	rows_task_run(&tasks[0]);
 	for (int t = 1; t < nthreads; t++) {
 		if (started[t])
 			pthread_join(tids[t], NULL);
 		else
-			ref_worker(&jobs[t]); /* no thread to be had: do it here */
+			rows_task_run(&tasks[t]); /* no thread to be had: do it here */
 	}
+}
+
+/* The rows of job's inputs, in parallel over rows. */
+static void run_ref_jobs(const ref_job *job, long long M)
+{
+	if (job->N >= 1)
+		ref_parallel_rows(ref_worker, (void *)job, M);
 }
 
 void ref_rows(at_op_ref_row_fn row, const void *x, at_dtype dt, long long M, long long N,

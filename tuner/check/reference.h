@@ -13,6 +13,13 @@
  * deterministic generator seeded by seed (different seeds, different data). */
 void ref_fill_random(void *host, at_dtype dt, size_t count, uint64_t seed);
 
+/* fn(ctx, begin, end) over rows [0, M), split into contiguous ranges run at
+ * once, one a core (at most 64); returns when every range is done. Each
+ * row's work must depend on the row alone: the result is then the same
+ * whatever the split. */
+typedef void (*ref_rows_fn)(void *ctx, long long begin, long long end);
+void ref_parallel_rows(ref_rows_fn fn, void *ctx, long long M);
+
 /* ref[i*N + j] = softmax of row i of x (row stride ldx elements), computed
  * in double from the dtype's values, in parallel over rows. NaN rows follow
  * PyTorch: a row with a NaN, or whose max is +-inf with an inf-inf, is NaN. */
