@@ -18,6 +18,14 @@
 #                                     database without its compile cache to
 #                                     $OUT/default.db.xz (xz: under the device
 #                                     tool's 16 MiB a file) and /tmp/default.db
+#   bash build-dev/family-sweep.sh [--resume]
+#                                     `make sweep` as a fresh machine runs it:
+#                                     the four family configs in order into
+#                                     one new /tmp/family.db, each timed, with
+#                                     AUTOTUNE_PHASES=1 (phases summed a
+#                                     config); --resume: on after a cut, the
+#                                     database kept: $OUT/family-*.log and
+#                                     $OUT/family.db.xz
 #   bash build-dev/peers.sh           sweep configs/generalization.yaml (from
 #                                     build-dev/gen-cache.db.xz when
 #                                     tools/bench_cache.sh -c
@@ -184,6 +192,32 @@ echo "bench rc $?"
 tail -4 "$OUT/bench.log"
 build-dev/examples/softmax_example --db /tmp/bench.db -M 8 -N 1048576 | tail -3
 EOS
+cat >build-dev/phases.sh <<'EOS'
+# sourced by the sweep runners
+phases() { # LOG: the sum of each phase over the shapes, in ms
+	[ "${AUTOTUNE_PHASES:-}" = 1 ] || return 0
+	awk '/^phases/ { for (i = 9; i < NF; i += 2) sum[$i] += $(i + 1) }
+		END { printf "%s phases (ms):", FILENAME; n = split("ref data load check quick finish baselines store", k, " ");
+			for (j = 1; j <= n; j++) printf " %s %.0f", k[j], sum[k[j]]; print "" }' "$1"
+}
+EOS
+cat >build-dev/family-sweep.sh <<'EOS'
+. build-dev/phases.sh
+export LD_LIBRARY_PATH=$PWD/build-dev/lib AUTOTUNE_PHASES=1
+[ "${1:-}" = --resume ] || rm -f /tmp/family.db*
+total=$(date +%s)
+for c in softmax log_softmax softmax_backward cross_entropy; do
+	s=$(date +%s)
+	left=$(( 585 - (s - total) ))
+	[ $left -gt 10 ] || { echo "$c: no time left (run again with --resume)"; break; }
+	timeout $left build-dev/autotune sweep --templates build-dev/templates -c "build-dev/configs/$c.yaml" \
+		--db /tmp/family.db >>"$OUT/family-$c.log" 2>&1
+	echo "$c sweep rc $? in $(( $(date +%s) - s )) s"; tail -3 "$OUT/family-$c.log"
+	phases "$OUT/family-$c.log"
+done
+echo "family sweep: $(( $(date +%s) - total )) s"
+bash build-dev/pack.sh /tmp/family.db "$OUT/family.db.xz"
+EOS
 cat >build-dev/sweep.sh <<'EOS'
 # cold: an empty database; warm: the same database with its results and
 # winners dropped, its compile cache kept. --warm: the warm sweep alone,
@@ -194,12 +228,7 @@ cat >build-dev/sweep.sh <<'EOS'
 # sweep itself, 140 s), a few minutes of device time fewer. With AUTOTUNE_PHASES=1 each log's
 # per-shape phases are summed.
 export LD_LIBRARY_PATH=$PWD/build-dev/lib
-phases() { # LOG: the sum of each phase over the shapes, in ms
-	[ "${AUTOTUNE_PHASES:-}" = 1 ] || return 0
-	awk '/^phases/ { for (i = 9; i < NF; i += 2) sum[$i] += $(i + 1) }
-		END { printf "%s phases (ms):", FILENAME; n = split("ref data load check quick finish baselines store", k, " ");
-			for (j = 1; j <= n; j++) printf " %s %.0f", k[j], sum[k[j]]; print "" }' "$1"
-}
+. build-dev/phases.sh
 if [ "$1" = --warm ]; then
 	bash build-dev/unpack.sh default /tmp/default-warm.db
 	[ -f /tmp/default-warm.db ] || { echo "sweep.sh: no build-dev/default-cache.db.xz"; exit 1; }
