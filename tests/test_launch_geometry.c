@@ -107,3 +107,86 @@ Test(launch_geometry, geometries_no_launch_can_honour)
 	g.ctas_per_row = 1; /* one CTA per row: no cluster */
 	cr_assert_eq(launch_geometry_check(&g, &err), 0, "%s", err.msg);
 }
+
+/* ---- opting a kernel into its shared memory (a stand-in driver) ---------- */
+
+static int fn_max_dyn, fn_set_calls, fn_cluster_allowed;
+
+static CUresult f_get_attribute(int *v, CUfunction_attribute a, CUfunction fn)
+{
+	(void)fn;
+	*v = a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ? fn_max_dyn
+	     : a == CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED ? fn_cluster_allowed
+									 : 0;
+	return CUDA_SUCCESS;
+}
+
+static CUresult f_set_attribute(CUfunction fn, CUfunction_attribute a, int v)
+{
+	(void)fn;
+	if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+		if (v > 227 * 1024)
+			return CUDA_ERROR_INVALID_VALUE;
+		fn_set_calls++;
+		fn_max_dyn = v;
+	} else if (a == CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED) {
+		fn_cluster_allowed = v;
+	}
+	return CUDA_SUCCESS;
+}
+
+static CUresult f_get_error_string(CUresult rc, const char **s)
+{
+	*s = rc == CUDA_SUCCESS ? "no error" : "invalid argument";
+	return CUDA_SUCCESS;
+}
+
+/* A kernel with 512 B of static shared memory: its default dynamic limit
+ * is 48 KB less that. */
+static void fake_kernel_with_static_smem(void)
+{
+	memset(&cudrv, 0, sizeof cudrv);
+	cudrv.cuFuncGetAttribute = f_get_attribute;
+	cudrv.cuFuncSetAttribute = f_set_attribute;
+	cudrv.cuGetErrorString = f_get_error_string;
+	cudrv.cuGetErrorName = f_get_error_string;
+	fn_max_dyn = 48 * 1024 - 512;
+	fn_set_calls = fn_cluster_allowed = 0;
+}
+
+Test(launch_geometry, a_row_of_exactly_48_kb_beside_static_smem_is_opted_in)
+{
+	/* softmax_smem at f32 x 12288: a 49152-byte row and 512 B of slots;
+	 * the H200 sweep recorded "no CTA fits" before */
+	fake_kernel_with_static_smem();
+	at_error err = { { 0 } };
+	launch_geometry g = { .threads = 256, .rows_per_cta = 1, .dyn_smem = 48 * 1024 };
+	cr_assert_eq(launch_prepare_fn(&g, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(fn_set_calls, 1);
+	cr_assert_eq(fn_max_dyn, 48 * 1024);
+	/* raised only: a later, smaller need leaves it */
+	g.dyn_smem = 1024;
+	cr_assert_eq(launch_prepare_fn(&g, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(fn_set_calls, 1);
+	cr_assert_eq(fn_max_dyn, 48 * 1024);
+}
+
+Test(launch_geometry, what_fits_the_default_is_left_alone)
+{
+	fake_kernel_with_static_smem();
+	at_error err = { { 0 } };
+	launch_geometry g = { .threads = 256, .rows_per_cta = 1, .dyn_smem = 48 * 1024 - 512 };
+	cr_assert_eq(launch_prepare_fn(&g, NULL, &err), 0, "%s", err.msg);
+	g.dyn_smem = 0;
+	cr_assert_eq(launch_prepare_fn(&g, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(fn_set_calls, 0);
+}
+
+Test(launch_geometry, more_than_the_gpu_has_says_so)
+{
+	fake_kernel_with_static_smem();
+	at_error err = { { 0 } };
+	launch_geometry g = { .threads = 256, .rows_per_cta = 1, .dyn_smem = 300 * 1024 };
+	cr_assert_eq(launch_prepare_fn(&g, NULL, &err), -1);
+	cr_assert_not_null(strstr(err.msg, "MAX_DYNAMIC_SHARED_SIZE_BYTES, 307200"), "%s", err.msg);
+}

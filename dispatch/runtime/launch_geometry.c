@@ -1,8 +1,10 @@
 /* Grid sizing and launching of softmax kernels: see launch_geometry.h.
  *
- * A kernel with more than 48 KB of dynamic shared memory per CTA must be
- * opted into it with cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES), both
- * to launch and for the occupancy query to count it; a cluster of more than
+ * A kernel whose static and dynamic shared memory together pass 48 KB a
+ * CTA must be opted into its dynamic share with
+ * cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES), both to launch and for
+ * the occupancy query to count it (the default is 48 KB less the static
+ * share: a row of exactly 48 KB beside 512 B of static slots needs it); a cluster of more than
  * 8 CTAs needs NON_PORTABLE_CLUSTER_SIZE_ALLOWED. launch_grid does that (it
  * runs once per kernel and shape, in the tuner and in the dispatch
  * library's miss path), so launch_softmax, the hot path, stays a plain
@@ -14,8 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Above this, a CTA's dynamic shared memory must be opted into. */
-#define DEFAULT_DYN_SMEM_LIMIT (48 * 1024)
 /* Above this many CTAs a cluster is non-portable and must be allowed. */
 #define PORTABLE_CLUSTER_SIZE 8
 
@@ -74,7 +74,8 @@ static int check_cluster_fits(const launch_geometry *g, CUfunction fn, unsigned 
 
 int launch_prepare_fn(const launch_geometry *g, CUfunction fn, at_error *err)
 {
-	if (g->dyn_smem > DEFAULT_DYN_SMEM_LIMIT && opt_into_dyn_smem(fn, g->dyn_smem, err))
+	/* the function's own limit says (48 KB less its static share) */
+	if (g->dyn_smem > 0 && opt_into_dyn_smem(fn, g->dyn_smem, err))
 		return -1;
 	int allowed = 0;
 	if (cluster_size(g) > PORTABLE_CLUSTER_SIZE &&

@@ -48,8 +48,9 @@ typedef struct ce_launch_args {
 	unsigned flags;
 } ce_launch_args;
 
-/* Opts fn into what g needs to launch (dynamic shared memory above 48 KB,
- * a cluster of more than 8 CTAs): launch_grid does it for the kernel it
+/* Opts fn into what g needs to launch (dynamic shared memory above its
+ * default limit, 48 KB less its static shared memory; a cluster of more
+ * than 8 CTAs): launch_grid does it for the kernel it
  * sizes the grid of; an alternative entry launched on the same geometry
  * and grid (cross_entropy's plain kernel) needs it too. */
 int launch_prepare_fn(const launch_geometry *g, CUfunction fn, at_error *err);

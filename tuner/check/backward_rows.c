@@ -11,23 +11,23 @@
 void ref_softmax_backward_row(const void *const *in, at_dtype dt, size_t offset, long long N,
 			      double *out)
 {
+	ref_load_row(in[0], dt, offset, N, out); /* y */
 	double dot = 0;
 	for (long long j = 0; j < N; j++)
-		dot += ref_load(in[1], dt, offset + (size_t)j) * ref_load(in[0], dt, offset + (size_t)j);
+		dot += ref_load(in[1], dt, offset + (size_t)j) * out[j];
 	for (long long j = 0; j < N; j++)
-		out[j] = ref_load(in[0], dt, offset + (size_t)j) *
-			 (ref_load(in[1], dt, offset + (size_t)j) - dot);
+		out[j] = out[j] * (ref_load(in[1], dt, offset + (size_t)j) - dot);
 }
 
 void ref_log_softmax_backward_row(const void *const *in, at_dtype dt, size_t offset,
 				  long long N, double *out)
 {
+	ref_load_row(in[0], dt, offset, N, out); /* y */
 	double sum = 0;
 	for (long long j = 0; j < N; j++)
 		sum += ref_load(in[1], dt, offset + (size_t)j);
 	for (long long j = 0; j < N; j++)
-		out[j] = ref_load(in[1], dt, offset + (size_t)j) -
-			 exp(ref_load(in[0], dt, offset + (size_t)j)) * sum;
+		out[j] = ref_load(in[1], dt, offset + (size_t)j) - exp(out[j]) * sum;
 }
 
 /* Rows of x replaced by their forward op's output (y), in place. */
@@ -49,7 +49,8 @@ static void forward_rows_run(void *ctx, long long begin, long long end)
 		else
 			ref_softmax_row(f->x, f->dt, at, f->N, row);
 		for (long long j = 0; j < f->N; j++)
-			ref_store(f->x, f->dt, at + (size_t)j, ref_saturate(row[j], f->dt));
+			row[j] = ref_saturate(row[j], f->dt);
+		ref_store_row(f->x, f->dt, at, f->N, row);
 	}
 	free(row);
 }

@@ -7,15 +7,39 @@
 #include <unistd.h>
 
 #include "common/strbuf.h"
+#include "tuner/check/half_rows.h"
 
-double ref_load(const void *buf, at_dtype dt, size_t i)
+void ref_load_row(const void *buf, at_dtype dt, size_t offset, long long N, double *out)
 {
+	/* a loop per dtype: the switch out of the loop */
 	switch (dt) {
-	case AT_F32: return ((const float *)buf)[i];
-	case AT_F16: return at_f16_to_f32(((const uint16_t *)buf)[i]);
-	case AT_BF16: return at_bf16_to_f32(((const uint16_t *)buf)[i]);
+	case AT_F32:
+		for (long long j = 0; j < N; j++)
+			out[j] = ((const float *)buf)[offset + (size_t)j];
+		break;
+	case AT_F16:
+		for (long long j = 0; j < N; j++)
+			out[j] = at_f16_to_f32(((const uint16_t *)buf)[offset + (size_t)j]);
+		break;
+	case AT_BF16:
+		for (long long j = 0; j < N; j++)
+			out[j] = at_bf16_to_f32(((const uint16_t *)buf)[offset + (size_t)j]);
+		break;
 	}
-	return NAN;
+}
+
+void ref_store_row(void *buf, at_dtype dt, size_t offset, long long N, const double *v)
+{
+	enum { BLOCK = 512 }; /* through floats, a block at a time */
+	float f[BLOCK];
+	for (long long j = 0; j < N; j += BLOCK) {
+		size_t n = (size_t)(N - j < BLOCK ? N - j : BLOCK);
+		float *to = dt == AT_F32 ? (float *)buf + offset + (size_t)j : f;
+		for (size_t k = 0; k < n; k++)
+			to[k] = (float)v[(size_t)j + k];
+		if (dt != AT_F32)
+			half_from_floats(dt, f, (uint16_t *)buf + offset + (size_t)j, n);
+	}
 }
 
 void ref_store(void *buf, at_dtype dt, size_t i, double v)
@@ -42,18 +66,23 @@ static uint64_t splitmix64(uint64_t *state)
 static void fill_chunk(void *host, at_dtype dt, size_t begin, size_t end, uint64_t seed)
 {
 	uint64_t state = seed ^ (0x632be59bd9b4e019ULL * (begin / FILL_CHUNK + 1));
-	for (size_t i = begin; i < end; i++) {
-		float v = (float)((splitmix64(&state) >> 40) * (16.0 / 16777216.0) - 8.0);
-		switch (dt) {
-		case AT_F32: ((float *)host)[i] = v; break;
-		/* rounding can carry a value just under 8 up to 8: wrap it to -8 */
-		case AT_F16:
-			((uint16_t *)host)[i] = at_f32_to_f16(at_f16_to_f32(at_f32_to_f16(v)) >= 8.0f ? -8.0f : v);
-			break;
-		case AT_BF16:
-			((uint16_t *)host)[i] = at_f32_to_bf16(at_bf16_to_f32(at_f32_to_bf16(v)) >= 8.0f ? -8.0f : v);
-			break;
+	enum { BLOCK = 512 }; /* floats drawn, then converted a block at once */
+	float v[BLOCK];
+	uint16_t h[BLOCK];
+	for (size_t i = begin; i < end; i += BLOCK) {
+		size_t n = end - i < BLOCK ? end - i : BLOCK;
+		for (size_t k = 0; k < n; k++)
+			v[k] = (float)((splitmix64(&state) >> 40) * (16.0 / 16777216.0) - 8.0);
+		if (dt == AT_F32) {
+			memcpy((float *)host + i, v, n * sizeof *v);
+			continue;
 		}
+		half_from_floats(dt, v, h, n);
+		/* rounding can carry a value just under 8 up to 8: wrap it to -8 */
+		uint16_t top = dt == AT_F16 ? at_f32_to_f16(8.0f) : at_f32_to_bf16(8.0f);
+		uint16_t bottom = dt == AT_F16 ? at_f32_to_f16(-8.0f) : at_f32_to_bf16(-8.0f);
+		for (size_t k = 0; k < n; k++)
+			((uint16_t *)host)[i + k] = h[k] == top ? bottom : h[k];
 	}
 }
 
@@ -100,28 +129,29 @@ void ref_fill_random(void *host, at_dtype dt, size_t count, uint64_t seed)
 	}
 }
 
-/* The row's max, and whether it holds a NaN (which makes the whole row NaN). */
-static double row_max(const void *x, at_dtype dt, size_t offset, long long N, int *has_nan)
+/* The max of a row of doubles, and whether it holds a NaN (which makes the
+ * whole row NaN). */
+static double row_max(const double *v, long long N, int *has_nan)
 {
 	double m = -INFINITY;
-	*has_nan = 0;
+	int nan = 0;
 	for (long long j = 0; j < N; j++) {
-		double v = ref_load(x, dt, offset + (size_t)j);
-		*has_nan |= isnan(v);
-		if (v > m)
-			m = v;
+		nan |= isnan(v[j]);
+		m = v[j] > m ? v[j] : m;
 	}
+	*has_nan = nan;
 	return m;
 }
 
 void ref_softmax_row(const void *x, at_dtype dt, size_t offset, long long N, double *out)
 {
+	ref_load_row(x, dt, offset, N, out);
 	int has_nan;
-	double m = row_max(x, dt, offset, N, &has_nan);
+	double m = row_max(out, N, &has_nan);
 	double sum = 0;
 	for (long long j = 0; j < N; j++) {
 		/* exp(v - m) is NaN for inf - inf and for an all -inf row, as in PyTorch */
-		out[j] = has_nan ? NAN : exp(ref_load(x, dt, offset + (size_t)j) - m);
+		out[j] = has_nan ? NAN : exp(out[j] - m);
 		sum += out[j];
 	}
 	for (long long j = 0; j < N; j++)
@@ -130,17 +160,18 @@ void ref_softmax_row(const void *x, at_dtype dt, size_t offset, long long N, dou
 
 void ref_log_softmax_row(const void *x, at_dtype dt, size_t offset, long long N, double *out)
 {
+	ref_load_row(x, dt, offset, N, out);
 	int has_nan;
-	double m = row_max(x, dt, offset, N, &has_nan);
+	double m = row_max(out, N, &has_nan);
 	double sum = 0;
 	for (long long j = 0; j < N; j++)
-		sum += exp(ref_load(x, dt, offset + (size_t)j) - m);
+		sum += exp(out[j] - m);
 	/* the difference first, as the kernels take it: (x - m) is exact
 	 * near the max at every magnitude; inf - inf and an all -inf row
 	 * give NaN, as torch.log_softmax does */
 	double lse = log(sum);
 	for (long long j = 0; j < N; j++)
-		out[j] = has_nan ? NAN : (ref_load(x, dt, offset + (size_t)j) - m) - lse;
+		out[j] = has_nan ? NAN : (out[j] - m) - lse;
 }
 
 typedef struct ref_job {

@@ -3,6 +3,7 @@
 #ifndef AT_TUNER_REFERENCE_H
 #define AT_TUNER_REFERENCE_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -110,11 +111,28 @@ double ref_tolerance(at_dtype dt);
  * relative error says nothing of the arithmetic. */
 double ref_floor(at_dtype dt);
 
-/* Element i of a host buffer of dtype dt as double. */
-double ref_load(const void *buf, at_dtype dt, size_t i);
+/* Element i of a host buffer of dtype dt as double (inline: the
+ * references load every element of GBs of check input). */
+static inline double ref_load(const void *buf, at_dtype dt, size_t i)
+{
+	switch (dt) {
+	case AT_F32: return ((const float *)buf)[i];
+	case AT_F16: return at_f16_to_f32(((const uint16_t *)buf)[i]);
+	case AT_BF16: return at_bf16_to_f32(((const uint16_t *)buf)[i]);
+	}
+	return NAN;
+}
+
+/* Elements [offset, offset + N) of a host buffer of dtype dt as doubles
+ * into out: a row's reference works on out, converting each once. */
+void ref_load_row(const void *buf, at_dtype dt, size_t offset, long long N, double *out);
 
 /* Stores v as element i of a host buffer of dtype dt (through f32,
  * rounded to nearest). */
 void ref_store(void *buf, at_dtype dt, size_t i, double v);
+
+/* v[0 .. N) stored as elements [offset, offset + N) of a host buffer of
+ * dtype dt, each as ref_store stores it. */
+void ref_store_row(void *buf, at_dtype dt, size_t offset, long long N, const double *v);
 
 #endif
