@@ -12,8 +12,9 @@
 #include "tuner/check/reference.h"
 #include "tuner/ops/ops.h"
 
-/* Checks x and ref against a direct computation of (dt, M, N, seed). */
-static void expect_shape(const void *x, const double *ref, at_dtype dt, long long M, long long N,
+/* Checks x and ref against a direct computation of (dt, M, N, seed): the
+ * reference is ref_softmax's doubles, each rounded to float. */
+static void expect_shape(const void *x, const float *ref, at_dtype dt, long long M, long long N,
 			 uint64_t seed)
 {
 	size_t count = (size_t)(M * N);
@@ -25,17 +26,29 @@ static void expect_shape(const void *x, const double *ref, at_dtype dt, long lon
 	ref_softmax(want_x, dt, M, N, N, want_ref);
 	cr_assert_eq(memcmp(x, want_x, count * at_dtype_size(dt)), 0, "%s %lldx%lld: input differs",
 		     at_dtype_name(dt), M, N);
-	cr_assert_eq(memcmp(ref, want_ref, count * sizeof *want_ref), 0,
-		     "%s %lldx%lld: reference differs", at_dtype_name(dt), M, N);
+	for (size_t i = 0; i < count; i++) {
+		float want = (float)want_ref[i];
+		cr_assert_eq(memcmp(&ref[i], &want, sizeof want), 0,
+			     "%s %lldx%lld: reference differs at %zu", at_dtype_name(dt), M, N, i);
+	}
 	free(want_x);
 	free(want_ref);
+}
+
+/* ref_ahead_acquire of softmax, whose reference has no row results. */
+static void acquire(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed,
+		    const void **x, const float **ref)
+{
+	const double *rows;
+	ref_ahead_acquire(op, dt, M, N, seed, x, ref, &rows);
+	cr_assert_not_null(rows);
 }
 
 Test(ref_ahead, acquired_without_preparing_is_computed_now)
 {
 	const void *x;
-	const double *ref;
-	ref_ahead_acquire(&softmax_op, AT_F32, 37, 300, 11, &x, &ref);
+	const float *ref;
+	acquire(&softmax_op, AT_F32, 37, 300, 11, &x, &ref);
 	expect_shape(x, ref, AT_F32, 37, 300, 11);
 	ref_ahead_release();
 }
@@ -43,9 +56,9 @@ Test(ref_ahead, acquired_without_preparing_is_computed_now)
 Test(ref_ahead, prepared_then_acquired_is_the_same_data)
 {
 	const void *x;
-	const double *ref;
+	const float *ref;
 	ref_ahead_prepare(&softmax_op, AT_BF16, 64, 1000, 5);
-	ref_ahead_acquire(&softmax_op, AT_BF16, 64, 1000, 5, &x, &ref);
+	acquire(&softmax_op, AT_BF16, 64, 1000, 5, &x, &ref);
 	expect_shape(x, ref, AT_BF16, 64, 1000, 5);
 	ref_ahead_release();
 }
@@ -53,13 +66,13 @@ Test(ref_ahead, prepared_then_acquired_is_the_same_data)
 Test(ref_ahead, a_wrong_guess_still_gives_the_shape_asked_for_and_keeps_the_guess)
 {
 	const void *x;
-	const double *ref;
+	const float *ref;
 	ref_ahead_prepare(&softmax_op, AT_F16, 16, 512, 1);
-	ref_ahead_acquire(&softmax_op, AT_F32, 16, 256, 2, &x, &ref);
+	acquire(&softmax_op, AT_F32, 16, 256, 2, &x, &ref);
 	expect_shape(x, ref, AT_F32, 16, 256, 2);
-	ref_ahead_acquire(&softmax_op, AT_F16, 16, 512, 1, &x, &ref); /* the guess, now asked for */
+	acquire(&softmax_op, AT_F16, 16, 512, 1, &x, &ref); /* the guess, now asked for */
 	expect_shape(x, ref, AT_F16, 16, 512, 1);
-	ref_ahead_acquire(&softmax_op, AT_F32, 16, 256, 3, &x, &ref); /* another seed: other data */
+	acquire(&softmax_op, AT_F32, 16, 256, 3, &x, &ref); /* another seed: other data */
 	expect_shape(x, ref, AT_F32, 16, 256, 3);
 	ref_ahead_release();
 }
@@ -67,9 +80,9 @@ Test(ref_ahead, a_wrong_guess_still_gives_the_shape_asked_for_and_keeps_the_gues
 Test(ref_ahead, a_sequence_of_growing_shapes_each_prepared_ahead)
 {
 	const void *x;
-	const double *ref;
+	const float *ref;
 	for (long long N = 128; N <= 2048; N += 384) {
-		ref_ahead_acquire(&softmax_op, AT_F32, 32, N, (uint64_t)N, &x, &ref);
+		acquire(&softmax_op, AT_F32, 32, N, (uint64_t)N, &x, &ref);
 		ref_ahead_prepare(&softmax_op, AT_F32, 32, N + 384, (uint64_t)(N + 384));
 		expect_shape(x, ref, AT_F32, 32, N, (uint64_t)N);
 	}
@@ -79,16 +92,16 @@ Test(ref_ahead, a_sequence_of_growing_shapes_each_prepared_ahead)
 Test(ref_ahead, preparing_twice_and_preparing_the_current_shape_are_harmless)
 {
 	const void *x, *x2;
-	const double *ref, *ref2;
-	ref_ahead_acquire(&softmax_op, AT_F32, 8, 100, 9, &x, &ref);
+	const float *ref, *ref2;
+	acquire(&softmax_op, AT_F32, 8, 100, 9, &x, &ref);
 	ref_ahead_prepare(&softmax_op, AT_F32, 8, 100, 9);
 	ref_ahead_prepare(&softmax_op, AT_F32, 8, 200, 9);
 	ref_ahead_prepare(&softmax_op, AT_F32, 8, 200, 9);
-	ref_ahead_acquire(&softmax_op, AT_F32, 8, 100, 9, &x2, &ref2);
+	acquire(&softmax_op, AT_F32, 8, 100, 9, &x2, &ref2);
 	cr_assert_eq(x2, x, "the current shape is handed out again, not recomputed");
 	cr_assert_eq(ref2, ref);
 	expect_shape(x2, ref2, AT_F32, 8, 100, 9);
-	ref_ahead_acquire(&softmax_op, AT_F32, 8, 200, 9, &x, &ref);
+	acquire(&softmax_op, AT_F32, 8, 200, 9, &x, &ref);
 	expect_shape(x, ref, AT_F32, 8, 200, 9);
 	ref_ahead_release();
 }
@@ -106,8 +119,8 @@ Test(ref_ahead, shape_seeds_differ_by_dtype_and_shape_and_sweep)
 Test(ref_ahead, shapes_prepared_ahead_come_in_turn_and_done_frees_a_slot)
 {
 	const void *x, *x2;
-	const double *ref, *ref2;
-	ref_ahead_acquire(&softmax_op, AT_F32, 16, 300, 1, &x, &ref);
+	const float *ref, *ref2;
+	acquire(&softmax_op, AT_F32, 16, 300, 1, &x, &ref);
 	/* every slot but the handed-out one takes a shape; one more does not */
 	for (int k = 0; k < REF_AHEAD_SLOTS - 1; k++)
 		ref_ahead_prepare(&softmax_op, k % 2 ? AT_BF16 : AT_F16, 16, 400 + 100 * k,
@@ -117,7 +130,7 @@ Test(ref_ahead, shapes_prepared_ahead_come_in_turn_and_done_frees_a_slot)
 	ref_ahead_prepare(&softmax_op, AT_F32, 16, extra_n, 99);
 	cr_assert_eq(ref_ahead_pending(), REF_AHEAD_SLOTS - 1, "every slot taken: not prepared");
 	expect_shape(x, ref, AT_F32, 16, 300, 1);
-	ref_ahead_acquire(&softmax_op, AT_F16, 16, 400, 2, &x, &ref);
+	acquire(&softmax_op, AT_F16, 16, 400, 2, &x, &ref);
 	expect_shape(x, ref, AT_F16, 16, 400, 2);
 	/* the first shape stays ready (it may be asked for again) */
 	cr_assert_eq(ref_ahead_pending(), REF_AHEAD_SLOTS - 1);
@@ -125,14 +138,14 @@ Test(ref_ahead, shapes_prepared_ahead_come_in_turn_and_done_frees_a_slot)
 	ref_ahead_prepare(&softmax_op, AT_F32, 16, extra_n, 99); /* the slot 400 had */
 	cr_assert_eq(ref_ahead_pending(), REF_AHEAD_SLOTS);
 	for (int k = 1; k < REF_AHEAD_SLOTS - 1; k++) {
-		ref_ahead_acquire(&softmax_op, k % 2 ? AT_BF16 : AT_F16, 16, 400 + 100 * k,
+		acquire(&softmax_op, k % 2 ? AT_BF16 : AT_F16, 16, 400 + 100 * k,
 				  (uint64_t)(2 + k), &x, &ref);
 		expect_shape(x, ref, k % 2 ? AT_BF16 : AT_F16, 16, 400 + 100 * k, (uint64_t)(2 + k));
 	}
-	ref_ahead_acquire(&softmax_op, AT_F32, 16, extra_n, 99, &x2, &ref2);
+	acquire(&softmax_op, AT_F32, 16, extra_n, 99, &x2, &ref2);
 	expect_shape(x2, ref2, AT_F32, 16, extra_n, 99);
 	cr_assert_neq(x2, x, "another slot than the one just handed out");
-	ref_ahead_acquire(&softmax_op, AT_F32, 16, 300, 1, &x, &ref); /* the first shape, asked for again */
+	acquire(&softmax_op, AT_F32, 16, 300, 1, &x, &ref); /* the first shape, asked for again */
 	expect_shape(x, ref, AT_F32, 16, 300, 1);
 	ref_ahead_release();
 }
@@ -140,22 +153,58 @@ Test(ref_ahead, shapes_prepared_ahead_come_in_turn_and_done_frees_a_slot)
 Test(ref_ahead, a_shape_past_the_budget_is_computed_when_asked_for)
 {
 	const void *x;
-	const double *ref;
-	/* f32 16 x 1000: 64,000 bytes of input and 128,000 of reference */
-	const size_t shape = 16 * 1000 * (4 + 8);
+	const float *ref;
+	/* f32 16 x 1000: 64,000 bytes of input and 64,000 of reference */
+	const size_t shape = 16 * 1000 * (4 + 4);
 	ref_ahead_set_budget(3 * shape);
-	ref_ahead_acquire(&softmax_op, AT_F32, 16, 1000, 1, &x, &ref);
+	acquire(&softmax_op, AT_F32, 16, 1000, 1, &x, &ref);
 	ref_ahead_prepare(&softmax_op, AT_F32, 16, 1000, 2);
 	cr_assert_eq(ref_ahead_pending(), 1);
 	ref_ahead_prepare(&softmax_op, AT_F32, 16, 1000, 3);
 	cr_assert_eq(ref_ahead_pending(), 2, "three shapes' bytes: within the budget");
 	ref_ahead_prepare(&softmax_op, AT_F32, 16, 1000, 4);
 	cr_assert_eq(ref_ahead_pending(), 2, "a fourth would pass the budget");
-	ref_ahead_acquire(&softmax_op, AT_F32, 16, 1000, 2, &x, &ref);
+	acquire(&softmax_op, AT_F32, 16, 1000, 2, &x, &ref);
 	expect_shape(x, ref, AT_F32, 16, 1000, 2);
-	ref_ahead_acquire(&softmax_op, AT_F32, 16, 1000, 4, &x, &ref); /* computed now */
+	acquire(&softmax_op, AT_F32, 16, 1000, 4, &x, &ref); /* computed now */
 	expect_shape(x, ref, AT_F32, 16, 1000, 4);
-	ref_ahead_acquire(&softmax_op, AT_F32, 16, 1000, 3, &x, &ref);
+	acquire(&softmax_op, AT_F32, 16, 1000, 3, &x, &ref);
 	expect_shape(x, ref, AT_F32, 16, 1000, 3);
 	ref_ahead_release();
+}
+
+/* An op with row results (cross_entropy's loss and lse) and one of two
+ * inputs: what acquire hands out is ref_op_check_data's, the M x N part
+ * rounded to float, the row results as they are. */
+static void expect_op_data(const char *name, at_dtype dt, long long M, long long N)
+{
+	const at_op *op = op_find(name);
+	cr_assert_not_null(op, "%s", name);
+	const void *x;
+	const float *ref;
+	const double *rows;
+	ref_ahead_acquire(op, dt, M, N, 21, &x, &ref, &rows);
+	size_t count = (size_t)(M * N), in = at_op_input_bytes(op, dt, M, N);
+	void *want_x = malloc(in);
+	double *want = malloc(at_op_ref_count(op, M, N) * sizeof *want);
+	ref_op_check_data(op, dt, M, N, 21, want_x, want);
+	cr_assert_eq(memcmp(x, want_x, in), 0, "%s: input differs", name);
+	for (size_t i = 0; i < count; i++) {
+		float w = (float)want[i];
+		cr_assert_eq(memcmp(&ref[i], &w, sizeof w), 0, "%s: reference differs at %zu", name,
+			     i);
+	}
+	cr_assert_eq(memcmp(rows, want + count, (size_t)M * (size_t)op->row_results * sizeof *rows),
+		     0, "%s: row results differ", name);
+	ref_ahead_release();
+	free(want_x);
+	free(want);
+}
+
+Test(ref_ahead, an_ops_row_results_and_second_input_come_with_its_float_reference)
+{
+	expect_op_data("cross_entropy", AT_BF16, 37, 700);
+	expect_op_data("cross_entropy", AT_F32, 5, 1);
+	expect_op_data("softmax_backward", AT_F16, 19, 333);
+	expect_op_data("log_softmax", AT_F32, 7, 4099);
 }

@@ -2,9 +2,11 @@
 #include "tuner/check/cross_entropy_rows.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/op.h"
+#include "common/strbuf.h"
 #include "tuner/check/extreme_rows.h"
 #include "tuner/check/reference.h"
 
@@ -13,18 +15,18 @@ static double z_of(double x, double softcap)
 	return softcap > 0 ? softcap * tanh(x / softcap) : x;
 }
 
-/* The gradient of element j (z its soft-capped logit, x its logit), and in
- * *size the sum of its terms' magnitudes. */
-static double grad_of(double x, double z, long long j, long long t, long long N, double m,
-		      double ln_s, double lse, const ce_options *o, double *size)
+/* The gradient of element j (e its e^(z - m), z its soft-capped logit, s
+ * the row's sum of e), and in *size the sum of its terms' magnitudes. */
+static double grad_of(double e, double z, long long j, long long t, long long N, double s,
+		      double lse, const ce_options *o, double *size)
 {
-	double p = exp((z - m) - ln_s); /* e^(z - lse), the difference first */
+	double p = e / s; /* e^(z - lse) */
 	double prob = p * (1 + 2 * o->z_loss * lse), target = j == t ? 1 - o->label_smoothing : 0,
 	       uniform = o->label_smoothing / (double)N;
 	double dz = o->scale * (prob - target - uniform);
 	double sz = fabs(o->scale) * (fabs(prob) + fabs(target) + fabs(uniform));
 	if (o->softcap > 0) {
-		double th = tanh(x / o->softcap);
+		double th = z / o->softcap; /* tanh(x / softcap) */
 		dz *= 1 - th * th;
 		sz *= 1 - th * th;
 	}
@@ -41,18 +43,22 @@ void ce_ref_row(const void *x, at_dtype dt, size_t offset, long long N, long lon
 void ce_ref_row_sized(const void *x, at_dtype dt, size_t offset, long long N, long long t,
 		      const ce_options *o, double *grad, double *size, double *loss, double *lse)
 {
+	/* the row's z, then its e^(z - m), in grad (or a row of its own):
+	 * each logit converted and each exp taken once */
+	double *e = grad ? grad : xmalloc((size_t)N * sizeof *e);
+	ref_load_row(x, dt, offset, N, e);
 	double m = -INFINITY, s = 0, sz = 0;
 	for (long long j = 0; j < N; j++) {
-		double z = z_of(ref_load(x, dt, offset + (size_t)j), o->softcap);
-		if (z > m)
-			m = z;
+		e[j] = z_of(e[j], o->softcap);
+		if (e[j] > m)
+			m = e[j];
 	}
 	/* a NaN never exceeds m, and its exp is NaN: the row is NaN; so is a
 	 * row whose max is +-inf (inf - inf) */
 	for (long long j = 0; j < N; j++) {
-		double z = z_of(ref_load(x, dt, offset + (size_t)j), o->softcap);
-		s += exp(z - m);
-		sz += z;
+		sz += e[j];
+		e[j] = exp(e[j] - m);
+		s += e[j];
 	}
 	double ln_s = log(s);
 	*lse = m + ln_s;
@@ -63,6 +69,8 @@ void ce_ref_row_sized(const void *x, at_dtype dt, size_t offset, long long N, lo
 			grad[j] = ignored ? 0 : NAN;
 		for (long long j = 0; size && j < N; j++)
 			size[j] = 0;
+		if (!grad)
+			free(e);
 		return;
 	}
 	double zt = z_of(ref_load(x, dt, offset + (size_t)t), o->softcap);
@@ -73,11 +81,15 @@ void ce_ref_row_sized(const void *x, at_dtype dt, size_t offset, long long N, lo
 		l += o->z_loss * *lse * *lse;
 	*loss = l;
 	for (long long j = 0; grad && j < N; j++) {
-		double xj = ref_load(x, dt, offset + (size_t)j), terms;
-		grad[j] = grad_of(xj, z_of(xj, o->softcap), j, t, N, m, ln_s, *lse, o, &terms);
+		/* the soft-cap's derivative needs z again: the exp's argument lost it */
+		double zj = o->softcap > 0 ? z_of(ref_load(x, dt, offset + (size_t)j), o->softcap) : 0,
+		       terms;
+		grad[j] = grad_of(e[j], zj, j, t, N, s, *lse, o, &terms);
 		if (size)
 			size[j] = terms;
 	}
+	if (!grad)
+		free(e);
 }
 
 void ce_ref_row_tuning(const void *x, at_dtype dt, size_t offset, long long N,

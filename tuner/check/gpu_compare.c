@@ -20,7 +20,7 @@ static const char compare_source[] =
 	"	return __uint_as_float(((unsigned)((const unsigned short *)p)[i]) << 16);\n"
 	"}\n"
 	"#define COMPARE(name, load)                                                      \\\n"
-	"extern \"C\" __global__ void name(const void *y, const double *ref, long long M,   \\\n"
+	"extern \"C\" __global__ void name(const void *y, const float *ref, long long M,    \\\n"
 	"				 long long N, long long ldy, double *sums)            \\\n"
 	"{                                                                                \\\n"
 	"	double d2 = 0, r2 = 0;                                                   \\\n"

@@ -26,7 +26,7 @@ typedef struct ref_slot {
 	unsigned long order; /* when it was queued: the worker takes the oldest */
 	void *x;
 	size_t x_cap;
-	double *ref;
+	void *ref; /* the reference's floats, then its row results (ref_layout) */
 	size_t ref_cap;
 	size_t planned; /* x_cap + ref_cap once its queued shape is in (0: as they are) */
 } ref_slot;
@@ -97,11 +97,24 @@ static int same_shape(const ref_slot *s, const at_op *op, at_dtype dt, long long
 	return s->state != SLOT_EMPTY && s->op == op && s->dt == dt && s->M == M && s->N == N && s->seed == seed;
 }
 
+/* Where a slot's reference buffer holds the row results (doubles, after
+ * the M x N floats), and its bytes. */
+static size_t rows_offset(long long M, long long N)
+{
+	size_t floats = (size_t)M * (size_t)N * sizeof(float);
+	return (floats + sizeof(double) - 1) / sizeof(double) * sizeof(double);
+}
+
+static size_t ref_bytes(const at_op *op, long long M, long long N)
+{
+	return rows_offset(M, N) + (size_t)M * (size_t)op->row_results * sizeof(double);
+}
+
 /* The op's inputs and the reference: an op of two inputs holds both (and
  * an op's side input and row results, common/op.h). */
 static size_t shape_bytes(const at_op *op, at_dtype dt, long long M, long long N)
 {
-	return at_op_input_bytes(op, dt, M, N) + at_op_ref_count(op, M, N) * sizeof(double);
+	return at_op_input_bytes(op, dt, M, N) + ref_bytes(op, M, N);
 }
 
 /* A slot's buffers' bytes, or what they will grow to for its queued shape. */
@@ -130,7 +143,7 @@ static int within_budget(int i, const at_op *op, at_dtype dt, long long M, long 
 		ra.budget = default_budget();
 	ref_slot *s = &ra.slot[i];
 	size_t after = grown(s->x_cap, at_op_input_bytes(op, dt, M, N)) +
-		       grown(s->ref_cap, at_op_ref_count(op, M, N) * sizeof(double));
+		       grown(s->ref_cap, ref_bytes(op, M, N));
 	s->planned = 0;
 	size_t others = held_bytes() - (s->x_cap + s->ref_cap);
 	for (int k = 0; k < REF_AHEAD_SLOTS && others + after > ra.budget; k++) {
@@ -154,9 +167,10 @@ static int within_budget(int i, const at_op *op, at_dtype dt, long long M, long 
 static void fill(ref_slot *s)
 {
 	s->x = room(s->x, &s->x_cap, at_op_input_bytes(s->op, s->dt, s->M, s->N));
-	s->ref = room(s->ref, &s->ref_cap, at_op_ref_count(s->op, s->M, s->N) * sizeof *s->ref);
+	s->ref = room(s->ref, &s->ref_cap, ref_bytes(s->op, s->M, s->N));
 	/* the op's input (softmax's plants extreme rows) and reference */
-	ref_op_check_data(s->op, s->dt, s->M, s->N, s->seed, s->x, s->ref);
+	ref_op_check_data_f32(s->op, s->dt, s->M, s->N, s->seed, s->x, s->ref,
+			      (double *)((char *)s->ref + rows_offset(s->M, s->N)));
 }
 
 static void *worker(void *arg)
@@ -238,7 +252,7 @@ void ref_ahead_prepare(const at_op *op, at_dtype dt, long long M, long long N, u
 {
 	if (M < 1 || N < 1 ||
 	    (double)M * (double)N *
-			    (double)(at_op_inputs(op) * (int)at_dtype_size(dt) + (int)sizeof(double)) +
+			    (double)(at_op_inputs(op) * (int)at_dtype_size(dt) + (int)sizeof(float)) +
 			    (double)M * (op->side_bytes + op->row_results * (int)sizeof(double)) >
 		    REF_AHEAD_MAX_BYTES)
 		return;
@@ -255,7 +269,7 @@ void ref_ahead_prepare(const at_op *op, at_dtype dt, long long M, long long N, u
 }
 
 void ref_ahead_acquire(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed,
-		       const void **x, const double **ref)
+		       const void **x, const float **ref, const double **rows)
 {
 	pthread_mutex_lock(&ra.lock);
 	ra.held = -1;
@@ -278,6 +292,7 @@ void ref_ahead_acquire(const at_op *op, at_dtype dt, long long M, long long N, u
 	ra.held = i;
 	*x = ra.slot[i].x;
 	*ref = ra.slot[i].ref;
+	*rows = (const double *)((const char *)ra.slot[i].ref + rows_offset(M, N));
 	pthread_mutex_unlock(&ra.lock);
 }
 

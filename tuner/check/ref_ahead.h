@@ -15,7 +15,8 @@
 
 /* A shape whose input and reference take more is not prepared ahead (it is
  * computed when asked for). 4 GiB takes in the default grid's largest
- * shapes (2^28 elements: 3 GiB in f32): at 2 GiB their references were
+ * shapes (2^28 elements: 2 GiB in f32, its reference as floats; 3 GiB when
+ * it was doubles): at 2 GiB their references were
  * computed while the GPU waited, about 1 s each, 7.5 s of the warm sweep's
  * 68 s on the H100. */
 #define REF_AHEAD_MAX_BYTES (4.0 * (1 << 30))
@@ -45,14 +46,14 @@ uint64_t ref_shape_seed(uint64_t base, at_dtype dt, long long M, long long N);
 void ref_ahead_prepare(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed);
 
 /* The input (M x N elements of dt a tensor the op reads, rows dense, one
- * after another) and its reference (M x N
- * doubles) of (op, dt, M, N, seed), both by the op (ref_op_check_data):
- * the prepared ones when they match
- * (after waiting for them), else computed now. Valid until the next
+ * after another), its reference (M x N floats) and row results (M x
+ * op->row_results doubles) of (op, dt, M, N, seed), all by the op
+ * (ref_op_check_data_f32): the prepared ones when they match (after
+ * waiting for them), else computed now. Valid until the next
  * ref_ahead_acquire, ref_ahead_done or ref_ahead_release; the caller does
  * not free them. */
 void ref_ahead_acquire(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed,
-		       const void **x, const double **ref);
+		       const void **x, const float **ref, const double **rows);
 
 /* The caller is done with what acquire handed out (it is on the GPU): its
  * slot may take a shape prepared ahead. */

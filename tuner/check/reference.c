@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -178,7 +179,8 @@ typedef struct ref_job {
 	const void *in[AT_OP_MAX_INPUTS];
 	at_dtype dt;
 	long long N, ldx;
-	double *ref;
+	double *ref;  /* the rows in double, or NULL: */
+	float *ref32; /* as floats instead (a row's doubles in a scratch row) */
 	at_op_ref_row_fn row;                /* an op of one input's, or NULL */
 	at_op_ref_row_inputs_fn row_inputs; /* else this */
 	/* an op with a side input and row results (common/op.h): its
@@ -193,8 +195,9 @@ typedef struct ref_job {
 static void ref_worker(void *arg, long long row_begin, long long row_end)
 {
 	const ref_job *job = arg;
+	double *scratch = job->ref ? NULL : xmalloc((size_t)job->N * sizeof *scratch);
 	for (long long i = row_begin; i < row_end; i++) {
-		double *out = job->ref + (size_t)(i * job->N);
+		double *out = job->ref ? job->ref + (size_t)(i * job->N) : scratch;
 		size_t offset = (size_t)(i * job->ldx);
 		if (job->row_side) {
 			double *row_out = job->row_out + (size_t)i * (size_t)job->nresults;
@@ -208,7 +211,13 @@ static void ref_worker(void *arg, long long row_begin, long long row_end)
 			job->row_inputs(job->in, job->dt, offset, job->N, out);
 		for (long long j = 0; j < job->N; j++)
 			out[j] = ref_saturate(out[j], job->dt);
+		if (job->ref32) {
+			float *o32 = job->ref32 + (size_t)(i * job->N);
+			for (long long j = 0; j < job->N; j++)
+				o32[j] = (float)out[j];
+		}
 	}
+	free(scratch);
 }
 
 void ref_softmax(const void *x, at_dtype dt, long long M, long long N, long long ldx,
@@ -269,27 +278,40 @@ void ref_rows(at_op_ref_row_fn row, const void *x, at_dtype dt, long long M, lon
 		     M);
 }
 
+/* The job of op's reference rows of in (row stride ld), into ref or ref32,
+ * the row results of an op with a side input into row_out. */
+static ref_job op_job(const at_op *op, const void *const *in, at_dtype dt, long long N,
+		      long long ld, double *ref, float *ref32, double *row_out)
+{
+	ref_job job = { .dt = dt, .N = N, .ldx = ld, .ref = ref, .ref32 = ref32 };
+	for (int k = 0; k < at_op_inputs(op) && k < AT_OP_MAX_INPUTS; k++)
+		job.in[k] = in[k];
+	if (op->ref_row_side) {
+		job.row_side = op->ref_row_side;
+		job.side_bytes = op->side_bytes;
+		job.nresults = op->row_results;
+		job.row_out = row_out;
+	} else if (at_op_inputs(op) > 1) {
+		job.row_inputs = op->ref_row_inputs;
+	} else {
+		job.row = op->ref_row;
+	}
+	return job;
+}
+
 void ref_op_rows(const at_op *op, const void *const *in, at_dtype dt, long long M, long long N,
 		 long long ld, double *ref)
 {
-	ref_job job = { .dt = dt, .N = N, .ldx = ld, .ref = ref };
-	for (int k = 0; k < at_op_inputs(op) && k < AT_OP_MAX_INPUTS; k++)
-		job.in[k] = in[k];
-	if (at_op_inputs(op) > 1)
-		job.row_inputs = op->ref_row_inputs;
-	else
-		job.row = op->ref_row;
+	ref_job job = op_job(op, in, dt, N, ld, ref, NULL, NULL);
 	run_ref_jobs(&job, M);
 }
 
 void ref_op_rows_side(const at_op *op, const void *x, const void *side, at_dtype dt,
 		      long long M, long long N, long long ld, double *ref, double *row_out)
 {
-	run_ref_jobs(&(ref_job){ .in = { x }, .dt = dt, .N = N, .ldx = ld, .ref = ref,
-				 .row_side = op->ref_row_side, .side = side,
-				 .side_bytes = op->side_bytes, .nresults = op->row_results,
-				 .row_out = row_out },
-		     M);
+	ref_job job = op_job(op, &x, dt, N, ld, ref, NULL, row_out);
+	job.side = side;
+	run_ref_jobs(&job, M);
 }
 
 void ref_mask_rows(const void *x, at_dtype dt, long long M, long long N, long long ldx,
@@ -363,19 +385,31 @@ void ref_input_random(void *x, at_dtype dt, long long M, long long N, uint64_t s
 	ref_fill_random(x, dt, (size_t)M * (size_t)N, seed);
 }
 
-void ref_op_check_data(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed,
-		       void *x, double *ref)
+/* The check input into x and its reference into ref (doubles) or ref32
+ * (floats), the row results into rows. */
+static void check_data(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed,
+		       void *x, double *ref, float *ref32, double *rows)
 {
 	op->make_input(x, dt, M, N, seed);
-	if (op->ref_row_side) {
-		const char *side = (const char *)x + at_op_side_offset(op, dt, M, N);
-		ref_op_rows_side(op, x, side, dt, M, N, N, ref, ref + (size_t)M * (size_t)N);
-		return;
-	}
 	const void *in[AT_OP_MAX_INPUTS];
 	for (int k = 0; k < at_op_inputs(op) && k < AT_OP_MAX_INPUTS; k++)
 		in[k] = (const char *)x + (size_t)k * (size_t)M * (size_t)N * at_dtype_size(dt);
-	ref_op_rows(op, in, dt, M, N, N, ref);
+	ref_job job = op_job(op, in, dt, N, N, ref, ref32, rows);
+	if (op->ref_row_side)
+		job.side = (const unsigned char *)x + at_op_side_offset(op, dt, M, N);
+	run_ref_jobs(&job, M);
+}
+
+void ref_op_check_data(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed,
+		       void *x, double *ref)
+{
+	check_data(op, dt, M, N, seed, x, ref, NULL, ref + (size_t)M * (size_t)N);
+}
+
+void ref_op_check_data_f32(const at_op *op, at_dtype dt, long long M, long long N,
+			   uint64_t seed, void *x, float *ref, double *rows)
+{
+	check_data(op, dt, M, N, seed, x, NULL, ref, rows);
 }
 
 double ref_tolerance(at_dtype dt)

@@ -67,6 +67,13 @@ void ref_input_random(void *x, at_dtype dt, long long M, long long N, uint64_t s
 void ref_op_check_data(const at_op *op, at_dtype dt, long long M, long long N, uint64_t seed,
 		       void *x, double *ref);
 
+/* ref_op_check_data with the M x N reference as floats (each the double's
+ * value rounded once: what the sweep uploads for gpu_compare, half the
+ * bytes, its error within 2^-24 of the value, far under every tolerance)
+ * and the row results (M * op->row_results doubles) into rows. */
+void ref_op_check_data_f32(const at_op *op, at_dtype dt, long long M, long long N,
+			   uint64_t seed, void *x, float *ref, double *rows);
+
 /* With ATD_MASKED_ZERO: the reference rows of x whose elements are all
  * -inf become value (op->masked_value; the references give them NaN, as
  * torch.softmax). */

@@ -8,11 +8,11 @@
 #include "tuner/ops/cross_entropy_shape.h"
 
 static int make(void **state, const at_op *op, at_dtype dt, long long M, long long N,
-		const void *host_x, CUdeviceptr x, const double *ref, at_error *err)
+		const void *host_x, CUdeviceptr x, const double *rows, at_error *err)
 {
 	ce_shape *c = xcalloc(1, sizeof *c);
 	*state = c; /* freed by free_state even when this fails */
-	return ce_shape_make(c, op, dt, M, N, host_x, x, ref, err);
+	return ce_shape_make(c, op, dt, M, N, host_x, x, rows, err);
 }
 
 static void free_state(void *state)

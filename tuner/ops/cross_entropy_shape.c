@@ -39,7 +39,7 @@ static void probe_ref(at_dtype dt, const void *x, size_t first, long long ld, lo
 /* The probe's buffers: the rows at stride N + 1 from element 1, int32
  * targets, the scale. */
 static int probe_make(ce_probe *p, at_dtype dt, long long M, long long N, const void *host_x,
-		      const long long *targets, const double *ref, at_error *err)
+		      const long long *targets, const double *rows, at_error *err)
 {
 	p->R = M < CE_PROBE_ROWS ? M : CE_PROBE_ROWS;
 	p->dt = dt;
@@ -49,7 +49,7 @@ static int probe_make(ce_probe *p, at_dtype dt, long long M, long long N, const 
 	probe_ref(dt, host_x, 0, N, p->R, N, targets, &opt, &p->opt_ref, &p->opt_size,
 		  &p->opt_rows);
 	p->plain_rows = xmalloc(R * 2 * sizeof *p->plain_rows);
-	memcpy(p->plain_rows, ref + (size_t)M * n, R * 2 * sizeof *ref);
+	memcpy(p->plain_rows, rows, R * 2 * sizeof *rows);
 	/* the special rows: the first ones, strided, made the edge cases */
 	p->strided_host = xcalloc(strided, es);
 	for (size_t i = 0; i < R; i++)
@@ -96,7 +96,7 @@ static void probe_free(ce_probe *p)
 }
 
 int ce_shape_make(ce_shape *c, const at_op *op, at_dtype dt, long long M, long long N,
-		  const void *host_x, CUdeviceptr x, const double *ref, at_error *err)
+		  const void *host_x, CUdeviceptr x, const double *rows, at_error *err)
 {
 	memset(c, 0, sizeof *c);
 	c->M = M;
@@ -105,12 +105,12 @@ int ce_shape_make(ce_shape *c, const at_op *op, at_dtype dt, long long M, long l
 	c->target = x + side;
 	size_t pairs = (size_t)M * 2;
 	c->row_ref = xmalloc(pairs * sizeof *c->row_ref);
-	memcpy(c->row_ref, ref + (size_t)M * (size_t)N, pairs * sizeof *c->row_ref);
+	memcpy(c->row_ref, rows, pairs * sizeof *c->row_ref);
 	CU_TRY(err, cudrv.cuMemAlloc(&c->loss, (size_t)M * sizeof(float)));
 	CU_TRY(err, cudrv.cuMemAlloc(&c->lse, (size_t)M * sizeof(float)));
 	CU_TRY(err, cudrv.cuMemAlloc(&c->ws, WS_BYTES));
 	return probe_make(&c->probe, dt, M, N, host_x,
-			  (const long long *)((const char *)host_x + side), ref, err);
+			  (const long long *)((const char *)host_x + side), rows, err);
 }
 
 void ce_shape_free(ce_shape *c)

@@ -51,10 +51,10 @@ typedef struct ce_shape {
 
 /* Sets c up for an M x N shape of op whose check input is host_x on the
  * host and on the GPU at x (the targets at at_op_side_offset) and whose
- * reference is ref (on the host: its row results are kept, and what the
- * probe needs). */
+ * reference's row results are rows (on the host, (loss, lse) a row: kept,
+ * and what the probe needs). */
 int ce_shape_make(ce_shape *c, const at_op *op, at_dtype dt, long long M, long long N,
-		  const void *host_x, CUdeviceptr x, const double *ref, at_error *err);
+		  const void *host_x, CUdeviceptr x, const double *rows, at_error *err);
 void ce_shape_free(ce_shape *c);
 
 /* Runs the prepare kernel of the variant's module on stream (the scale,

@@ -32,11 +32,12 @@ typedef struct op_variant {
 typedef struct op_gpu {
 	/* Makes the op's state of an M x N shape of dt into *state from its
 	 * check input (host_x on the host, x on the GPU: the inputs, then the
-	 * side input at at_op_side_offset) and its reference ref (on the host:
-	 * M x N, then the row results); both are the sweep's and go away after
-	 * the call. *state is set even when it fails: free_state frees it. */
+	 * side input at at_op_side_offset) and its reference's row results
+	 * rows (on the host: M x row_results, in double); both are the sweep's
+	 * and go away after the call. *state is set even when it fails:
+	 * free_state frees it. */
 	int (*make)(void **state, const at_op *op, at_dtype dt, long long M, long long N,
-		    const void *host_x, CUdeviceptr x, const double *ref, at_error *err);
+		    const void *host_x, CUdeviceptr x, const double *rows, at_error *err);
 	void (*free_state)(void *state);
 	/* Before a variant's check, once: runs what its module holds besides
 	 * the op's kernel (cross_entropy: its prepare kernel). */

@@ -4,13 +4,13 @@
 #include <string.h>
 
 int op_shape_make(op_shape *o, const at_op *op, at_dtype dt, long long M, long long N,
-		  const void *host_x, CUdeviceptr x, const double *ref, at_error *err)
+		  const void *host_x, CUdeviceptr x, const double *rows, at_error *err)
 {
 	memset(o, 0, sizeof *o);
 	o->gpu = op->gpu;
 	if (!o->gpu || !o->gpu->make)
 		return 0;
-	return o->gpu->make(&o->state, op, dt, M, N, host_x, x, ref, err);
+	return o->gpu->make(&o->state, op, dt, M, N, host_x, x, rows, err);
 }
 
 void op_shape_free(op_shape *o)

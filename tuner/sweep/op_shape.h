@@ -15,7 +15,7 @@ typedef struct op_shape {
 /* Sets o up for an M x N shape of op (op_gpu.h's make; a row op: nothing).
  * o is for op_shape_free even when this fails. */
 int op_shape_make(op_shape *o, const at_op *op, at_dtype dt, long long M, long long N,
-		  const void *host_x, CUdeviceptr x, const double *ref, at_error *err);
+		  const void *host_x, CUdeviceptr x, const double *rows, at_error *err);
 void op_shape_free(op_shape *o);
 
 /* The steps of a variant's check and timing, each the op's hook or a row

@@ -24,8 +24,9 @@
 /* The buffers of one shape, on both sides. */
 typedef struct shape_data {
 	CUdeviceptr x, y;    /* x: the op's inputs, one after another */
-	const void *host_x;  /* both owned by ref_ahead */
-	const double *ref;
+	const void *host_x;  /* the three owned by ref_ahead */
+	const float *ref;    /* M x N */
+	const double *rows;  /* the row results (an op's: common/op.h) */
 	CUdeviceptr ref_dev; /* the reference on the GPU, for gpu_compare */
 	size_t bytes;        /* of one M x N tensor: the output, each input */
 	int ninputs;
@@ -97,7 +98,7 @@ static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, double 
 	d->bytes = count * at_dtype_size(s->dtype);
 	/* Fresh data for every shape and sweep: the seed mixes both. */
 	uint64_t seed = ref_shape_seed(ctx->seed, s->dtype, s->M, s->N);
-	ref_ahead_acquire(shape_op(s), s->dtype, s->M, s->N, seed, &d->host_x, &d->ref);
+	ref_ahead_acquire(shape_op(s), s->dtype, s->M, s->N, seed, &d->host_x, &d->ref, &d->rows);
 	phase_end(phase, PHASE_REF, mark);
 	const at_op *op = shape_op(s);
 	d->ninputs = at_op_inputs(op);
@@ -106,17 +107,18 @@ static int make_data(tune_ctx *ctx, const sweep_shape *s, shape_data *d, double 
 	CU_TRY(err, cudrv.cuMemAlloc(&d->x, in_bytes));
 	CU_TRY(err, cudrv.cuMemAlloc(&d->y, d->bytes));
 	CU_TRY(err, cudrv.cuMemcpyHtoD(d->x, d->host_x, in_bytes));
-	/* the M x N part of the reference: an op's row results stay here */
+	/* the M x N reference: an op's row results stay here */
 	CU_TRY(err, cudrv.cuMemAlloc(&d->ref_dev, count * sizeof *d->ref));
 	CU_TRY(err, cudrv.cuMemcpyHtoD(d->ref_dev, d->ref, count * sizeof *d->ref));
 	/* a copy from pageable memory may still be landing when it returns,
 	 * and the timer's non-blocking stream does not wait for the legacy one */
 	CU_TRY(err, cudrv.cuCtxSynchronize());
-	if (op_shape_make(&d->op, op, s->dtype, s->M, s->N, d->host_x, d->x, d->ref, err))
+	if (op_shape_make(&d->op, op, s->dtype, s->M, s->N, d->host_x, d->x, d->rows, err))
 		return -1;
 	ref_ahead_done(); /* its slot may take a shape ahead */
 	d->host_x = NULL;
 	d->ref = NULL;
+	d->rows = NULL;
 	return 0;
 }
 
