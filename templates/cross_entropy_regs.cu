@@ -145,9 +145,6 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 	const int n = c1 - c0 - h; // the first nw of them held, the rest the tail's
 	const int nw = vec_ok ? n / VEC * VEC : n;
 	const bool tail = nw < n && threadIdx.x == CE_TAIL_THREAD;
-	const long long t = ce_target(target, row, flags);
-	const bool fixed = ce_fixed(t, V, ignore_index);
-
 	vec_t xv[ITERS];
 	if (vec_ok) {
 #pragma unroll
@@ -165,14 +162,19 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 		for (int i = 0; i < ITERS; i++)
 			load_vec(xv[i], xb, held_col(i), nw, false);
 	}
+	// the target, read after the logits' loads are issued: t lives in a
+	// uniform register, and its move there (R2UR) waits for the load; read
+	// before them, every warp's loads waited for it (bf16 1024 x 128256:
+	// 136.9 -> 130.5 us, results/h200/ce-target-after-loads-ab-h200.log)
+	const long long t = ce_target(target, row, flags);
+	const bool fixed = ce_fixed(t, V, ignore_index);
 	// the target's column: the head's or the tail's thread's, or its
-	// vector's owner's, who reads its logit (after issuing its own loads:
-	// t's latency hidden; used after the merge) and writes the row's loss
-	// (a row without one: rank 0's thread 0)
+	// vector's owner's, who reads its logit (after the CTA's max: used
+	// after the merge) and writes the row's loss (a row without one: rank
+	// 0's thread 0)
 	const int tc = c0 + h + nw; // the tail's first column
 	const bool owner = !fixed && (ce_owns_col(t, c0 + h, tc) || (head && t >= c0 && t < c0 + h) ||
 				      (tail && t >= tc && t < c1));
-	const float xt = owner ? to_f32(xr[t]) : 0.0f;
 	const float sc = ce_scale(scale); // after the loads: they overlap prepare
 	float m = NEG_INF_F;
 	if (head) { // edge[0]: the head, edge[1]: the tail (different threads)
@@ -198,6 +200,7 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 		}
 	}
 	m = cta_max(m, slot[0]);
+	const float xt = owner ? to_f32(xr[t]) : 0.0f;
 	// a slice of -inf only (or past the row's end) sums against 0: its
 	// terms are 0, where -inf - -inf would be NaN (the cluster's merge
 	// makes a row of -inf only NaN)

@@ -442,27 +442,35 @@ def interleaved_median_us(fns, flush, mode, warmup, reps, hold=None, chunk=10):
     and 4.3 in the next (results/h200/tiny-peers-h200.csv), more than the
     gaps between methods; taking turns gives every method the same levels.
     The loop is queued chunk repetitions at a time, each behind a hold of
-    twice the host's time for it."""
+    twice the host's time for it: a hold before each call, sized by that
+    method's own host time (flush and call, once). One hold a chunk was used
+    up by a method that waits for the GPU (Liger-Kernel's backward compares
+    its upstream gradient with 1 on the host), and the methods after it in
+    the chunk timed their own launches (the library's cross-entropy at bf16
+    1024 x 32000: 337 us against 45)."""
     names = list(fns)
     for name in names:
         for _ in range(warmup):
             flush(mode)
             fns[name]()
     torch.cuda.synchronize()
+    host = {}
+    for name in names if hold is not None else ():
+        t = time.perf_counter()
+        flush(mode)
+        fns[name]()
+        host[name] = time.perf_counter() - t
+        torch.cuda.synchronize()
     times = {name: [] for name in names}
     for first in range(0, reps, chunk):
         n = min(chunk, reps - first)
-        if hold is not None:
-            t = time.perf_counter()
-            for name in names:
-                flush(mode)
-                fns[name]()
-            hold(2 * n * (time.perf_counter() - t) * 1e6 + 1000)
         events = []
         for i in range(first, first + n):
             k = i % len(names)
             for name in names[k:] + names[:k]:
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                if hold is not None:
+                    hold(2 * host[name] * 1e6 + 20)
                 flush(mode)
                 start.record()
                 fns[name]()
