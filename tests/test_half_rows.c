@@ -1,6 +1,6 @@
 /* Tests for tuner/check/half_rows.c and reference.c's row conversions: a
- * row converted at once (x86 F16C where the CPU has it) gives, bit for bit,
- * what common/dtype.h's one-element conversions give, at every kind of
+ * row converted at once, either way (x86 F16C where the CPU has it), gives,
+ * bit for bit, what common/dtype.h's one-element conversions give, at every kind of
  * value (halfway points, subnormals, overflow, infinities, NaN payloads)
  * and every row length (the 8-wide blocks' tails). */
 #include <criterion/criterion.h>
@@ -106,6 +106,36 @@ Test(half_rows, load_and_store_rows_as_one_element_at_a_time)
 		free(row);
 		free(one);
 	}
+}
+
+/* Every 16-bit pattern (every value, subnormals, infinities, NaNs quiet
+ * and signalling with their payloads) of f16 and bf16 through
+ * half_to_doubles at every offset into the 8-wide blocks: bit for bit the
+ * one-element conversion's double. */
+Test(half_rows, every_half_pattern_loads_as_its_double)
+{
+	enum { PATTERNS = 1 << 16, SHIFT = 11 };
+	uint16_t *in = malloc((PATTERNS + SHIFT) * sizeof *in);
+	double *got = malloc((PATTERNS + SHIFT) * sizeof *got);
+	for (int d = AT_F16; d <= AT_BF16; d++) {
+		at_dtype dt = (at_dtype)d;
+		for (int shift = 0; shift < SHIFT; shift++) {
+			for (size_t i = 0; i < PATTERNS; i++)
+				in[shift + i] = (uint16_t)i;
+			/* the rest of the row's length too: every tail */
+			size_t n = PATTERNS - (size_t)shift;
+			half_to_doubles(dt, in + shift, got, n);
+			for (size_t i = 0; i < n; i++) {
+				double want = dt == AT_F16 ? at_f16_to_f32(in[shift + i])
+							   : at_bf16_to_f32(in[shift + i]);
+				cr_assert_eq(memcmp(&got[i], &want, sizeof want), 0,
+					     "%s 0x%04x (element %zu of %zu): %a, want %a",
+					     at_dtype_name(dt), in[shift + i], i, n, got[i], want);
+			}
+		}
+	}
+	free(in);
+	free(got);
 }
 
 Test(half_rows, the_hardware_path_is_there_on_x86)

@@ -19,12 +19,8 @@ void ref_load_row(const void *buf, at_dtype dt, size_t offset, long long N, doub
 			out[j] = ((const float *)buf)[offset + (size_t)j];
 		break;
 	case AT_F16:
-		for (long long j = 0; j < N; j++)
-			out[j] = at_f16_to_f32(((const uint16_t *)buf)[offset + (size_t)j]);
-		break;
 	case AT_BF16:
-		for (long long j = 0; j < N; j++)
-			out[j] = at_bf16_to_f32(((const uint16_t *)buf)[offset + (size_t)j]);
+		half_to_doubles(dt, (const uint16_t *)buf + offset, out, (size_t)N);
 		break;
 	}
 }
@@ -209,12 +205,13 @@ static void ref_worker(void *arg, long long row_begin, long long row_end)
 			job->row(job->in[0], job->dt, offset, job->N, out);
 		else
 			job->row_inputs(job->in, job->dt, offset, job->N, out);
-		for (long long j = 0; j < job->N; j++)
-			out[j] = ref_saturate(out[j], job->dt);
-		if (job->ref32) {
+		if (job->ref32) { /* saturated and rounded in one pass */
 			float *o32 = job->ref32 + (size_t)(i * job->N);
 			for (long long j = 0; j < job->N; j++)
-				o32[j] = (float)out[j];
+				o32[j] = (float)ref_saturate(out[j], job->dt);
+		} else {
+			for (long long j = 0; j < job->N; j++)
+				out[j] = ref_saturate(out[j], job->dt);
 		}
 	}
 	free(scratch);
