@@ -196,6 +196,19 @@ __device__ __forceinline__ float ce_target_z(const elem_t *xr, long long t, long
 	return t >= 0 && t < V ? ce_z(to_f32(xr[t]), c) : NAN_F;
 }
 
+// A reduced call's row losses start as CE_LOSS_PENDING (prepare writes
+// it), a NaN that no loss is stored as: reduce polls for them
+// (cross_entropy_reduce_polled_kernel). Stored as a strong (relaxed, GPU
+// scope) write, as another kernel reads it while this one runs.
+#define CE_LOSS_PENDING 0xffffffffu
+
+__device__ __forceinline__ void ce_store_loss(float *p, float v)
+{
+	if (__float_as_uint(v) == CE_LOSS_PENDING) // a negated NaN: NaN as any other
+		v = NAN_F;
+	asm volatile("st.relaxed.gpu.global.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory");
+}
+
 // Writes the row's loss (and lse, when asked) from its max m, sum s, sum
 // of z sz and target's z zt, the differences first (as softmax): lse - z_t
 // as ln s + (m - z_t), so that a row of logits near 1e30 keeps its loss.
@@ -220,7 +233,7 @@ __device__ __forceinline__ void ce_write_loss(float *loss, float *lse, long long
 		if (zl != 0.0f)
 			v += zl * l * l;
 	}
-	loss[row] = v;
+	ce_store_loss(loss + row, v);
 }
 
 // Everything the gradient needs of a row, from its reductions.
@@ -400,10 +413,10 @@ __device__ __forceinline__ void ce_wait_for_prior_kernel()
 }
 
 // Lets the kernel after this one (reduce, launched dependent) start once
-// every CTA of this grid has started: a grid of one row a CTA then starts
-// reduce during its last wave, whose idle multiprocessors take its CTA, and
-// reduce's launch overlaps the tail (it waits for this grid's end before
-// reading). A persistent grid's CTAs all start at once, so it lets reduce
+// every CTA of this grid has started and waited for prepare: a grid of one
+// row a CTA then starts reduce during its last wave, whose idle
+// multiprocessors take its CTA, and reduce overlaps the tail (it polls the
+// rows' losses, or older code's waits for this grid's end). A persistent grid's CTAs all start at once, so it lets reduce
 // start only at its end, as before, rather than hold a multiprocessor
 // through the whole grid. Without a dependent launch, a no-op.
 __device__ __forceinline__ void ce_start_dependents()
@@ -415,11 +428,13 @@ __device__ __forceinline__ void ce_start_dependents()
 
 // The row's scale: *scale, read by every CTA (NULL: 1), once prepare, the
 // kernel before, has written it: a body reads it after issuing its first
-// loads, which then overlap prepare.
+// loads, which then overlap prepare. Reduce may start only after: it polls
+// the losses prepare marked pending (a grid of one wave would otherwise
+// start it before prepare has marked them).
 __device__ __forceinline__ float ce_scale(const float *scale)
 {
-	ce_start_dependents();
 	ce_wait_for_prior_kernel();
+	ce_start_dependents();
 	return scale ? *scale : 1.0f;
 }
 
@@ -455,10 +470,12 @@ __device__ __forceinline__ vec_t ce_head_vec(const elem_t *xr, long long h)
 // ---- the one-CTA kernels around the row kernel (docs/cross-entropy.md) ----
 
 // The workspace: ws[0] the gradient's scale; long longs at byte 8 n_valid,
-// 16 the out-of-range targets, 24 the first such row (-1: none).
+// 16 the out-of-range targets, 24 the first such row (-1: none); from byte
+// 32 (float CE_WS_LOSSES) the M row losses that reduce sums.
 #define CE_WS_N_VALID 1
 #define CE_WS_N_BAD 2
 #define CE_WS_FIRST_BAD 3
+#define CE_WS_LOSSES 8
 #define CE_ONE_CTA_MAX 1024
 
 // Sums of a warp by a fixed butterfly (the same order every launch).
@@ -496,9 +513,10 @@ __device__ __forceinline__ long long ce_warp_first(long long f)
 // rows on 256 threads).
 #define CE_ONE_CTA_UNROLL 8
 
-// Counts the valid and the out-of-range targets and writes the scale:
-// upstream / n_valid for a mean, upstream otherwise. Any block size that is
-// a multiple of 32, up to 1024; integers, so the order does not matter.
+// Counts the valid and the out-of-range targets, writes the scale
+// (upstream / n_valid for a mean, upstream otherwise) and marks the row
+// losses of the workspace pending. Any block size that is a multiple of
+// 32, up to 1024; integers, so the order does not matter.
 extern "C" __global__ void __launch_bounds__(CE_ONE_CTA_MAX)
 cross_entropy_prepare_kernel(float *ws, const void *target, long long M, long long V,
 			     long long ignore_index, float upstream, int mean, unsigned flags)
@@ -510,6 +528,9 @@ cross_entropy_prepare_kernel(float *ws, const void *target, long long M, long lo
 	__shared__ long long part[3][32];
 	long long nv = 0, nb = 0, f = -1;
 	const long long T = blockDim.x;
+	unsigned *pending = (unsigned *)ws + CE_WS_LOSSES;
+	for (long long r = threadIdx.x; r < M; r += T)
+		pending[r] = CE_LOSS_PENDING;
 	for (long long base = threadIdx.x; base < M; base += CE_ONE_CTA_UNROLL * T) {
 		long long t[CE_ONE_CTA_UNROLL];
 #pragma unroll
@@ -585,6 +606,84 @@ cross_entropy_reduce_kernel(float *out, const float *loss, long long M, const fl
 	if (threadIdx.x == 0)
 		out[0] = (float)(mean ? s / (double)nv : s);
 }
+
+// The loss at p once its row kernel has stored it (ce_store_loss): polled,
+// GPU scope, with a bound. Past CE_POLL_LIMIT_NS a row was never written
+// (code that does not store every row, which the marker rules out): a trap,
+// an error the call's stream reports, rather than a kernel spinning for
+// ever.
+#define CE_POLL_LIMIT_NS 30000000000ull
+
+__device__ __forceinline__ unsigned long long ce_global_ns()
+{
+	unsigned long long t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+__device__ __forceinline__ unsigned ce_load_polled(const float *p)
+{
+	unsigned v;
+	asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+	return v;
+}
+
+__device__ __forceinline__ float ce_loss_when_stored(const float *p, unsigned v,
+						     unsigned long long t0)
+{
+	while (v == CE_LOSS_PENDING) {
+		if (ce_global_ns() - t0 > CE_POLL_LIMIT_NS)
+			__trap();
+		__nanosleep(64);
+		v = ce_load_polled(p);
+	}
+	return __uint_as_float(v);
+}
+
+// reduce's sum (the same order, so the same result) of losses read as the
+// row kernel stores them rather than once it has ended: launched dependent,
+// it starts during the row kernel's last wave and is done when the last
+// row's loss is, before that row's gradient. It waits for the row kernel
+// at its end, so that what follows it in the stream follows the row
+// kernel too. Only for row kernels that store losses so
+// (cross_entropy_losses_polled); prepare marks them pending.
+extern "C" __global__ void __launch_bounds__(CE_ONE_CTA_MAX)
+cross_entropy_reduce_polled_kernel(float *out, const float *loss, long long M, const float *ws,
+				   int mean)
+{
+	__shared__ double part[32];
+	const long long nv = mean && threadIdx.x == 0 ? ((const long long *)ws)[CE_WS_N_VALID] : 1;
+	const long long T = blockDim.x;
+	const unsigned long long t0 = ce_global_ns();
+	double s = 0.0;
+	for (long long base = threadIdx.x; base < M; base += CE_ONE_CTA_UNROLL * T) {
+		unsigned v[CE_ONE_CTA_UNROLL];
+#pragma unroll
+		for (int k = 0; k < CE_ONE_CTA_UNROLL; k++)
+			v[k] = base + k * T < M ? ce_load_polled(loss + base + k * T) : 0u;
+#pragma unroll
+		for (int k = 0; k < CE_ONE_CTA_UNROLL; k++)
+			s += (double)ce_loss_when_stored(loss + base + k * T, v[k], t0);
+	}
+	s = ce_warp_sum_d(s);
+	if (threadIdx.x % 32 == 0)
+		part[threadIdx.x / 32] = s;
+	__syncthreads();
+	if (threadIdx.x < 32) {
+		s = ce_warp_sum_d(threadIdx.x < blockDim.x / 32 ? part[threadIdx.x] : 0.0);
+		if (threadIdx.x == 0)
+			out[0] = (float)(mean ? s / (double)nv : s);
+	}
+	ce_wait_for_prior_kernel();
+}
+
+// Says that this code's row kernels store each row's loss as
+// cross_entropy_reduce_polled_kernel polls for it, and let reduce start
+// only once they have waited for prepare: the library launches that reduce
+// for them. Never launched.
+#if __CUDA_ARCH__ >= 900
+extern "C" __global__ void cross_entropy_losses_polled() {}
+#endif
 
 // Says that this code's row and reduce kernels wait for the kernel before
 // them (ce_wait_for_prior_kernel) and prepare lets the row kernel start:

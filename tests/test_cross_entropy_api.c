@@ -198,8 +198,8 @@ Test(cross_entropy_api, a_query_names_no_kernel_of_another_op)
 }
 
 /* Which kernels wait, by the markers the code defines: the row kernel and
- * reduce by cross_entropy_dependent_launch, the scale by its own; none
- * before sm_90. */
+ * reduce by cross_entropy_dependent_launch, the scale by its own, the
+ * polled reduce by the row kernels' losses marker; none before sm_90. */
 Test(cross_entropy_api, the_markers_say_which_kernels_wait)
 {
 	struct CUfunc_st *const k = (struct CUfunc_st *)0x100;
@@ -214,7 +214,29 @@ Test(cross_entropy_api, the_markers_say_which_kernels_wait)
 	cr_assert_eq(atdi_waiting_kernels(ATDI_CROSS_ENTROPY, aux, 80), 0u, "sm_90's");
 	aux[ATDI_CE_DEPENDENT] = NULL;
 	cr_assert_eq(atdi_waiting_kernels(ATDI_CROSS_ENTROPY, aux, 100), 1u << ATDI_CE_SCALE);
+	aux[ATDI_CE_LOSSES_POLLED] = k;
+	cr_assert_eq(atdi_waiting_kernels(ATDI_CROSS_ENTROPY, aux, 90),
+		     1u << ATDI_CE_SCALE | 1u << ATDI_CE_REDUCE_POLLED);
 	cr_assert_eq(atdi_waiting_kernels(ATDI_SOFTMAX, aux, 90), 0u);
+}
+
+/* The polled reduce only where the row kernel's code stores its losses for
+ * it (its marker) and the reduce is there (the built-in's, or the
+ * variant's own); else the reduce that waits for the row kernel's end. */
+Test(cross_entropy_api, the_polled_reduce_takes_the_row_kernels_that_store_for_it)
+{
+	struct CUfunc_st *const k = (struct CUfunc_st *)0x100;
+	atdi_resolved r;
+	memset(&r, 0, sizeof r);
+	r.aux[ATDI_CE_REDUCE] = k;
+	cr_assert_eq(atdi_ce_reduce_of(&r), ATDI_CE_REDUCE, "older code: neither");
+	r.aux[ATDI_CE_REDUCE_POLLED] = k;
+	cr_assert_eq(atdi_ce_reduce_of(&r), ATDI_CE_REDUCE,
+		     "a row kernel of older code would let it start before prepare");
+	r.aux[ATDI_CE_LOSSES_POLLED] = k;
+	cr_assert_eq(atdi_ce_reduce_of(&r), ATDI_CE_REDUCE_POLLED);
+	r.aux[ATDI_CE_REDUCE_POLLED] = NULL;
+	cr_assert_eq(atdi_ce_reduce_of(&r), ATDI_CE_REDUCE, "no polled reduce to launch");
 }
 
 /* prepare, reduce and the scale are taken from the built-in module (the
@@ -238,8 +260,11 @@ Test(cross_entropy_api, the_shared_kernels_are_the_built_in_modules)
 	for (int i = ATDI_CE_PREPARE; i <= ATDI_CE_SCALE; i++)
 		cr_assert_eq(r.aux[i], builtin, "aux %d", i);
 	cr_assert_eq(r.aux[ATDI_CE_PLAIN], variant, "the row kernels stay the variant's");
+	cr_assert_eq(r.aux[ATDI_CE_REDUCE_POLLED], builtin);
+	cr_assert_eq(r.aux[ATDI_CE_LOSSES_POLLED], variant, "the row kernels' marker stays");
 	cr_assert_eq(r.dependent_launch, 1);
-	cr_assert_eq(r.aux_dependent, 1u << ATDI_CE_REDUCE | 1u << ATDI_CE_SCALE);
+	cr_assert_eq(r.aux_dependent,
+		     1u << ATDI_CE_REDUCE | 1u << ATDI_CE_SCALE | 1u << ATDI_CE_REDUCE_POLLED);
 
 	for (int i = 0; i < ATDI_OP_MAX_AUX; i++)
 		r.aux[i] = variant;

@@ -397,6 +397,7 @@ Test(cross_entropy_templates, serve_cross_entropy_only_and_define_the_three_kern
 		cr_assert_not_null(strstr(src, "cross_entropy_kernel("), "%s", ce_templates[t]);
 		cr_assert_not_null(strstr(src, "cross_entropy_prepare_kernel("));
 		cr_assert_not_null(strstr(src, "cross_entropy_reduce_kernel("));
+		cr_assert_not_null(strstr(src, CE_REDUCE_POLLED "("));
 		free(src);
 	}
 	size_t n;
@@ -617,15 +618,22 @@ Test(cross_entropy_templates, the_plain_kernel_serves_plain_options_only)
 	cr_assert_str_eq(d->aux[ATDI_CE_PLAIN], CE_PLAIN_KERNEL);
 	cr_assert_str_eq(d->aux[ATDI_CE_DEPENDENT], CE_DEPENDENT_LAUNCH);
 	cr_assert_str_eq(d->aux[ATDI_CE_SCALE_WAITS], CE_SCALE_WAITS);
+	cr_assert_str_eq(d->aux[ATDI_CE_REDUCE_POLLED], CE_REDUCE_POLLED);
+	cr_assert_str_eq(d->aux[ATDI_CE_LOSSES_POLLED], CE_LOSSES_POLLED);
 	cr_assert_eq(d->aux_optional,
-		     1u << ATDI_CE_PLAIN | 1u << ATDI_CE_DEPENDENT | 1u << ATDI_CE_SCALE_WAITS,
-		     "the plain kernel and the dependent launches' markers are optional");
-	cr_assert_eq(d->aux_marker, 1u << ATDI_CE_DEPENDENT | 1u << ATDI_CE_SCALE_WAITS,
+		     1u << ATDI_CE_PLAIN | 1u << ATDI_CE_DEPENDENT | 1u << ATDI_CE_SCALE_WAITS |
+			     1u << ATDI_CE_REDUCE_POLLED | 1u << ATDI_CE_LOSSES_POLLED,
+		     "the plain kernel, the polled reduce and the markers are optional");
+	cr_assert_eq(d->aux_marker,
+		     1u << ATDI_CE_DEPENDENT | 1u << ATDI_CE_SCALE_WAITS | 1u << ATDI_CE_LOSSES_POLLED,
 		     "the markers are never launched");
 	cr_assert_eq(d->main_waits, 1u << ATDI_CE_DEPENDENT);
 	cr_assert_eq(d->marker_waits[ATDI_CE_DEPENDENT], 1u << ATDI_CE_REDUCE);
 	cr_assert_eq(d->marker_waits[ATDI_CE_SCALE_WAITS], 1u << ATDI_CE_SCALE);
-	cr_assert_eq(d->aux_shared, 1u << ATDI_CE_PREPARE | 1u << ATDI_CE_REDUCE | 1u << ATDI_CE_SCALE,
+	cr_assert_eq(d->marker_waits[ATDI_CE_LOSSES_POLLED], 1u << ATDI_CE_REDUCE_POLLED);
+	cr_assert_eq(d->aux_shared,
+		     1u << ATDI_CE_PREPARE | 1u << ATDI_CE_REDUCE | 1u << ATDI_CE_SCALE |
+			     1u << ATDI_CE_REDUCE_POLLED,
 		     "the one-CTA kernels and the scale are the same for every variant");
 	for (int op = 0; op < ATDI_NOPS; op++)
 		if (op != ATDI_CROSS_ENTROPY)
@@ -684,6 +692,45 @@ Test(cross_entropy_templates, every_template_waits_for_prepare_and_says_so, .tim
 		cr_assert_not_null(strstr(prepare, "griddepcontrol.launch_dependents"), "%s",
 				   ce_templates[t]);
 		free(prepare);
+		compiled_kernel_free(&k);
+	}
+}
+
+/* Every template's row kernels store each row's loss as the polled reduce
+ * reads it (a strong store) and let reduce start only after waiting for
+ * prepare (which marks the losses pending), and say so; the polled reduce
+ * reads the losses strongly and waits for the row kernel at its end, so
+ * that what follows it in the stream follows the row kernel. */
+Test(cross_entropy_templates, every_template_stores_its_losses_for_the_polled_reduce,
+     .timeout = 240)
+{
+	at_error err;
+	cr_assert_eq(nvrtc_load(&err), 0, "%s", err.msg);
+	for (size_t t = 0; t < NCE; t++) {
+		variant v;
+		variant_defaults(&v, tf_template(ce_templates[t]), AT_BF16);
+		cr_assert_eq(variant_set(&v, "vec=8", &err), 0, "%s", err.msg);
+		compiled_kernel k;
+		tf_compile_ptx(&v, 90, &k);
+		cr_assert_not_null(strstr(k.ptx, ".entry " CE_LOSSES_POLLED "("), "%s",
+				   ce_templates[t]);
+		static const char *const rows[] = { "cross_entropy_kernel", CE_PLAIN_KERNEL };
+		for (size_t i = 0; i < 2; i++) {
+			char *body = entry_ptx(k.ptx, rows[i]);
+			const char *wait = strstr(body, "griddepcontrol.wait");
+			const char *start = strstr(body, "griddepcontrol.launch_dependents");
+			cr_assert(!*body || strstr(body, "st.relaxed.gpu.global.f32"),
+				  "%s: %s stores its losses weakly", ce_templates[t], rows[i]);
+			cr_assert(!*body || (wait && (!start || start > wait)),
+				  "%s: %s lets reduce start before it waited for prepare",
+				  ce_templates[t], rows[i]);
+			free(body);
+		}
+		char *reduce = entry_ptx(k.ptx, CE_REDUCE_POLLED);
+		const char *load = strstr(reduce, "ld.relaxed.gpu.global");
+		const char *wait = strstr(reduce, "griddepcontrol.wait");
+		cr_assert(load && wait && wait > load, "%s: the polled reduce", ce_templates[t]);
+		free(reduce);
 		compiled_kernel_free(&k);
 	}
 }

@@ -20,6 +20,7 @@ fail too: a stage left out, timed by difference). The methods take turns round b
 of the rounds (their spread) and the fraction of the copy's time.
 """
 import argparse
+import concurrent.futures
 import ctypes
 import os
 import re
@@ -53,8 +54,8 @@ def launch_ce(drv, fn, grid, launch, dx, x, t, loss, lse, M, V):
         ctypes.c_float(0.0), ctypes.c_uint(CE_WRITE_GRAD)])
 
 
-def compile_variant(args, dt, M, N, folder, template, params, tmp):
-    cubin = os.path.join(tmp, f"v{len(os.listdir(tmp))}.cubin")
+def compile_variant(args, dt, M, N, folder, template, params, tmp, index):
+    cubin = os.path.join(tmp, f"v{index}.cubin")
     cmd = [args.autotune, "gen", "--templates", folder, "--template", template, "--op",
            "cross_entropy", "--dtype", dt, "-M", str(M), "-N", str(N), "--cubin", cubin]
     for p in params:
@@ -92,6 +93,12 @@ def main(argv=None):
     drv, sms, flush, hold = gpu_setup()
     rows = []
     tmp = tempfile.mkdtemp(prefix="ce-variant-bench-")
+    # every variant compiled at once, a process each (NVRTC is single-threaded)
+    jobs = [(dt, M, N, folder, template, tuple(params))
+            for (dt, M, N), variants in shapes.items() for (folder, template), params in variants]
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        built = {job: pool.submit(compile_variant, args, *job[:5], job[5], tmp, i)
+                 for i, job in enumerate(jobs)}
     for (dt, M, N), variants in shapes.items():
         tdt = getattr(torch, peers.TORCH_DTYPES[dt])
         torch.manual_seed(M * 131 + N)
@@ -106,7 +113,7 @@ def main(argv=None):
         for (folder, template), params in variants:
             name = f"{os.path.basename(folder.rstrip('/'))}: {template} {' '.join(params)}"
             try:
-                cubin, launch = compile_variant(args, dt, M, N, folder, template, params, tmp)
+                cubin, launch = built[(dt, M, N, folder, template, tuple(params))].result()
                 fn, per_sm = drv.load(cubin, launch["threads"], launch["dyn_smem"], ENTRIES,
                                       launch["ctas_per_row"])
             except (subprocess.CalledProcessError, RuntimeError) as e:

@@ -41,17 +41,21 @@ static const atdi_op_desc ops[ATDI_NOPS] = {
 				 ATDI_SIG_CROSS_ENTROPY, 1, 14,
 				 { "cross_entropy_prepare_kernel", "cross_entropy_reduce_kernel",
 				   "cross_entropy_scale_kernel", CE_PLAIN_KERNEL, CE_DEPENDENT_LAUNCH,
-				   CE_SCALE_WAITS },
+				   CE_SCALE_WAITS, CE_REDUCE_POLLED, CE_LOSSES_POLLED },
 				 { "cross_entropy f32", "cross_entropy f16", "cross_entropy bf16" },
 				 NULL,
 				 .aux_optional = 1u << ATDI_CE_PLAIN | 1u << ATDI_CE_DEPENDENT |
-						 1u << ATDI_CE_SCALE_WAITS,
-				 .aux_marker = 1u << ATDI_CE_DEPENDENT | 1u << ATDI_CE_SCALE_WAITS,
+						 1u << ATDI_CE_SCALE_WAITS | 1u << ATDI_CE_REDUCE_POLLED |
+						 1u << ATDI_CE_LOSSES_POLLED,
+				 .aux_marker = 1u << ATDI_CE_DEPENDENT | 1u << ATDI_CE_SCALE_WAITS |
+					       1u << ATDI_CE_LOSSES_POLLED,
 				 .main_waits = 1u << ATDI_CE_DEPENDENT,
 				 .marker_waits = { [ATDI_CE_DEPENDENT] = 1u << ATDI_CE_REDUCE,
-						   [ATDI_CE_SCALE_WAITS] = 1u << ATDI_CE_SCALE },
+						   [ATDI_CE_SCALE_WAITS] = 1u << ATDI_CE_SCALE,
+						   [ATDI_CE_LOSSES_POLLED] =
+							   1u << ATDI_CE_REDUCE_POLLED },
 				 .aux_shared = 1u << ATDI_CE_PREPARE | 1u << ATDI_CE_REDUCE |
-					       1u << ATDI_CE_SCALE },
+					       1u << ATDI_CE_SCALE | 1u << ATDI_CE_REDUCE_POLLED },
 };
 
 const atdi_op_desc *atdi_op_desc_of(int op)

@@ -26,7 +26,7 @@ typedef enum atdi_signature {
 } atdi_signature;
 
 /* The most kernels an op's code defines beside its own (atdi_op_desc.aux). */
-#define ATDI_OP_MAX_AUX 6
+#define ATDI_OP_MAX_AUX 8
 
 /* The kernel a cross_entropy source may define beside cross_entropy_kernel
  * for the options most calls take (no soft-cap, no label smoothing), with
@@ -46,6 +46,17 @@ typedef enum atdi_signature {
  * gradient): a marker, never launched. */
 #define CE_SCALE_WAITS "cross_entropy_scale_waits"
 
+/* An empty kernel that a cross_entropy source defines when its row kernels
+ * store each row's loss as CE_REDUCE_POLLED polls for it and let reduce
+ * start only once they have waited for prepare: a marker, never launched.
+ * Only then is that reduce launched for them (older code's row kernels
+ * would let it start before prepare marked the losses pending). */
+#define CE_LOSSES_POLLED "cross_entropy_losses_polled"
+
+/* The reduce that sums the row losses as the row kernel stores them
+ * (templates/cross_entropy_common.cuh), not after it has ended. */
+#define CE_REDUCE_POLLED "cross_entropy_reduce_polled_kernel"
+
 /* cross_entropy's aux kernels, by index. */
 enum {
 	ATDI_CE_PREPARE,
@@ -53,7 +64,9 @@ enum {
 	ATDI_CE_SCALE,
 	ATDI_CE_PLAIN,
 	ATDI_CE_DEPENDENT,
-	ATDI_CE_SCALE_WAITS
+	ATDI_CE_SCALE_WAITS,
+	ATDI_CE_REDUCE_POLLED,
+	ATDI_CE_LOSSES_POLLED
 };
 
 typedef struct atdi_op_desc {

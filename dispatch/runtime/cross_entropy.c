@@ -2,7 +2,8 @@
  * (a winner, derived or built-in, through atdi_op_resolved), with the two
  * one-CTA kernels its code defines around it: prepare (the gradient's
  * scale, the valid and out-of-range targets), the check of the targets,
- * the row kernel, and reduce for SUM and MEAN. */
+ * the row kernel, and reduce for SUM and MEAN (polling the row losses
+ * where the row kernel's code stores them for it). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,17 +12,13 @@
 #include "dispatch/policy/row_ops.h"
 #include "dispatch/runtime/handle.h"
 #include "dispatch/runtime/launch_geometry.h"
+#include "dispatch/runtime/resolve.h"
 #include "dispatch/runtime/run_op.h"
 
 #define FN "atd_cross_entropy"
-/* The workspace's head: the scale (a float), then as long long at byte 8
- * n_valid, at 16 the out-of-range targets, at 24 the first such row;
- * the row losses that reduce sums follow. */
-#define WS_HEAD 32
-
 ATD_API size_t atd_cross_entropy_workspace_size(int64_t M)
 {
-	return WS_HEAD + (M > 0 ? (size_t)M : 0) * sizeof(float);
+	return ce_workspace_bytes(M);
 }
 
 static int finite_at_least_zero(float v)
@@ -84,12 +81,16 @@ static atd_status check_arguments(atd_handle *h, atd_dtype dtype, const void *lo
 }
 
 /* The reduce kernel over its one CTA, of the tuner's size (its sum's
- * order, and so its result, is the same in both). */
-static int launch_reduce(CUfunction fn, CUdeviceptr out, CUdeviceptr losses, long long M,
-			 CUdeviceptr ws, int mean, int dependent, CUstream stream, at_error *err)
+ * order, and so its result, is the same in both): the one that polls the
+ * losses where the row kernel stores them for it (and r's prepare marks
+ * them), else the one that waits for the row kernel's end. */
+static int launch_reduce(const atdi_resolved *r, CUdeviceptr out, CUdeviceptr losses,
+			 long long M, CUdeviceptr ws, int mean, CUstream stream, at_error *err)
 {
 	void *args[] = { &out, &losses, &M, &ws, &mean };
-	return launch_kernel(fn, 1, CE_ONE_CTA_THREADS, 0, 0, dependent, args, stream, err);
+	int i = atdi_ce_reduce_of(r);
+	return launch_kernel(r->aux[i], 1, CE_ONE_CTA_THREADS, 0, 0, r->aux_dependent >> i & 1u,
+			     args, stream, err);
 }
 
 /* Whether the targets are to be checked: not trusted, and the stream not
@@ -175,7 +176,7 @@ ATD_API atd_status atd_cross_entropy(atd_handle *h, atd_dtype dtype, const void 
 	    (check && (s = check_targets(h, ws, target, i32, V, ignore, st)) != ATD_OK))
 		return s;
 	CUdeviceptr losses = o->reduction == ATD_REDUCTION_NONE ? (CUdeviceptr)(uintptr_t)loss
-								 : ws + WS_HEAD;
+								 : ws + CE_WS_HEAD_BYTES;
 	ce_launch_args a = { (CUdeviceptr)(uintptr_t)dlogits, (CUdeviceptr)(uintptr_t)logits, tg,
 			     losses, (CUdeviceptr)(uintptr_t)lse, ws, m, v, lddlogits, ldlogits,
 			     ignore, o->label_smoothing, o->z_loss, o->softcap, flags };
@@ -187,8 +188,7 @@ ATD_API atd_status atd_cross_entropy(atd_handle *h, atd_dtype dtype, const void 
 		return atdi_launch_failed(h, FN, &r, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V,
 					  err.msg);
 	if (o->reduction != ATD_REDUCTION_NONE &&
-	    launch_reduce(r.aux[ATDI_CE_REDUCE], (CUdeviceptr)(uintptr_t)loss, losses, m, ws, mean,
-			  r.aux_dependent >> ATDI_CE_REDUCE & 1u, st, &err) != 0)
+	    launch_reduce(&r, (CUdeviceptr)(uintptr_t)loss, losses, m, ws, mean, st, &err) != 0)
 		return atdi_launch_failed(h, FN, &r, ATDI_CROSS_ENTROPY, (at_dtype)dtype, M, V,
 					  err.msg);
 	return ATD_OK;

@@ -171,6 +171,11 @@ int launch_cross_entropy(CUfunction fn, CUfunction plain, const launch_geometry 
 	return launch_args(fn, g, grid, args, dependent, stream, err);
 }
 
+size_t ce_workspace_bytes(long long M)
+{
+	return CE_WS_HEAD_BYTES + (M > 0 ? (size_t)M : 0) * sizeof(float);
+}
+
 int launch_cross_entropy_prepare(CUfunction fn, CUdeviceptr ws, CUdeviceptr target, long long M,
 				 long long V, long long ignore_index, float upstream, int mean,
 				 unsigned flags, CUstream stream, at_error *err)

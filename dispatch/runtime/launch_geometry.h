@@ -80,9 +80,18 @@ int launch_kernel(CUfunction fn, unsigned grid, unsigned threads, unsigned dyn_s
  * thread waits a load latency for every few rows. */
 #define CE_ONE_CTA_THREADS 1024
 
-/* Launches fn, a source's cross_entropy_prepare_kernel (one CTA): ws gets
- * the gradient's scale, n_valid, the out-of-range targets and the first
- * such row. */
+/* cross_entropy's workspace (docs/cross-entropy.md), the library's and
+ * the tuner's: a head of CE_WS_HEAD_BYTES (the gradient's scale, a float;
+ * n_valid, the out-of-range targets and the first such row, long longs
+ * from byte 8), then M floats of row losses, which prepare marks pending
+ * (CE_WS_LOSSES in templates/cross_entropy_common.cuh). */
+#define CE_WS_HEAD_BYTES 32
+size_t ce_workspace_bytes(long long M);
+
+/* Launches fn, a source's cross_entropy_prepare_kernel (one CTA) on ws,
+ * ce_workspace_bytes(M) of them: its head gets the gradient's scale,
+ * n_valid, the out-of-range targets and the first such row, its row losses
+ * the pending mark. */
 int launch_cross_entropy_prepare(CUfunction fn, CUdeviceptr ws, CUdeviceptr target, long long M,
 				 long long V, long long ignore_index, float upstream, int mean,
 				 unsigned flags, CUstream stream, at_error *err);

@@ -31,7 +31,9 @@ static atd_status prepare_launch(const atdi_ctx_info *ci, int op, CUfunction fn,
 	out->fn = fn;
 	memcpy(out->aux, aux, sizeof out->aux);
 	const atdi_op_desc *d = atdi_op_desc_of(op);
-	const unsigned launched = d->aux_optional & ~d->aux_marker;
+	/* the alternative entries (the one-CTA kernels, shared or not, take
+	 * their own geometry) */
+	const unsigned launched = d->aux_optional & ~d->aux_marker & ~d->aux_shared;
 	for (int i = 0; i < ATDI_OP_MAX_AUX; i++)
 		if ((launched >> i & 1u) && out->aux[i] && launch_prepare_fn(g, out->aux[i], &err))
 			out->aux[i] = NULL;
@@ -65,6 +67,12 @@ void atdi_share_builtin_aux(int op, struct CUfunc_st *const *builtin_aux, int ar
 			out->aux[i] = builtin_aux[i];
 	out->aux_dependent = (out->aux_dependent & ~shared) |
 			     (atdi_waiting_kernels(op, builtin_aux, arch) & shared);
+}
+
+int atdi_ce_reduce_of(const atdi_resolved *r)
+{
+	return r->aux[ATDI_CE_REDUCE_POLLED] && r->aux[ATDI_CE_LOSSES_POLLED] ? ATDI_CE_REDUCE_POLLED
+									       : ATDI_CE_REDUCE;
 }
 
 /* out's shared aux kernels from the built-in module of (op, dtype), loaded

@@ -33,6 +33,11 @@ unsigned atdi_waiting_kernels(int op, struct CUfunc_st *const *aux, int arch);
 void atdi_share_builtin_aux(int op, struct CUfunc_st *const *builtin_aux, int arch,
 			    atdi_resolved *out);
 
+/* The aux index of the reduce that cross_entropy's call launches after r's
+ * row kernel: ATDI_CE_REDUCE_POLLED where r has it and the row kernel's
+ * code stores its losses for it (CE_LOSSES_POLLED), else ATDI_CE_REDUCE. */
+int atdi_ce_reduce_of(const atdi_resolved *r);
+
 /* The calling thread's current context (*ctx) and whether the handle's
  * lookup holds a choice for op (atdi_op) over (dtype, M, N) there that is still good (*fresh,
  * and *out): the start of atd_softmax and of atd_query alike. Returns

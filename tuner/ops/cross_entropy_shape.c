@@ -11,8 +11,6 @@
 #include "tuner/check/cross_entropy_rows.h"
 #include "tuner/check/reference.h"
 
-#define WS_BYTES 32 /* the contract's workspace: scale, n_valid, bad, first bad */
-
 /* The references of R rows of x (row i from element first + i ld) and
  * targets t under o, as the dtype (gradient) and f32 (loss, lse) hold them:
  * malloc'd into *grad (R x N), *size (its terms' magnitudes, the scale of
@@ -108,7 +106,7 @@ int ce_shape_make(ce_shape *c, const at_op *op, at_dtype dt, long long M, long l
 	memcpy(c->row_ref, rows, pairs * sizeof *c->row_ref);
 	CU_TRY(err, cudrv.cuMemAlloc(&c->loss, (size_t)M * sizeof(float)));
 	CU_TRY(err, cudrv.cuMemAlloc(&c->lse, (size_t)M * sizeof(float)));
-	CU_TRY(err, cudrv.cuMemAlloc(&c->ws, WS_BYTES));
+	CU_TRY(err, cudrv.cuMemAlloc(&c->ws, ce_workspace_bytes(M)));
 	return probe_make(&c->probe, dt, M, N, host_x,
 			  (const long long *)((const char *)host_x + side), rows, err);
 }
