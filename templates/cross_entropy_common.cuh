@@ -416,9 +416,10 @@ __device__ __forceinline__ void ce_wait_for_prior_kernel()
 // every CTA of this grid has started and waited for prepare: a grid of one
 // row a CTA then starts reduce during its last wave, whose idle
 // multiprocessors take its CTA, and reduce overlaps the tail (it polls the
-// rows' losses, or older code's waits for this grid's end). A persistent grid's CTAs all start at once, so it lets reduce
-// start only at its end, as before, rather than hold a multiprocessor
-// through the whole grid. Without a dependent launch, a no-op.
+// rows' losses, or older code's waits for this grid's end). A persistent
+// grid's CTAs all start at once, so it lets reduce start only at its end,
+// as before, rather than hold a multiprocessor through the whole grid.
+// Without a dependent launch, a no-op.
 __device__ __forceinline__ void ce_start_dependents()
 {
 #if __CUDA_ARCH__ >= 900 && !(defined(PERSISTENT) && PERSISTENT)
