@@ -14,7 +14,8 @@
 //
 // Parameters (macros set by the generator):
 //   THREADS           threads per CTA (a multiple of 32)
-//   LANES             threads per row (4..32, a power of two)
+//   LANES             threads per row (1..32, a power of two; 1 or 2 for
+//                     rows of a few elements, no shuffles)
 //   ROWS_PER_CTA      rows of the tile; each group of LANES threads takes
 //                     ROWS_PER_CTA / (THREADS / LANES) of them
 //   VEC               elements per 16-byte chunk (4 for f32, 8 for f16/bf16)

@@ -2,9 +2,11 @@
  * repository root): the template serves only short rows that are not a
  * multiple of the 16-byte vector, with a tile of 2 to 32 KB and the
  * tightest hold; its launch geometry (the tile and two chunks of dynamic
- * shared memory, rows_per_cta rows a CTA, max_n the tuned N); and every
- * variant at f16 N = 100 and f32 N = 33 compiles with NVRTC for sm_90 with
- * cp.async in and 16-byte stores out, no spills and no stack. */
+ * shared memory, rows_per_cta rows a CTA, max_n the tuned N); a thread or
+ * two a row for rows of a few elements; and every variant at f16 N = 100,
+ * f32 N = 33 and bf16 N = 7 compiles with NVRTC for sm_90 with cp.async in
+ * and 16-byte stores out, no spills and no stack, and a thread a row with
+ * no shuffle. */
 #include <criterion/criterion.h>
 
 #include <stdlib.h>
@@ -82,6 +84,46 @@ Test(tile_template, tightest_hold_and_tile_bounds)
 	}
 }
 
+/* Rows of a few elements: a thread a row (its row read from the tile one
+ * element at a time) or two, with up to four rows a thread; the hold stays
+ * the tightest (a thread holds the whole row only when it is alone). */
+Test(tile_template, a_thread_or_two_a_row_for_rows_of_a_few_elements)
+{
+	variant *vs;
+	size_t n = enumerate_at(AT_F32, 1048576, 7, &vs);
+	int one = 0, two = 0;
+	for (size_t i = 0; i < n; i++) {
+		long long lanes = tf_value(&vs[i], "lanes");
+		long long ept = tf_value(&vs[i], "elems_per_thread");
+		long long rows = tf_value(&vs[i], "rows_per_cta");
+		long long threads = tf_value(&vs[i], "threads");
+		if (lanes == 1) {
+			one++;
+			cr_assert_eq(ept, 7);
+			cr_assert_leq(rows / threads, 4);
+			cr_assert_eq(rows % threads, 0);
+		} else if (lanes == 2) {
+			two++;
+			cr_assert_eq(ept, 4);
+		}
+	}
+	cr_assert_gt(one, 0, "no variant of a thread a row at f32 N = 7");
+	cr_assert_gt(two, 0, "no variant of two threads a row at f32 N = 7");
+	free(vs);
+	/* 512 rows of a thread each: the largest tile the manifest has */
+	n = enumerate_at(AT_BF16, 1048576, 5, &vs);
+	int rows512 = 0;
+	for (size_t i = 0; i < n; i++)
+		rows512 += tf_value(&vs[i], "rows_per_cta") == 512;
+	cr_assert_gt(rows512, 0);
+	free(vs);
+	/* a thread cannot hold a row past 32 elements */
+	n = enumerate_at(AT_F32, 65536, 33, &vs);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_gt(tf_value(&vs[i], "lanes"), 1);
+	free(vs);
+}
+
 static void cp_async_in_16_bytes_out(const variant *v, const compiled_kernel *k, void *ctx)
 {
 	(void)ctx;
@@ -92,6 +134,9 @@ static void cp_async_in_16_bytes_out(const variant *v, const compiled_kernel *k,
 		tf_value(v, "cache_hint") ? "st.global.cs.v4.u32" : "st.global.v4",
 	};
 	tf_expect_in_ptx(v, k, wanted, sizeof wanted / sizeof *wanted);
+	if (tf_value(v, "lanes") == 1)
+		cr_assert_null(strstr(k->ptx, "shfl"), "threads=%lld lanes=1: a thread a row shuffles",
+			       tf_value(v, "threads"));
 }
 
 static void compile_all(at_dtype dt, long long N)
@@ -111,4 +156,9 @@ Test(tile_template, every_f16_variant_at_100_compiles_for_sm_90, .timeout = 600)
 Test(tile_template, every_f32_variant_at_33_compiles_for_sm_90, .timeout = 600)
 {
 	compile_all(AT_F32, 33);
+}
+
+Test(tile_template, every_bf16_variant_at_7_compiles_for_sm_90, .timeout = 600)
+{
+	compile_all(AT_BF16, 7);
 }
