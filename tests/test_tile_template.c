@@ -1,12 +1,12 @@
 /* Tests for templates/softmax_tile.{cu,yaml} (the tests run from the
  * repository root): the template serves only short rows that are not a
- * multiple of the 16-byte vector, with a tile of 2 to 32 KB and the
- * tightest hold; its launch geometry (the tile and two chunks of dynamic
- * shared memory, rows_per_cta rows a CTA, max_n the tuned N); a thread or
- * two a row for rows of a few elements; and every variant at f16 N = 100,
- * f32 N = 33 and bf16 N = 7 compiles with NVRTC for sm_90 with cp.async in
- * and 16-byte stores out, no spills and no stack, and a thread a row with
- * no shuffle. */
+ * multiple of the 16-byte vector and whose bytes do not divide it, with a
+ * tile of 2 to 32 KB and the tightest hold; its launch geometry (the tile
+ * and two chunks of dynamic shared memory, rows_per_cta rows a CTA, max_n
+ * the tuned N); a thread or two a row for rows of a few elements; and
+ * every variant at f16 N = 100, f32 N = 33 and bf16 N = 7 compiles with
+ * NVRTC for sm_90 with cp.async in and 16-byte stores out, no spills and
+ * no stack, and a thread a row with no shuffle. */
 #include <criterion/criterion.h>
 
 #include <stdlib.h>
@@ -36,6 +36,10 @@ Test(tile_template, only_rows_off_the_vector)
 	cr_assert_eq(enumerate_at(AT_F32, 65536, 32, &vs), 0);
 	cr_assert_eq(enumerate_at(AT_F16, 65536, 128, &vs), 0);
 	cr_assert_eq(enumerate_at(AT_BF16, 4096, 1000, &vs), 0);
+	/* rows whose bytes divide 16: softmax_tiny's vectors of rows */
+	cr_assert_eq(enumerate_at(AT_F16, 1000000, 2, &vs), 0);
+	cr_assert_eq(enumerate_at(AT_BF16, 1000000, 1, &vs), 0);
+	cr_assert_eq(enumerate_at(AT_F32, 1000000, 2, &vs), 0);
 	/* longer rows: the per-row templates */
 	cr_assert_eq(enumerate_at(AT_F32, 4096, 1001, &vs), 0);
 	cr_assert_eq(enumerate_at(AT_BF16, 4096, 513, &vs), 0);
