@@ -74,12 +74,13 @@ static void assert_open_fails(const char *path, atd_status want)
 	atd_close(h);
 }
 
-Test(dispatch_open, with_nvrtc_a_handle_without_a_database_derives_from_the_seed_winners)
+Test(dispatch_open, with_nvrtc_a_handle_without_a_database_derives_from_the_seed_winners_off_sm_90)
 {
 	atd_handle *h;
 	cr_assert_eq(atd_open(tmp_path("absent.db"), ATD_OPEN_FALLBACK, &h), ATD_OK);
 	cr_assert(strstr(atd_errmsg(h), "seed winners") != NULL, "message: %s", atd_errmsg(h));
-	atd_gpu gpu = { "Some other GPU", 9, 0, 100, 1LL << 36 };
+	/* the seed models learned an sm_90 GPU: another architecture derives */
+	atd_gpu gpu = { "Some other GPU", 8, 0, 100, 1LL << 36 };
 	atd_choice c;
 	cr_assert_eq(atd_query_gpu(h, &gpu, ATD_BF16, 8192, 255, &c), ATD_OK);
 	cr_assert_eq(c.level, ATD_LEVEL_DERIVED, "seeds are never run as stored");
@@ -87,6 +88,35 @@ Test(dispatch_open, with_nvrtc_a_handle_without_a_database_derives_from_the_seed
 	cr_assert_str_eq(c.template_name, "softmax_warp");
 	cr_assert_eq(c.tuned_M, 4096, "the nearest seed in (ln M, ln N)");
 	cr_assert_eq(c.tuned_N, 256);
+	atd_close(h);
+}
+
+/* Every op's family has a seed model, embedded from templates/: on a GPU
+ * of their compute capability the model chooses, for every op. */
+Test(dispatch_open, without_a_database_an_sm_90_gpu_is_served_the_seed_models_choice)
+{
+	atd_handle *h;
+	cr_assert_eq(atd_open(NULL, ATD_OPEN_NO_DB, &h), ATD_OK, "%s", atd_errmsg(NULL));
+	atd_gpu gpu = { "Some other GPU", 9, 0, 100, 1LL << 36 };
+	const atd_op ops[] = { ATD_OP_SOFTMAX, ATD_OP_LOG_SOFTMAX, ATD_OP_SOFTMAX_BACKWARD,
+			       ATD_OP_LOG_SOFTMAX_BACKWARD, ATD_OP_CROSS_ENTROPY };
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+		atd_choice c;
+		cr_assert_eq(atd_query_op_gpu(h, ops[i], &gpu, ATD_BF16, 4096, 50000, &c), ATD_OK,
+			     "op %d: %s", (int)ops[i], atd_errmsg(h));
+		cr_assert_eq(c.level, ATD_LEVEL_PREDICTED, "op %d: %s", (int)ops[i],
+			     atd_level_name(c.level));
+		cr_assert(strstr(c.gpu_name, "seed model") != NULL, "%s", c.gpu_name);
+		cr_assert(strstr(c.gpu_name, "NVIDIA H200") != NULL, "the GPU it learned: %s",
+			  c.gpu_name);
+	}
+	/* softmax_tile's thread a row, which no seed winner names, for the tall
+	 * rows of a few elements the seed winners served at a third of
+	 * torch.softmax's speed (f32 1000000 x 7, H200) */
+	atd_choice c;
+	cr_assert_eq(atd_query_gpu(h, &gpu, ATD_F32, 1000000, 7, &c), ATD_OK, "%s", atd_errmsg(h));
+	cr_assert_str_eq(c.template_name, "softmax_tile");
+	cr_assert(strstr(c.params, "lanes=1 ") != NULL, "%s", c.params);
 	atd_close(h);
 }
 
@@ -270,6 +300,25 @@ Test(dispatch_open, the_fallback_reason_goes_to_the_first_log_callback_once)
 	atd_set_log(h, record, &r);
 	cr_assert_eq(r.calls, 1);
 	atd_set_log(NULL, record, &r); /* harmless */
+	atd_close(h);
+}
+
+/* ATD_OPEN_NO_DB opens nothing, whatever the path: a database's exact
+ * winner is not served, and nothing is warned about. */
+Test(dispatch_open, no_db_ignores_the_path_and_warns_of_nothing)
+{
+	make_db("one.db");
+	const char *path = tmp_path("one.db");
+	atd_handle *h;
+	cr_assert_eq(atd_open(path, 0, &h), ATD_OK, "%s", atd_errmsg(NULL));
+	cr_assert_eq(level_of(h, ATD_F32, 4096, 1000), ATD_LEVEL_EXACT);
+	atd_close(h);
+	cr_assert_eq(atd_open(path, ATD_OPEN_NO_DB, &h), ATD_OK, "%s", atd_errmsg(NULL));
+	cr_assert_eq(level_of(h, ATD_F32, 4096, 1000), ATD_LEVEL_PREDICTED);
+	cr_assert_str_eq(atd_errmsg(h), "", "nothing went wrong");
+	log_record r = { 0 };
+	atd_set_log(h, record, &r);
+	cr_assert_eq(r.calls, 0, "nothing to warn about, no database was asked for: %s", r.text);
 	atd_close(h);
 }
 

@@ -135,8 +135,9 @@ ATD_API atd_status atd_open(const char *path, unsigned flags, atd_handle **out)
 		handle_free(h);
 		return open_failed(ATD_ERR_NO_MEMORY, "out of memory creating a handle");
 	}
-	char msg[ATDI_MSG_CAP];
-	atd_status s = atdi_db_open(path, &h->db, msg, sizeof msg);
+	char msg[ATDI_MSG_CAP] = "";
+	int no_db = (flags & ATD_OPEN_NO_DB) != 0;
+	atd_status s = no_db ? ATD_ERR_DB_MISSING : atdi_db_open(path, &h->db, msg, sizeof msg);
 	if (s == ATD_OK) {
 		s = atdi_db_load(h->db, path, &h->table, msg, sizeof msg);
 		if (s != ATD_OK) {
@@ -149,13 +150,15 @@ ATD_API atd_status atd_open(const char *path, unsigned flags, atd_handle **out)
 		*out = h;
 		return ATD_OK;
 	}
-	if ((flags & ATD_OPEN_FALLBACK) && s != ATD_ERR_NO_MEMORY) {
+	if ((no_db || (flags & ATD_OPEN_FALLBACK)) && s != ATD_ERR_NO_MEMORY) {
 		/* With NVRTC, the seed winners stand in for the database. */
 		int seeded = h->jit.mode != ATDI_JIT_OFF && atdi_seed_table(&h->table) == ATD_OK;
-		snprintf(h->errmsg, sizeof h->errmsg, "%.900s; %s", msg,
-			 seeded ? "deriving kernels from the library's seed winners"
-				: "using the built-in kernel only");
-		h->pending = strdup(h->errmsg); /* lost if out of memory: only a log line */
+		if (!no_db) { /* asked for: nothing to warn about */
+			snprintf(h->errmsg, sizeof h->errmsg, "%.900s; %s", msg,
+				 seeded ? "choosing with the library's seed models and seed winners"
+					: "using the built-in kernel only");
+			h->pending = strdup(h->errmsg); /* lost if out of memory: only a log line */
+		}
 		*out = h;
 		return ATD_OK;
 	}

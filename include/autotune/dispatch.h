@@ -17,10 +17,13 @@
 **                           N were tuned;
 **   ATD_LEVEL_PREDICTED     before 2: where the database holds a performance
 **                           model fitted on this GPU model's results
-**                           (`autotune model fit --store`), the variant of
-**                           the fastest predicted time among every one the
-**                           templates' rules hold valid for the shape,
-**                           compiled with NVRTC on the shape's first call;
+**                           (`autotune model fit --store`; else on another
+**                           GPU's of its compute capability; with no
+**                           database, on an sm_90 GPU, the seed models the
+**                           library carries), the variant of the fastest
+**                           predicted time among every one the templates'
+**                           rules hold valid for the shape, compiled with
+**                           NVRTC on the shape's first call;
 **   2. ATD_LEVEL_DERIVED    the nearest tuned shapes of this GPU model and
 **                           dtype in (log M, log N) (then of other models of
 **                           its compute capability), up to 8, are tried in
@@ -174,6 +177,10 @@ typedef struct atd_handle atd_handle;
 #define ATD_OPEN_JIT_BACKGROUND 4u /* compile derived variants on a worker
 				      thread; until one is ready its shape is
 				      served as with ATD_OPEN_NO_JIT */
+#define ATD_OPEN_NO_DB 16u /* open no database (path is ignored): serve what
+			     the library carries, as a missing database
+			     with ATD_OPEN_FALLBACK does, without the
+			     warning */
 #define ATD_OPEN_TUNE 8u /* online tuning (also ATD_TUNE=1): the first call
 			    of an untuned shape times the variants the model
 			    and its nearest winners give, on scratch buffers

@@ -12,7 +12,7 @@ called through ctypes; the library is found by $AUTOTUNE_DISPATCH_LIB, the
 build/lib of the source checkout it sits in, the installed prefix, or the
 build/lib of the checkout it was installed from (library.py), and the
 tuning database by the library itself ($AUTOTUNE_DB, else autotune.db; with
-none it derives kernels from its seed winners). PyTorch is optional: this
+none it serves its seed models' or seed winners' choice). PyTorch is optional: this
 package imports without it, and without a GPU; the calls that need either
 raise autotune_dispatch.Unavailable.
 

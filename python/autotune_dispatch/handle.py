@@ -57,11 +57,10 @@ def _text(b):
 class Handle:
     """An open tuning database.
 
-    Handle(db=None, fallback=True, jit=None, tune=False)
+    Handle(db=None, fallback=True, jit=None, tune=False, no_db=False)
       db:       the database's path; None: $AUTOTUNE_DB, else autotune.db
       fallback: a missing, corrupt or newer database is not an error: the
-                handle derives kernels from the library's seed winners (or
-                serves the built-in kernel) and warns (DatabaseWarning);
+                handle serves as with no_db and warns (DatabaseWarning);
                 False: such a database raises DatabaseMissing,
                 DatabaseCorrupt or DatabaseNewer
       jit:      "block" (compile a derived kernel at its shape's first call),
@@ -70,23 +69,27 @@ class Handle:
       tune:     online tuning of untuned shapes (ATD_OPEN_TUNE); with
                 jit="background" a worker thread tunes and the shape is
                 served meanwhile
+      no_db:    open no database (db is ignored; ATD_OPEN_NO_DB): serve what
+                the library carries, its seed models' choice on a GPU of
+                their compute capability, else kernels derived from its
+                seed winners (or the built-in kernel), without a warning
     Thread-safe, as the library is. Close it (or use `with`) before the CUDA
     contexts it ran in are destroyed.
     """
 
-    def __init__(self, db=None, fallback=True, jit=None, tune=False):
+    def __init__(self, db=None, fallback=True, jit=None, tune=False, no_db=False):
         if jit is not None and jit not in JIT_MODES:
             raise ValueError(f"jit must be one of {', '.join(JIT_MODES)} or None, got {jit!r}")
         self._so = lib.library()
         flags = (lib.ATD_OPEN_FALLBACK if fallback else 0) | JIT_MODES.get(jit, 0) | \
-            (lib.ATD_OPEN_TUNE if tune else 0)
+            (lib.ATD_OPEN_TUNE if tune else 0) | (lib.ATD_OPEN_NO_DB if no_db else 0)
         h = ctypes.c_void_p()
         status = self._so.atd_open(None if db is None else str(db).encode(), flags, ctypes.byref(h))
         if status != 0:
             raise lib.fail(self._so, None, status)
         self._h = h
         self._lock = threading.Lock()
-        self.db = db
+        self.db = None if no_db else db
         # with fallback, a database that could not be used leaves its reason;
         # any database, the shapes whose winner has no stored kernel
         self.warning = _text(self._so.atd_errmsg(h)) or None

@@ -63,6 +63,7 @@ ATD_OPEN_FALLBACK = 1
 ATD_OPEN_NO_JIT = 2
 ATD_OPEN_JIT_BACKGROUND = 4
 ATD_OPEN_TUNE = 8
+ATD_OPEN_NO_DB = 16
 
 # atd_dtype by name
 DTYPES = {"f32": 0, "f16": 1, "bf16": 2}

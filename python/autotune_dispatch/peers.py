@@ -31,7 +31,7 @@ its message"; one whose output is wrong, "check failed", never timed):
   lib        the library through autotune_dispatch with the database --db:
              softmax, log_softmax, softmax_backward(y, dy),
              log_softmax_backward(y, dy), cross_entropy(logits, target)
-  lib_nodb   the same with no database (the seed winners, or the built-in)
+  lib_nodb   the same with no database (the seed models' or seed winners' choice)
   lib_exact  with --exact-db (a sweep of the config's own shapes)
   lib_tuned  with --db and online tuning (a cache of its own): its first
              call, in the check, times the nearest winners' variants
@@ -552,7 +552,7 @@ def open_handles(args, wanted):
         warnings.simplefilter("ignore", handle_mod.DatabaseWarning)
         handles = {"lib": handle_mod.Handle(args.db, jit="off" if args.no_jit else None)}
         if "lib_nodb" in wanted:
-            handles["lib_nodb"] = handle_mod.Handle("/nonexistent/no.db")
+            handles["lib_nodb"] = handle_mod.Handle(no_db=True)
         if "lib_exact" in wanted and args.exact_db:
             handles["lib_exact"] = handle_mod.Handle(args.exact_db, fallback=False)
         if "lib_tuned" in wanted:

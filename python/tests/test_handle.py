@@ -93,11 +93,24 @@ class OpenDatabase(unittest.TestCase):
         self.assertEqual([x.category for x in w], [atd.DatabaseWarning])
         self.assertTrue(str(w[0].message).startswith("nowhere.db: no such tuning database; "))
         self.assertEqual(h.warning, str(w[0].message))
-        self.assertIn(h.query("f32", 4096, 1024, gpu=H100).level, ("derived", "nearest", "built-in"))
+        # the seed models on an sm_90 GPU (built-in without NVRTC)
+        self.assertIn(h.query("f32", 4096, 1024, gpu=H100).level, ("predicted", "built-in"))
         h.close()
         h.close()
         with self.assertRaises(atd.Error):
             h.query("f32", 4096, 1024, gpu=H100)
+
+    def test_no_db_opens_nothing_and_warns_of_nothing(self):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            h = atd.Handle(EXAMPLE_DB, no_db=True)
+        self.assertEqual(w, [])
+        self.assertIsNone(h.warning)
+        self.assertIsNone(h.db)
+        with atd.Handle(EXAMPLE_DB) as tuned:
+            self.assertEqual(tuned.query("f32", 4096, 1024, gpu=H100).level, "exact")
+        self.assertIn(h.query("f32", 4096, 1024, gpu=H100).level, ("predicted", "built-in"))
+        h.close()
 
     def test_a_winner_without_its_kernel_warns_and_is_not_served(self):
         with open(EXAMPLE_DB, "rb") as f, open("lost.db", "wb") as g:

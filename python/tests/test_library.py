@@ -208,7 +208,7 @@ class Versions(unittest.TestCase):
 
     def test_flags_and_dtypes_are_the_headers(self):
         text = header_text()
-        for name in ("ATD_OPEN_FALLBACK", "ATD_OPEN_NO_JIT", "ATD_OPEN_JIT_BACKGROUND", "ATD_OPEN_TUNE"):
+        for name in ("ATD_OPEN_FALLBACK", "ATD_OPEN_NO_JIT", "ATD_OPEN_JIT_BACKGROUND", "ATD_OPEN_TUNE", "ATD_OPEN_NO_DB"):
             value = int(re.search(rf"#define {name} (\d+)u", text).group(1))
             self.assertEqual(getattr(library, name), value, name)
         for name, value in (("F32", "f32"), ("F16", "f16"), ("BF16", "bf16")):

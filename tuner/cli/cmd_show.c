@@ -21,6 +21,7 @@ typedef struct show_options {
 	long long M, N; /* 0: not given */
 	int arch;       /* from --cc; 0: not given */
 	long long sm_count, mem_bytes; /* -1: not given */
+	int no_db; /* --no-db: what a process without a database is served */
 } show_options;
 
 static int parse_dtype(const char *cmd, const cli_option *opt, const char *text, void *base)
@@ -54,6 +55,8 @@ const cli_option cli_show_options[] = {
 	CLI_CALLBACK(0, "dtype", "DTYPE", parse_dtype, "f32 (default), f16 or bf16"),
 	CLI_STRING(0, "db", "FILE", O(db_path),
 		   "the tuning database (default autotune.db, or $AUTOTUNE_DB)"),
+	CLI_FLAG(0, "no-db", O(no_db),
+		 "no database: what the library serves a process that has none (its seeds)"),
 	CLI_CALLBACK(0, "gpu", "NAME", parse_gpu,
 		     "describe a GPU instead of asking GPU 0 of this machine:\n"
 		     "its name (as the database has it); needs --cc"),
@@ -78,6 +81,11 @@ static int parse_show(int argc, char **argv, show_options *o)
 	char why[256];
 	if (at_shape_check(o->dtype, o->M, o->N, why, sizeof why))
 		return cli_usage_error("show", "%s", why);
+	if (o->no_db && o->db_path)
+		return cli_usage_error("show", "--db and --no-db exclude each other");
+	if (o->no_db && o->gpu_name && o->sm_count < 0)
+		return cli_usage_error("show", "--no-db with --gpu needs --sm-count (there is no "
+					       "database to take it from)");
 	if (!o->gpu_name != !o->arch)
 		return cli_usage_error("show", "--gpu and --cc go together");
 	if (!o->gpu_name && (o->sm_count >= 0 || o->mem_bytes >= 0))
@@ -176,10 +184,10 @@ int cmd_show(int argc, char **argv)
 				       o.op, ops);
 	}
 	const char *path;
-	if (cli_db_path("show", o.db_path, 1, &path))
+	if (!o.no_db && cli_db_path("show", o.db_path, 1, &path))
 		return 2;
 	atd_handle *h;
-	if (atd_open(path, 0, &h) != ATD_OK)
+	if (atd_open(o.no_db ? NULL : path, o.no_db ? ATD_OPEN_NO_DB : 0, &h) != ATD_OK)
 		return cli_fail(atd_errmsg(NULL));
 	atd_choice c;
 	rc = o.gpu_name ? show_described(h, &o, &c) : show_present(h, &o, &c);
