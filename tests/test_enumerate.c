@@ -35,7 +35,7 @@ static int block_ok(long long threads, long long vec, long long ept, long long s
 	return vec * eb <= 16 && vec * eb >= 8 && ept % vec == 0 && threads <= e->max_threads &&
 	       (persistent || stages == 1) && (!packed || (eb == 2 && ept >= 16)) &&
 	       threads * ept >= N && threads * (ept - vec) < N + (peel ? vec - 1 : 0) &&
-	       (!peel || (vec > 1 && N % vec != 0)) &&
+	       (!peel || threads * ept >= N + vec - 1) && (!peel || (vec > 1 && N % vec != 0)) &&
 	       (threads - 32) * vec < N && ept * stages * eb / 4 + 24 <= 255 &&
 	       threads * (ept * stages * eb / 4 + 24) <= e->regs_per_sm;
 }
@@ -115,6 +115,7 @@ Test(enumerate, block_matches_brute_force)
 	cr_assert_gt(check_block(AT_F32, 1, 32768), 0);
 	cr_assert_gt(check_block(AT_BF16, 4096, 12345), 0);
 	cr_assert_gt(check_block(AT_BF16, 4096, 32768), 0);
+	cr_assert_gt(check_block(AT_BF16, 4096, 1022), 0); /* 128 x 8 holds it, unpeeled */
 }
 
 /* Packed holds only in half precision and from 16 held elements: f32 has
@@ -269,7 +270,8 @@ static int warp_ok(const long long *v, const tr_env *e)
 	return vec * eb <= 16 && vec * eb >= 4 && ept % vec == 0 &&
 	       (rows % groups == 0 && rows / groups <= 2) && (persistent || stages == 1) &&
 	       lanes * ept >= N && lanes * (ept - vec) < N + (peel ? vec - 1 : 0) &&
-	       (!peel || (vec > 1 && N % vec != 0)) && (vec <= N || vec * eb == 4) &&
+	       (!peel || lanes * ept >= N + vec - 1) && (!peel || (vec > 1 && N % vec != 0)) &&
+	       (vec <= N || vec * eb == 4) &&
 	       (lanes == 2 || (lanes / 2) * vec < N) &&
 	       ept * (rows / groups) * stages * eb <= 256;
 }
@@ -316,7 +318,39 @@ Test(enumerate, warp_matches_brute_force)
 	cr_assert_gt(check_warp(AT_F32, 4096, 1000), 0);
 	cr_assert_gt(check_warp(AT_F16, 4096, 256), 0);
 	cr_assert_gt(check_warp(AT_BF16, 4096, 33), 0);
+	cr_assert_gt(check_warp(AT_BF16, 4096, 126), 0);
 	cr_assert_eq(check_warp(AT_F32, 4096, 4096), 0); /* 32 lanes x 32 elements at most */
+}
+
+/* A peeled row starts up to vec - 1 elements past a vector boundary: a
+ * hold without room for that head sends such rows element by element
+ * (bf16 118773 x 126 on 8 lanes x 16, peeled: 51.1 us against torch's
+ * 30.3, H200), so no peeled variant holds less than N + vec - 1; peeled
+ * ones with room remain. */
+static void assert_peeled_holds_have_room(const char *name, const char *width, at_dtype dt,
+					  long long N)
+{
+	const tmpl_manifest *t = tf_template(name);
+	variant *vs;
+	size_t n = tf_enumerate(t, 90, dt, 4096, N, &vs), peeled = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!tf_value(&vs[i], "peel"))
+			continue;
+		long long hold = tf_value(&vs[i], width) * tf_value(&vs[i], "elems_per_thread");
+		cr_assert_geq(hold, N + tf_value(&vs[i], "vec") - 1, "%s %s N=%lld: variant %zu",
+			      name, at_dtype_name(dt), N, i);
+		peeled++;
+	}
+	cr_assert_gt(peeled, 0, "%s %s N=%lld: no peeled variant", name, at_dtype_name(dt), N);
+	free(vs);
+}
+
+Test(enumerate, a_peeled_hold_has_room_for_any_rows_head)
+{
+	assert_peeled_holds_have_room("softmax_warp", "lanes", AT_BF16, 126);
+	assert_peeled_holds_have_room("softmax_warp", "lanes", AT_F16, 255);
+	assert_peeled_holds_have_room("softmax_block", "threads", AT_BF16, 1022);
+	assert_peeled_holds_have_room("softmax_block", "threads", AT_F32, 3001);
 }
 
 /* Rows of one vector or less: 2 lanes, one of them idle. */

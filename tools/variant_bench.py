@@ -13,6 +13,9 @@ SPEC has one line a variant, grouped by shape ('#' starts a comment):
   bf16 3 7 cu:tools/probe_tiny.cu threads=32 rows_per_cta=4 -DLANES=8
       (a hand-written kernel with the same signature, compiled by nvcc with
       the -D options and -DDTYPE_BF16=1; check=0 times it unchecked)
+  bf16 3 7 softmax_warp@build-dev/templates-before threads=128 ...
+      (the template from another folder: a variant its manifest held valid
+      before a change)
 Each variant is compiled by `autotune gen --cubin` (NVRTC, as the tuner
 and the library compile it) and launched as they launch it, checked
 against float64 first; each shape also times torch.softmax, the Triton
@@ -156,7 +159,9 @@ def compile_variant(args, dt, M, N, template, params, tmp):
                        "dyn_smem": int(launch.get("dyn_smem", 0)),
                        "persistent": int(launch.get("persistent", 0)),
                        "check": int(launch.get("check", 1))}
-    cmd = [args.autotune, "gen", "--templates", args.templates, "--template", template,
+    # TEMPLATE@DIR: from another templates folder (manifests before a change)
+    template, _, folder = template.partition("@")
+    cmd = [args.autotune, "gen", "--templates", folder or args.templates, "--template", template,
            "--dtype", dt, "-M", str(M), "-N", str(N), "--cubin", cubin]
     for p in params:
         cmd += ["--param", p]
