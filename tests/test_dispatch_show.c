@@ -253,6 +253,24 @@ Test(dispatch_show, a_missing_database_fails)
 	cr_assert(strstr(err, "absent.db: no such tuning database") != NULL, "%s", err);
 }
 
+/* --no-db: what a process without a database runs, the seed models'
+ * choice on an sm_90 GPU, whatever $AUTOTUNE_DB says. */
+Test(dispatch_show, no_db_shows_the_seed_models_choice)
+{
+	setenv("AUTOTUNE_DB", tmp_path("absent.db"), 1);
+	int rc = show("--no-db", "--dtype", "f32", "-M", "1000000", "-N", "7", "--gpu", H100,
+		      "--cc", "9.0", "--sm-count", "132", NULL);
+	unsetenv("AUTOTUNE_DB");
+	cr_assert_eq(rc, 0, "%s%s", out, err);
+	assert_has("level       predicted\n");
+	assert_has("template    softmax_tile\n");
+	assert_has("(the library's seed model)");
+	cr_assert_eq(show("--no-db", "--db", tmp_path("x.db"), "-M", "1", "-N", "7", NULL), 2);
+	cr_assert(strstr(err, "--db and --no-db exclude each other") != NULL, "%s", err);
+	cr_assert_eq(show("--no-db", "-M", "1", "-N", "7", "--gpu", H100, "--cc", "9.0", NULL), 2);
+	cr_assert(strstr(err, "--no-db with --gpu needs --sm-count") != NULL, "%s", err);
+}
+
 Test(dispatch_show, without_a_gpu_or_a_description_it_fails)
 {
 	if (access("/dev/nvidiactl", F_OK) == 0)

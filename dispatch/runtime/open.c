@@ -151,7 +151,8 @@ ATD_API atd_status atd_open(const char *path, unsigned flags, atd_handle **out)
 		return ATD_OK;
 	}
 	if ((no_db || (flags & ATD_OPEN_FALLBACK)) && s != ATD_ERR_NO_MEMORY) {
-		/* With NVRTC, the seed winners stand in for the database. */
+		/* With NVRTC, the seed models and winners stand in for the
+		 * database (dispatch/policy/seeds.h). */
 		int seeded = h->jit.mode != ATDI_JIT_OFF && atdi_seed_table(&h->table) == ATD_OK;
 		if (!no_db) { /* asked for: nothing to warn about */
 			snprintf(h->errmsg, sizeof h->errmsg, "%.900s; %s", msg,

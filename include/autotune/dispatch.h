@@ -169,7 +169,8 @@ typedef struct atd_handle atd_handle;
 
 /* Flags for atd_open. */
 #define ATD_OPEN_FALLBACK 1u /* a missing, corrupt or newer database is not an
-				error: the handle serves the built-in kernel and
+				error: the handle serves as with ATD_OPEN_NO_DB
+				(the built-in kernel alone without NVRTC) and
 				the log callback (if set later, atd_errmsg now)
 				says why */
 #define ATD_OPEN_NO_JIT 2u /* never compile: untuned shapes get the nearest
@@ -177,10 +178,6 @@ typedef struct atd_handle atd_handle;
 #define ATD_OPEN_JIT_BACKGROUND 4u /* compile derived variants on a worker
 				      thread; until one is ready its shape is
 				      served as with ATD_OPEN_NO_JIT */
-#define ATD_OPEN_NO_DB 16u /* open no database (path is ignored): serve what
-			     the library carries, as a missing database
-			     with ATD_OPEN_FALLBACK does, without the
-			     warning */
 #define ATD_OPEN_TUNE 8u /* online tuning (also ATD_TUNE=1): the first call
 			    of an untuned shape times the variants the model
 			    and its nearest winners give, on scratch buffers
@@ -195,6 +192,12 @@ typedef struct atd_handle atd_handle;
 			    served what needs no compiling. Either way the
 			    shape's winner serves from its first call after
 			    the worker is done */
+#define ATD_OPEN_NO_DB 16u /* open no database (path is ignored): serve what
+			     the library carries, without a warning: the
+			     seed models' choice on a GPU of their compute
+			     capability (sm_90), else variants derived from
+			     the seed winners, compiled with NVRTC; the
+			     built-in kernel without it */
 
 /*
 ** Opens a tuning database read-only. path NULL means $AUTOTUNE_DB if set,
@@ -205,8 +208,8 @@ typedef struct atd_handle atd_handle;
 ** Returns ATD_OK and *out; or ATD_ERR_DB_MISSING, ATD_ERR_DB_CORRUPT,
 ** ATD_ERR_DB_NEWER, ATD_ERR_NO_MEMORY with *out NULL (without
 ** ATD_OPEN_FALLBACK), or ATD_ERR_INVALID_ARGUMENT if out is NULL.
-** With ATD_OPEN_FALLBACK those database errors still give a handle (built-in
-** kernel only) and ATD_OK. The caller owns the handle: atd_close it.
+** With ATD_OPEN_FALLBACK those database errors still give a handle (serving
+** as ATD_OPEN_NO_DB's) and ATD_OK. The caller owns the handle: atd_close it.
 ** Does not need a GPU.
 */
 ATD_API atd_status atd_open(const char *path, unsigned flags, atd_handle **out);

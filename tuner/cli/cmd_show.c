@@ -183,11 +183,11 @@ int cmd_show(int argc, char **argv)
 		return cli_usage_error("show", "no op \"%.100s\": the dispatch library serves %s",
 				       o.op, ops);
 	}
-	const char *path;
+	const char *path = NULL;
 	if (!o.no_db && cli_db_path("show", o.db_path, 1, &path))
 		return 2;
 	atd_handle *h;
-	if (atd_open(o.no_db ? NULL : path, o.no_db ? ATD_OPEN_NO_DB : 0, &h) != ATD_OK)
+	if (atd_open(path, o.no_db ? ATD_OPEN_NO_DB : 0, &h) != ATD_OK)
 		return cli_fail(atd_errmsg(NULL));
 	atd_choice c;
 	rc = o.gpu_name ? show_described(h, &o, &c) : show_present(h, &o, &c);
