@@ -108,13 +108,25 @@ static double log2_pos(double v)
 	return v > 0 ? log2(v) : -1;
 }
 
+/* The power of two (up to 2^6) that a row's bytes are a multiple of: N's
+ * factors of two and the element's, so that no product overflows (a query
+ * may name any N: the library's model ranks variants for it). */
+static int row_align(long long N, long long elem_bytes)
+{
+	if (N == 0 || elem_bytes == 0)
+		return 6;
+	int align = 0;
+	for (long long n = N; align < 6 && n % 2 == 0; n /= 2)
+		align++;
+	for (long long e = elem_bytes; align < 6 && e % 2 == 0; e /= 2)
+		align++;
+	return align;
+}
+
 void pf_shape_features(const tr_env *env, double *x)
 {
 	double bytes = 2.0 * (double)env->M * (double)env->N * (double)env->elem_bytes;
-	long long row = env->N * env->elem_bytes;
-	int align = 0;
-	while (align < 6 && row % (2LL << align) == 0)
-		align++;
+	int align = row_align(env->N, env->elem_bytes);
 	x[PF_LOG2_M] = log2_pos((double)env->M);
 	x[PF_LOG2_N] = log2_pos((double)env->N);
 	x[PF_ELEM_BYTES] = (double)env->elem_bytes;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/perf_features.h"
 #include "common/perf_model.h"
 #include "tuner/model/fit.h"
 #include "tuner/model/loo.h"
@@ -129,6 +130,25 @@ static model_fit_options small_fit(void)
 	o.variant.subsample = 1;
 	o.shape.min_leaf_weight = 1;
 	return o;
+}
+
+/* A row's alignment feature: the largest power of two (to 2^6) dividing
+ * its bytes, for any N a query may name (INT64_MAX x 4 bytes overflowed
+ * under UBSan once the seed models ranked variants with no database). */
+Test(perf_model, the_row_alignment_feature_holds_for_any_n)
+{
+	static const struct { long long N; int elem_bytes; double align; } rows[] = {
+		{ 7, 4, 2 }, { 3, 2, 1 }, { 1024, 4, 6 }, { 24, 2, 4 }, { 1, 2, 1 },
+		{ 9223372036854775807LL, 4, 2 }, { 4611686018427387904LL, 2, 6 },
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		tr_env env = toy_env(1, rows[i].N);
+		env.elem_bytes = rows[i].elem_bytes;
+		double x[PF_SHAPE_FEATURES];
+		pf_shape_features(&env, x);
+		cr_assert_eq(x[PF_ROW_ALIGN], rows[i].align, "N=%lld x %d bytes: %g", rows[i].N,
+			     rows[i].elem_bytes, x[PF_ROW_ALIGN]);
+	}
 }
 
 Test(perf_model, boosting_recovers_a_step)
