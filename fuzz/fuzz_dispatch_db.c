@@ -216,7 +216,7 @@ static void remove_sidecars(void)
 
 static void check_choice(const atd_choice *c)
 {
-	if (c->level < ATD_LEVEL_EXACT || c->level > ATD_LEVEL_TUNED || !c->template_name ||
+	if (c->level < ATD_LEVEL_EXACT || c->level > ATD_LEVEL_PREDICTED || !c->template_name ||
 	    !c->params || !c->gpu_name || !c->from_params)
 		die("atd_query_gpu", "an incomplete choice");
 	/* Touch the strings, so that ASan sees a dangling one. */
