@@ -164,3 +164,63 @@ Test(model_dispatch, choose_names_the_op_it_chose_for)
 	cr_assert_neq(r.status, 0, "no softmax results are left to learn from");
 	tr_free(&r);
 }
+
+static void exec_sql(const char *db, const char *sql)
+{
+	sqlite3 *s;
+	cr_assert_eq(sqlite3_open(db, &s), SQLITE_OK);
+	cr_assert_eq(sqlite3_exec(s, sql, NULL, NULL, NULL), SQLITE_OK, "%s: %s", sql,
+		     sqlite3_errmsg(s));
+	sqlite3_close(s);
+}
+
+/* A model that learned softmax_block alone (the example's results of the
+ * other templates deleted), stored in db as op's. */
+static void store_narrow_model(const char *db, const char *op)
+{
+	char narrow[4096], sql[8192];
+	snprintf(narrow, sizeof narrow, "%s", tmp_path("narrow.db"));
+	copy_file("results/example/h100-default.db", narrow);
+	exec_sql(narrow, "DELETE FROM results WHERE template <> 'softmax_block'");
+	tr_result r = RUN("model", "fit", "--db", narrow, "--store");
+	tr_expect_status(&r, 0);
+	tr_free(&r);
+	snprintf(sql, sizeof sql,
+		 "ATTACH '%s' AS narrow; INSERT OR REPLACE INTO models "
+		 "(gpu_id, op, fitted_at, shapes, samples, text) SELECT gpu_id, '%s', fitted_at, "
+		 "shapes, samples, text FROM narrow.models WHERE op = 'softmax'",
+		 narrow, op);
+	exec_sql(db, sql);
+}
+
+static void expect_template(const char *db, const char *op, const char *line)
+{
+	tr_result r = RUN("show", "--db", db, "--gpu", H100, "--cc", "9.0", "-M", "50000", "-N",
+			  "33", "--op", op);
+	tr_expect_status(&r, 0);
+	tr_expect_in(r.out, "level       predicted\n");
+	tr_expect_in(r.out, line);
+	tr_free(&r);
+}
+
+/* An op's own model serves it unless its family's learned every template it
+ * did and more: log_softmax's model of a grid of long rows never learned
+ * the short rows' templates that softmax's did. */
+Test(model_dispatch, the_familys_model_serves_where_it_learned_more_templates)
+{
+	const char *db = stored_model_db();
+	expect_template(db, "softmax", "template    softmax_tile\n");
+	store_narrow_model(db, "log_softmax");
+	expect_template(db, "log_softmax", "template    softmax_tile\n");
+}
+
+Test(model_dispatch, the_ops_own_model_serves_where_it_learned_as_much)
+{
+	const char *db = stored_model_db();
+	/* log_softmax's own model learned every template; softmax's, one */
+	exec_sql(db, "INSERT INTO models (gpu_id, op, fitted_at, shapes, samples, text) "
+		     "SELECT gpu_id, 'log_softmax', fitted_at, shapes, samples, text FROM models "
+		     "WHERE op = 'softmax'");
+	store_narrow_model(db, "softmax");
+	expect_template(db, "log_softmax", "template    softmax_tile\n");
+}

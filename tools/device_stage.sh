@@ -391,7 +391,7 @@ fi
 [ -f build-dev/random-peers.csv ] && cp build-dev/random-peers.csv "$OUT/random-peers.csv"
 timeout 300 env PYTHONPATH=python python3 -m autotune_dispatch.peers --lib build-dev/lib/libautotune-dispatch.so \
 	--db /tmp/lib.db --exact-db /tmp/exact.db -c "$OUT/random.yaml" --resume \
-	--methods lib,lib_exact,torch,triton,compile,copy --csv "$OUT/random-peers.csv" 2>&1 |
+	--methods lib,lib_nodb,lib_exact,torch,triton,compile,copy --csv "$OUT/random-peers.csv" 2>&1 |
 	grep --line-buffered -v -i -e warn | tee "$OUT/random-peers.log" | tail -25
 EOS
 cat >build-dev/python-gpu-test.sh <<'EOS'
@@ -586,5 +586,5 @@ whl_bytes=$( (find .whl -type f -printf '%s\n' 2>/dev/null || true) | awk '{s +=
 awk -v t="$tree_bytes" -v d="$dev_bytes" -v w="$whl_bytes" 'BEGIN {
 	mib = 1048576; all = (t + d) / mib; with = (t + d + w) / mib
 	printf "device tree: %.1f MiB with build-dev, %.1f MiB with .whl too (limit 64)\n", all, with
-	if (with > 64) print "device_stage: over 64 MiB with .whl: remove what the runs do not need (build-dev/examples: bench.sh alone; build-dev/autotune: the sweeps, selftest, gen)" > "/dev/stderr"
+	if (with > 64) print "device_stage: over 64 MiB with .whl: hold the results the runners never read out of the tree (bash tools/device_hold.sh out, then in after the calls) and remove what the runs do not need (build-dev/examples: bench.sh alone; build-dev/autotune: the sweeps, selftest, gen)" > "/dev/stderr"
 }'

@@ -2,6 +2,7 @@
 #include "dispatch/runtime/models.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "dispatch/policy/row_ops.h"
 #include "dispatch/policy/select.h"
@@ -40,22 +41,76 @@ static const perf_model *parsed(atd_handle *h, size_t i, atdi_notes *notes)
 	return h->model_state[i] == 1 ? h->models[i] : NULL;
 }
 
-/* How well row r's model fits (gpu, op): 0 not at all; higher is better.
- * Another GPU of the same compute capability comes after the GPU's own
- * model: fitted on the H100's results, the model chooses within 0.97 of
- * the H200's tuned winners at the geometric mean (its own, left one out:
- * 0.973), where rules over the H100's winners do worse. */
-static int fit_of(const atd_handle *h, const atdi_model_row *r, const atd_gpu *gpu, int op)
+/* How well row r's model's GPU fits gpu, for op or its family: 0 not at
+ * all; higher is better. Another GPU of the same compute capability comes
+ * after the GPU's own model: fitted on the H100's results, the model
+ * chooses within 0.97 of the H200's tuned winners at the geometric mean
+ * (its own, left one out: 0.973), where rules over the H100's winners do
+ * worse. */
+static int gpu_fit(const atd_handle *h, const atdi_model_row *r, const atd_gpu *gpu, int op)
 {
 	const atdi_gpu_row *g = &h->table.gpus[r->gpu];
-	int same_op = r->op == op;
-	if (!same_op && r->op != atdi_op_desc_of(op)->family)
+	if (r->op != op && r->op != atdi_op_desc_of(op)->family)
 		return 0;
 	if (atdi_same_model(g, gpu))
-		return 3 + same_op;
+		return 2;
 	if (g->cc_major == gpu->cc_major && g->cc_minor == gpu->cc_minor)
-		return 1 + same_op;
+		return 1;
 	return 0;
+}
+
+/* The "template NAME" lines that follow a model text's first line: the
+ * next one after *p (NULL at the first call), its name and length in
+ * *name, *len; NULL after the last. */
+static const char *next_template(const char *text, const char *p, const char **name,
+				 size_t *len)
+{
+	p = p ? p + strcspn(p, "\n") : text + strcspn(text, "\n");
+	if (*p != '\n' || strncmp(p + 1, "template ", 9) != 0)
+		return NULL;
+	*name = p + 10;
+	*len = strcspn(*name, "\n");
+	return p + 1;
+}
+
+static int knows_template(const char *text, const char *name, size_t len)
+{
+	const char *n;
+	size_t l;
+	for (const char *p = next_template(text, NULL, &n, &l); p; p = next_template(text, p, &n, &l))
+		if (l == len && strncmp(n, name, len) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether model text a learned every template b did and more. */
+static int learned_more(const char *a, const char *b)
+{
+	const char *n;
+	size_t l;
+	for (const char *p = next_template(b, NULL, &n, &l); p; p = next_template(b, p, &n, &l))
+		if (!knows_template(a, n, l))
+			return 0;
+	for (const char *p = next_template(a, NULL, &n, &l); p; p = next_template(a, p, &n, &l))
+		if (!knows_template(b, n, l))
+			return 1;
+	return 0;
+}
+
+/* Whether row i's model serves op better than row j's of the same GPU fit:
+ * the op's own, unless its family's learned every template it did and
+ * more (the family's sweep measured regimes the op's grid never reached:
+ * log_softmax's model of the long rows it was tuned at knew neither
+ * softmax_tiny nor softmax_tile, and chose 1.09x slower over drawn shapes
+ * than softmax's, results/h200/log-softmax-{own,family}-model-peers-*). */
+static int serves_better(const atd_handle *h, size_t i, size_t j, int op)
+{
+	const atdi_model_row *a = &h->table.models[i], *b = &h->table.models[j];
+	if ((a->op == op) == (b->op == op))
+		return 0;
+	if (a->op == op)
+		return !learned_more(b->text, a->text);
+	return learned_more(a->text, b->text);
 }
 
 const perf_model *atdi_model_for(atd_handle *h, const atd_gpu *gpu, int op,
@@ -64,8 +119,9 @@ const perf_model *atdi_model_for(atd_handle *h, const atd_gpu *gpu, int op,
 	long best = -1;
 	int best_fit = 0;
 	for (size_t i = 0; i < h->table.nmodels; i++) {
-		int fit = fit_of(h, &h->table.models[i], gpu, op);
-		if (fit > best_fit) {
+		int fit = gpu_fit(h, &h->table.models[i], gpu, op);
+		if (fit > best_fit || (fit > 0 && fit == best_fit &&
+				       serves_better(h, i, (size_t)best, op))) {
 			best_fit = fit;
 			best = (long)i;
 		}
