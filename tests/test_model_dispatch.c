@@ -174,34 +174,44 @@ static void exec_sql(const char *db, const char *sql)
 	sqlite3_close(s);
 }
 
-/* A model that learned softmax_block alone (the example's results of the
- * other templates deleted), stored in db as op's. */
-static void store_narrow_model(const char *db, const char *op)
+/* A model fitted on the example's results but those where, stored in db as
+ * op's. */
+static void store_model_without(const char *db, const char *op, const char *where)
 {
-	char narrow[4096], sql[8192];
-	snprintf(narrow, sizeof narrow, "%s", tmp_path("narrow.db"));
-	copy_file("results/example/h100-default.db", narrow);
-	exec_sql(narrow, "DELETE FROM results WHERE template <> 'softmax_block'");
-	tr_result r = RUN("model", "fit", "--db", narrow, "--store");
+	char part[4096], sql[8192];
+	snprintf(part, sizeof part, "%s", tmp_path("part.db"));
+	copy_file("results/example/h100-default.db", part);
+	snprintf(sql, sizeof sql, "DELETE FROM results WHERE %s; DELETE FROM winners WHERE %s",
+		 where, strncmp(where, "template", 8) == 0 ? "0" : where);
+	exec_sql(part, sql);
+	tr_result r = RUN("model", "fit", "--db", part, "--store");
 	tr_expect_status(&r, 0);
 	tr_free(&r);
 	snprintf(sql, sizeof sql,
-		 "ATTACH '%s' AS narrow; INSERT OR REPLACE INTO models "
+		 "ATTACH '%s' AS part; INSERT OR REPLACE INTO models "
 		 "(gpu_id, op, fitted_at, shapes, samples, text) SELECT gpu_id, '%s', fitted_at, "
-		 "shapes, samples, text FROM narrow.models WHERE op = 'softmax'",
-		 narrow, op);
+		 "shapes, samples, text FROM part.models WHERE op = 'softmax'",
+		 part, op);
 	exec_sql(db, sql);
 }
 
-static void expect_template(const char *db, const char *op, const char *line)
+/* softmax_block's results alone */
+#define NARROW "template <> 'softmax_block'"
+/* half the shapes, every template (softmax_tile's are at N = 77 alone) */
+#define HALF "(m + n) % 2 = 1 AND n <> 77"
+
+static void expect_template(const char *db, const char *op, const char *dims[2],
+			    const char *line)
 {
-	tr_result r = RUN("show", "--db", db, "--gpu", H100, "--cc", "9.0", "-M", "50000", "-N",
-			  "33", "--op", op);
+	tr_result r = RUN("show", "--db", db, "--gpu", H100, "--cc", "9.0", "--dtype", "f32", "-M",
+			  dims[0], "-N", dims[1], "--op", op);
 	tr_expect_status(&r, 0);
 	tr_expect_in(r.out, "level       predicted\n");
 	tr_expect_in(r.out, line);
 	tr_free(&r);
 }
+
+static const char *short_rows[2] = { "50000", "33" }, *mid_rows[2] = { "20000", "700" };
 
 /* An op's own model serves it unless its family's learned every template it
  * did and more: log_softmax's model of a grid of long rows never learned
@@ -209,18 +219,28 @@ static void expect_template(const char *db, const char *op, const char *line)
 Test(model_dispatch, the_familys_model_serves_where_it_learned_more_templates)
 {
 	const char *db = stored_model_db();
-	expect_template(db, "softmax", "template    softmax_tile\n");
-	store_narrow_model(db, "log_softmax");
-	expect_template(db, "log_softmax", "template    softmax_tile\n");
+	expect_template(db, "softmax", short_rows, "template    softmax_tile\n");
+	store_model_without(db, "log_softmax", NARROW);
+	expect_template(db, "log_softmax", short_rows, "template    softmax_tile\n");
 }
 
-Test(model_dispatch, the_ops_own_model_serves_where_it_learned_as_much)
+/* With the same templates, the op's own serves, on fewer shapes too (at
+ * log_softmax's grid its own model chose better than softmax's). */
+Test(model_dispatch, the_ops_own_model_serves_where_its_familys_learned_the_same_templates)
+{
+	const char *db = stored_model_db();
+	expect_template(db, "softmax", mid_rows, "template    softmax_block\n");
+	store_model_without(db, "log_softmax", HALF);
+	expect_template(db, "log_softmax", mid_rows, "template    softmax_warp\n");
+}
+
+Test(model_dispatch, the_ops_own_model_serves_where_it_learned_more)
 {
 	const char *db = stored_model_db();
 	/* log_softmax's own model learned every template; softmax's, one */
 	exec_sql(db, "INSERT INTO models (gpu_id, op, fitted_at, shapes, samples, text) "
 		     "SELECT gpu_id, 'log_softmax', fitted_at, shapes, samples, text FROM models "
 		     "WHERE op = 'softmax'");
-	store_narrow_model(db, "softmax");
-	expect_template(db, "log_softmax", "template    softmax_tile\n");
+	store_model_without(db, "softmax", NARROW);
+	expect_template(db, "log_softmax", short_rows, "template    softmax_tile\n");
 }

@@ -83,34 +83,42 @@ static int knows_template(const char *text, const char *name, size_t len)
 	return 0;
 }
 
-/* Whether model text a learned every template b did and more. */
-static int learned_more(const char *a, const char *b)
+/* How model text a's templates cover b's: -1 when a misses one of b's, 0
+ * when they learned the same, 1 when a learned them all and more. */
+static int template_cover(const char *a, const char *b)
 {
 	const char *n;
 	size_t l;
 	for (const char *p = next_template(b, NULL, &n, &l); p; p = next_template(b, p, &n, &l))
 		if (!knows_template(a, n, l))
-			return 0;
+			return -1;
 	for (const char *p = next_template(a, NULL, &n, &l); p; p = next_template(a, p, &n, &l))
 		if (!knows_template(b, n, l))
 			return 1;
 	return 0;
 }
 
+/* Whether the family's model f serves op better than op's own model o, of
+ * the same GPU fit: when it learned every template o did and more. Its
+ * templates compute op too, at the same bytes: log_softmax's model of the
+ * long rows it was tuned at knew neither softmax_tiny nor softmax_tile and
+ * chose 1.09x slower over drawn shapes than softmax's (results/h200/
+ * log-softmax-{own,family}-model-peers-*). With the same templates the
+ * op's own serves: at log_softmax's 63 shapes its own model, left one out,
+ * chose 0.991 of the winners' time, softmax's 0.984. */
+static int family_serves_better(const atdi_model_row *f, const atdi_model_row *o)
+{
+	return template_cover(f->text, o->text) > 0;
+}
+
 /* Whether row i's model serves op better than row j's of the same GPU fit:
- * the op's own, unless its family's learned every template it did and
- * more (the family's sweep measured regimes the op's grid never reached:
- * log_softmax's model of the long rows it was tuned at knew neither
- * softmax_tiny nor softmax_tile, and chose 1.09x slower over drawn shapes
- * than softmax's, results/h200/log-softmax-{own,family}-model-peers-*). */
+ * the op's own, unless its family's serves better. */
 static int serves_better(const atd_handle *h, size_t i, size_t j, int op)
 {
 	const atdi_model_row *a = &h->table.models[i], *b = &h->table.models[j];
 	if ((a->op == op) == (b->op == op))
 		return 0;
-	if (a->op == op)
-		return !learned_more(b->text, a->text);
-	return learned_more(a->text, b->text);
+	return a->op == op ? !family_serves_better(b, a) : family_serves_better(a, b);
 }
 
 const perf_model *atdi_model_for(atd_handle *h, const atd_gpu *gpu, int op,
