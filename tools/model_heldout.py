@@ -15,7 +15,9 @@ differ by more than 0.05. The held-out set of session 51 (142 shapes): the
 four H200 draws' results/h200/random-exact-*-h200.db.xz with their shapes
 of N <= 64 deleted, merged (`autotune db merge`) with
 results/h200/draws-short-rows-h200.db.xz (those shapes re-swept with the
-templates of that session).
+templates of that session). Since session 53 the shipped softmax model is
+fitted on those draws too: judge a fit by tools/model_draw_folds.py
+(leave-one-draw-out) and on a draw taken after it.
 """
 import argparse
 import math
