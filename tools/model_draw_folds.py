@@ -6,8 +6,8 @@ every variant at 25-40 shapes drawn at random; a re-sweep of some of their
 shapes with later templates (results/h200/draws-short-rows-h200.db.xz, the
 rows of N <= 64 after softmax_tiny changed) replaces that shape's older
 results. Fold SEED fits on the grid and the other draws, and chooses at
-SEED's shapes: a measurement on shapes the fit never saw, with five times
-the shapes of one draw. Each fold is scored like tools/model_heldout.py
+SEED's shapes: a measurement on shapes the fit never saw, over every
+draw's shapes in turn. Each fold is scored like tools/model_heldout.py
 (each choice's time looked up in that shape's exhaustive results) and set
 against the BASELINE models (e.g. the shipped seed, fitted on the grid
 alone; a path with %d takes the fold's seed).
@@ -20,6 +20,7 @@ ships) into OUT.txt. WORKDIR keeps the databases and the fold models.
 """
 import argparse
 import glob
+import hashlib
 import os
 import re
 import shlex
@@ -103,6 +104,8 @@ def main():
     grid = unpack(GRID, f"{args.work}/grid.db")
     found, resweep = draws(args.work)
     seeds = [s for s in found if not s.endswith("+")]
+    # a fold's model is kept in WORKDIR by its fit and the draws it knew of
+    tag += "-" + hashlib.sha256(" ".join(seeds).encode()).hexdigest()[:8]
     everything = merge(args.autotune, f"{args.work}/all.db",
                        [grid, resweep] + [found[s] for s in seeds])
     names = args.baseline + [f"fold fit ({args.fit_args or 'defaults'})"]
