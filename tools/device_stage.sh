@@ -263,7 +263,7 @@ bash build-dev/pack.sh /tmp/default.db "$OUT/default.db.xz"
 EOS
 cat >build-dev/variant-bench.sh <<'EOS'
 export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1
-PYTHONPATH=python python3 tools/variant_bench.py "$1" --csv "$OUT/variant-bench.csv" 2>&1 |
+PYTHONPATH=python python3 tools/variant_bench.py "$@" --csv "$OUT/variant-bench.csv" 2>&1 |
 	grep -v -i warn | tee "$OUT/variant-bench.log"
 EOS
 cat >build-dev/ce-variant-bench.sh <<'EOS'

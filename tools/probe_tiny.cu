@@ -7,6 +7,10 @@
 // torch.softmax): -DPRECISE_RCP (1 / s, then a product), -DINDEX64 (64-bit
 // rows and columns), -DONE_ELEMENT_BRANCH (rows of one element by a loop
 // of their own), -DFLAGS (the masked-row argument and its tests).
+// -DROWS_A_THREAD=R -DNN=n: rows of exactly n elements (n known when
+// compiled, as torch.compile's kernel knows it), R whole rows a thread in
+// one vector load and store (R n elements: 2, 4, 8 or 16 bytes), no
+// shuffles; with -DPRECISE_RCP as above (rows_per_cta = threads R).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #if DTYPE_BF16
@@ -37,6 +41,42 @@ extern "C" __global__ void softmax_kernel(T *__restrict__ y, const T *__restrict
 					  long long M, long long N, long long ldy, long long ldx,
 					  unsigned flags)
 {
+#if defined(ROWS_A_THREAD) && !defined(EMPTY)
+	{
+		constexpr int E = ROWS_A_THREAD * NN;
+		struct alignas(E * sizeof(T)) vec_t { T e[E]; };
+		const index_t r0 = ((index_t)blockIdx.x * blockDim.x + threadIdx.x) * ROWS_A_THREAD;
+		if (r0 >= (index_t)M)
+			return;
+		vec_t v = *reinterpret_cast<const vec_t *>(x + r0 * NN);
+#pragma unroll
+		for (int r = 0; r < ROWS_A_THREAD; r++) {
+			float f[NN], m = -__int_as_float(0x7f800000), s = 0.0f;
+#pragma unroll
+			for (int c = 0; c < NN; c++) {
+				f[c] = (float)v.e[r * NN + c];
+				m = fmaxf(m, f[c]);
+			}
+#pragma unroll
+			for (int c = 0; c < NN; c++) {
+				f[c] = __exp2f_fast((f[c] - m) * 1.4426950408889634f);
+				s += f[c];
+			}
+#ifdef PRECISE_RCP
+			const float inv = 1.0f / s;
+#pragma unroll
+			for (int c = 0; c < NN; c++)
+				v.e[r * NN + c] = (T)(f[c] * inv);
+#else
+#pragma unroll
+			for (int c = 0; c < NN; c++)
+				v.e[r * NN + c] = (T)__fdividef(f[c], s);
+#endif
+		}
+		*reinterpret_cast<vec_t *>(y + r0 * NN) = v;
+		return;
+	}
+#endif
 #ifndef EMPTY
 #ifdef ONE_ELEMENT_BRANCH
 	if (N == 1) {

@@ -19,7 +19,7 @@ SPEC has one line a variant, grouped by shape ('#' starts a comment):
 Each variant is compiled by `autotune gen --cubin` (NVRTC, as the tuner
 and the library compile it) and launched as they launch it, checked
 against float64 first; each shape also times torch.softmax, the Triton
-tutorial's kernel and a copy. The methods of a shape take turns, a median
+tutorial's kernel, a copy and with --compile torch.compile's softmax. The methods of a shape take turns, a median
 of --reps a method and flush per round; the table gives the median of the
 rounds (and their spread), the CSV every round.
 """
@@ -190,10 +190,14 @@ def main(argv=None):
     ap.add_argument("spec")
     ap.add_argument("--templates", default="build-dev/templates")
     add_bench_args(ap, reps=60)
+    ap.add_argument("--compile", action="store_true", help="time torch.compile's softmax too")
     args = ap.parse_args(argv)
     shapes = parse_spec(args.spec)
     drv, sms, flush, hold = gpu_setup()
     tutorial = peers.TutorialSoftmax() if peers.triton is not None else None
+    # torch.compile as the peer benchmark makes it: a graph per shape
+    compiled = torch.compile(lambda t: torch.softmax(t, dim=-1), dynamic=False) \
+        if args.compile else None
     rows = []
     tmp = tempfile.mkdtemp(prefix="variant-bench-")
     for (dt, M, N), variants in shapes.items():
@@ -214,6 +218,8 @@ def main(argv=None):
             methods[name] = (lambda fn=fn, grid=grid, launch=launch:
                              drv.launch(fn, grid, launch["threads"], launch["dyn_smem"], y, x, M, N) or y)
         methods["torch"] = lambda: torch.softmax(x, dim=-1)
+        if compiled:
+            methods["compile"] = lambda: compiled(x)
         if tutorial:
             methods["triton"] = lambda: tutorial(x, y) or y
         methods["copy"] = lambda: y.copy_(x)
@@ -222,7 +228,7 @@ def main(argv=None):
             try:
                 out = fn()
             except Exception as e:  # a peer that refuses or cannot run the shape (Triton)
-                if name in ("torch", "triton", "copy"):
+                if name in ("torch", "triton", "compile", "copy"):
                     print(f"{dt} {M}x{N} {name}: not run ({e})", flush=True)
                     del methods[name]
                     continue
