@@ -194,9 +194,10 @@ __device__ __forceinline__ float masked_sum(float s, unsigned flags)
 // the hardware's approximation and one Newton step, within an ulp and
 // without a branch. `1.0f / s` (rcp.rn) wraps each reciprocal in a test
 // and a slow path for operands this never sees, and a thread's reciprocals
-// of several rows run one after another: softmax_tiny's four bf16 rows a
-// thread cost ~0.2 us of a 4 us launch (H200, bf16 416 x 2: 3.94 against
-// 3.71 us; results/h200/rows-of-two-variant-bench-h200.log).
+// of several rows run one after another: four bf16 rows a thread cost ~0.2
+// us of a 4 us launch (H200, bf16 416 x 2, a hand-written kernel: 3.94
+// against 3.71 us, results/h200/rows-of-two-variant-bench-h200.log;
+// softmax_tiny 4.06 -> 3.82, sum-reciprocal-variant-bench-h200.log).
 __device__ __forceinline__ float sum_reciprocal(float s)
 {
 	float r;

@@ -19,9 +19,10 @@ SPEC has one line a variant, grouped by shape ('#' starts a comment):
 Each variant is compiled by `autotune gen --cubin` (NVRTC, as the tuner
 and the library compile it) and launched as they launch it, checked
 against float64 first; each shape also times torch.softmax, the Triton
-tutorial's kernel, a copy and with --compile torch.compile's softmax. The methods of a shape take turns, a median
-of --reps a method and flush per round; the table gives the median of the
-rounds (and their spread), the CSV every round.
+tutorial's kernel, a copy, and with --compile torch.compile's softmax.
+The methods of a shape take turns, a median of --reps a method and flush
+per round; the table gives the median of the rounds (and their spread),
+the CSV every round.
 """
 import argparse
 import csv
@@ -195,9 +196,13 @@ def main(argv=None):
     shapes = parse_spec(args.spec)
     drv, sms, flush, hold = gpu_setup()
     tutorial = peers.TutorialSoftmax() if peers.triton is not None else None
-    # torch.compile as the peer benchmark makes it: a graph per shape
-    compiled = torch.compile(lambda t: torch.softmax(t, dim=-1), dynamic=False) \
-        if args.compile else None
+    # torch.compile as the peer benchmark makes it: a graph per shape (past
+    # dynamo's default of 8 graphs it ran eager torch: the sum-reciprocal
+    # bench's shapes after its eighth)
+    compiled = None
+    if args.compile:
+        torch._dynamo.config.cache_size_limit = 1024
+        compiled = torch.compile(lambda t: torch.softmax(t, dim=-1), dynamic=False)
     rows = []
     tmp = tempfile.mkdtemp(prefix="variant-bench-")
     for (dt, M, N), variants in shapes.items():
