@@ -97,7 +97,7 @@ Test(tiny_template, short_rows_move_in_16_byte_vectors, .timeout = 600)
 
 /* 1 / s by rcp.rn put a test and a call to a slow path around each row's
  * reciprocal, and a thread's packed rows took theirs one after another:
- * bf16 416 x 2 at 4.32 / 4.06 us against 4.32 / 3.82 with
+ * bf16 416 x 2 at 4.43 / 4.06 us against 4.32 / 3.82 with
  * sum_reciprocal (rcp.approx and a Newton step; H200,
  * results/h200/sum-reciprocal-variant-bench-h200.log). */
 static void reciprocal_without_slow_path(const variant *v, const compiled_kernel *k, void *ctx)
