@@ -9,8 +9,15 @@
 //   VEC               elements per vector access (VEC * element size <= 16 B)
 //   ELEMS_PER_THREAD  elements of each input's row a thread holds (multiple of VEC)
 //   PERSISTENT        0: one row per CTA; 1: occupancy-sized grid that loops
+//   PEEL              1: rows that are not vector-aligned are read and
+//                     written as windows from the boundary below their
+//                     start (softmax_row_windows.cuh; the hold has room for
+//                     the head); 0: such launches go element by element
 #include "softmax_backward_common.cuh"
 
+#ifndef PEEL
+#define PEEL 0
+#endif
 #define ITERS (ELEMS_PER_THREAD / VEC)
 #define WARPS (THREADS / 32)
 
@@ -23,16 +30,20 @@ softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long
 	// two reductions' slots, taken in turn: a thread still reading one
 	// row's partials is never overwritten by the next row's
 	__shared__ grad_acc_t slot[2][32];
-	const bool vec_ok = grads_vec_aligned(dx, lddx, y, ldy, dy, lddy);
+	const bool coaligned = PEEL ? grads_coaligned(dx, lddx, y, ldy, dy, lddy)
+				    : grads_vec_aligned(dx, lddx, y, ldy, dy, lddy);
 	const long long step = PERSISTENT ? (long long)gridDim.x : M;
 	int turn = 0;
 	for (long long row = blockIdx.x; row < M; row += step, turn ^= 1) {
+		// the rows of dy and dx start at y's offset (coaligned)
+		const row_peel p = peel_row<PEEL>(y + row * ldy, N, THREADS * ELEMS_PER_THREAD,
+						  coaligned);
 		vec_t yv[ITERS], gv[ITERS];
 #pragma unroll
 		for (int i = 0; i < ITERS; i++) {
 			const long long col = (long long)(i * THREADS + threadIdx.x) * VEC;
-			load_vec0(yv[i], y + row * ldy, col, N, vec_ok);
-			load_vec0(gv[i], dy + row * lddy, col, N, vec_ok);
+			load_window0<PEEL>(yv[i], y + row * ldy - p.k, col, p.k, N, p.vec);
+			load_window0<PEEL>(gv[i], dy + row * lddy - p.k, col, p.k, N, p.vec);
 		}
 		grad_acc_t r = 0;
 #pragma unroll
@@ -41,7 +52,8 @@ softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long
 		const grad_r_t rw = acc_final(cta_sum_acc(r, slot[turn]));
 #pragma unroll
 		for (int i = 0; i < ITERS; i++)
-			store_grads(dx + row * lddx, (long long)(i * THREADS + threadIdx.x) * VEC, N,
-				    vec_ok, yv[i], gv[i], rw);
+			store_grads_window<PEEL>(dx + row * lddx - p.k,
+						 (long long)(i * THREADS + threadIdx.x) * VEC, p.k, N,
+						 p.vec, yv[i], gv[i], rw);
 	}
 }

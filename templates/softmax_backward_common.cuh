@@ -17,6 +17,7 @@
 #pragma once
 
 #include "softmax_common.cuh"
+#include "softmax_row_windows.cuh"
 
 #if defined(OP_LOG_SOFTMAX_BACKWARD)
 #define LOG_BACKWARD 1
@@ -89,10 +90,32 @@ template <int WIDTH> __device__ __forceinline__ grad_acc_t group_sum_acc(grad_ac
 	return v;
 }
 
-// Loads the VEC elements at row[col...]; elements at or past n read as 0,
-// whose term of r is 0 for both ops (for y and dy alike).
-__device__ __forceinline__ void load_vec0(vec_t &out, const elem_t *row, long long col,
-					  long long n, bool vec_ok)
+// Whether element c of a window belongs to the row: its elements are
+// base[k, k + n) (unpeeled rows: k = 0, and c >= 0 always).
+template <bool PEELED>
+__device__ __forceinline__ bool in_row(long long c, int k, long long n)
+{
+	return PEELED ? (unsigned long long)(c - k) < (unsigned long long)n : c < n;
+}
+
+// Whether window col (elements base[col, col + VEC)) lies wholly in the
+// row and may be one vector access.
+template <bool PEELED>
+__device__ __forceinline__ bool window_in_row(long long col, int k, long long n, bool vec_ok)
+{
+	return vec_ok && (PEELED ? col >= k && col - k + VEC <= n : col + VEC <= n);
+}
+
+// Loads window col of a row whose elements are base[k, k + n): whole where
+// it lies in the row, else element by element, elements outside the row
+// reading as 0, whose term of r is 0 for both ops (for y and dy alike).
+// PEELED: rows that start k elements past a vector boundary, read in
+// windows aligned to the vector (softmax_backward_smem, and _block and
+// _warp with peel); else k = 0 and a misaligned launch (vec_ok false) goes
+// element by element.
+template <bool PEELED>
+__device__ __forceinline__ void load_window0(vec_t &out, const elem_t *base, long long col, int k,
+					     long long n, bool vec_ok)
 {
 #if !DTYPE_F32 && VEC % 2 == 0
 	// Half precision: the vector load and the masked path meet as 32-bit
@@ -102,31 +125,39 @@ __device__ __forceinline__ void load_vec0(vec_t &out, const elem_t *row, long lo
 	// (its SASS on the H200, 2026-11-29), y then dy a round trip each in
 	// softmax_backward_block.
 	unsigned w[VEC / 2];
-	if (vec_ok && col + VEC <= n) {
-		const vec_t v = ld_vec(row + col);
+	if (window_in_row<PEELED>(col, k, n, vec_ok)) {
+		const vec_t v = ld_vec(base + col);
 #pragma unroll
-		for (int k = 0; k < VEC / 2; k++)
-			w[k] = reinterpret_cast<const unsigned *>(&v)[k];
+		for (int q = 0; q < VEC / 2; q++)
+			w[q] = reinterpret_cast<const unsigned *>(&v)[q];
 	} else {
 #pragma unroll
-		for (int k = 0; k < VEC / 2; k++) {
-			const long long c = col + 2 * k;
-			const unsigned lo = c < n ? row[c] : 0u, hi = c + 1 < n ? row[c + 1] : 0u;
-			w[k] = lo | hi << 16; // 0 bits: +0 in f16 and bf16
+		for (int q = 0; q < VEC / 2; q++) {
+			const long long c = col + 2 * q;
+			const unsigned lo = in_row<PEELED>(c, k, n) ? base[c] : 0u,
+				       hi = in_row<PEELED>(c + 1, k, n) ? base[c + 1] : 0u;
+			w[q] = lo | hi << 16; // 0 bits: +0 in f16 and bf16
 		}
 	}
 #pragma unroll
-	for (int k = 0; k < VEC / 2; k++)
-		reinterpret_cast<unsigned *>(&out)[k] = w[k];
+	for (int q = 0; q < VEC / 2; q++)
+		reinterpret_cast<unsigned *>(&out)[q] = w[q];
 #else
-	if (vec_ok && col + VEC <= n) {
-		out = ld_vec(row + col);
+	if (window_in_row<PEELED>(col, k, n, vec_ok)) {
+		out = ld_vec(base + col);
 	} else {
 #pragma unroll
 		for (int j = 0; j < VEC; j++)
-			out.v[j] = col + j < n ? row[col + j] : from_f32(0.0f);
+			out.v[j] = in_row<PEELED>(col + j, k, n) ? base[col + j] : from_f32(0.0f);
 	}
 #endif
+}
+
+// Loads the VEC elements at row[col...]; elements at or past n read as 0.
+__device__ __forceinline__ void load_vec0(vec_t &out, const elem_t *row, long long col,
+					  long long n, bool vec_ok)
+{
+	load_window0<false>(out, row, col, 0, n, vec_ok);
 }
 
 // The sum of the VEC terms of one pair of vectors.
@@ -150,10 +181,74 @@ __device__ __forceinline__ void store_grads(elem_t *row, long long col, long lon
 	store_vec(row, col, n, vec_ok, out);
 }
 
+// Stores a vector's 32-bit words at p, one access (16 or 8 bytes).
+__device__ __forceinline__ void st_vec_words(elem_t *p, const vec_t &v)
+{
+	const unsigned *w = reinterpret_cast<const unsigned *>(&v);
+	if (!CACHE_HINT && sizeof(vec_t) == 16)
+		asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};"
+			     :: "l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]), "r"(w[3]) : "memory");
+	else if (!CACHE_HINT && sizeof(vec_t) == 8)
+		asm volatile("st.global.v2.u32 [%0], {%1,%2};" :: "l"(p), "r"(w[0]), "r"(w[1])
+			     : "memory");
+	else
+		st_vec(p, v);
+}
+
+// store_grads for window col of a row whose elements are base[k, k + n)
+// (load_window0's; unpeeled: store_grads): only the row's own elements are
+// written. The whole window is stored as words, the partial one's
+// half-precision elements taken out of them: with the partial path
+// reading 16-bit elements, NVVM split the whole store too, into VEC 2-byte
+// ones (then 32-bit ones through a uint4): a peeled f16 row staged whole
+// ran at 0.39 of a copy (softmax_backward_smem, 8797 x 24186, H200).
+template <bool PEELED>
+__device__ __forceinline__ void store_grads_window(elem_t *base, long long col, int k, long long n,
+						   bool vec_ok, const vec_t &y, const vec_t &dy,
+						   grad_r_t r)
+{
+	float vals[VEC];
+#pragma unroll
+	for (int j = 0; j < VEC; j++)
+		vals[j] = grad_out(to_f32(y.v[j]), to_f32(dy.v[j]), r);
+	vec_t out;
+	pack_vec(out, vals);
+	// an else, not an early return: nvcc warned the loops after it unreachable
+	if (!PEELED) {
+		store_vec(base, col, n, vec_ok, vals);
+	} else if (window_in_row<true>(col, k, n, vec_ok)) {
+		st_vec_words(base + col, out);
+	} else {
+#if !DTYPE_F32 && VEC % 2 == 0
+		const unsigned *w = reinterpret_cast<const unsigned *>(&out);
+		unsigned short *bits = reinterpret_cast<unsigned short *>(base);
+#pragma unroll
+		for (int j = 0; j < VEC; j++)
+			if (in_row<true>(col + j, k, n))
+				bits[col + j] = (unsigned short)(w[j / 2] >> (16 * (j % 2)));
+#else
+#pragma unroll
+		for (int j = 0; j < VEC; j++)
+			if (in_row<true>(col + j, k, n))
+				base[col + j] = out.v[j];
+#endif
+	}
+}
+
 // True when the rows of all three tensors start on a VEC-element boundary.
 __device__ __forceinline__ bool grads_vec_aligned(const elem_t *dx, long long lddx,
 						  const elem_t *y, long long ldy,
 						  const elem_t *dy, long long lddy)
 {
 	return rows_vec_aligned(dx, lddx) && rows_vec_aligned(y, ldy) && rows_vec_aligned(dy, lddy);
+}
+
+// True when every row of the three tensors starts at the same offset from
+// a VEC-element boundary as the same row of the others, so that one peel
+// (softmax_backward_smem's windows) serves the three: true for tensors of
+// one shape and stride at 16-byte-aligned bases, whatever N.
+__device__ __forceinline__ bool grads_coaligned(const elem_t *dx, long long lddx, const elem_t *y,
+						long long ldy, const elem_t *dy, long long lddy)
+{
+	return rows_coaligned<true>(y, ldy, dx, lddx) && rows_coaligned<true>(dy, lddy, dx, lddx);
 }
