@@ -8,7 +8,8 @@
 // from it. Regime: N from about 8K up to what shared memory holds (227 KB
 // a CTA on the H100/H200: 29K f32, 58K f16/bf16 pairs of y and dy), and
 // past that with the rest of the row read twice from global memory, up to
-// 2.5 times that.
+// 2.5 times that (softmax_backward_cluster reads such rows once, cut over
+// several CTAs).
 //
 // Ownership (as softmax_smem): the row is cut into 16-byte chunks and chunk
 // c of y and of dy belongs to thread c % THREADS, which copies, sums and

@@ -228,6 +228,7 @@ Test(backward_op, check_data_takes_both_inputs)
 static const char *const backward_templates[] = { "softmax_backward_warp",
 						  "softmax_backward_block",
 						  "softmax_backward_smem",
+						  "softmax_backward_cluster",
 						  "softmax_backward_loop" };
 #define NBT (sizeof backward_templates / sizeof *backward_templates)
 
@@ -339,6 +340,8 @@ Test(backward_templates, every_variant_compiles_at_a_few_shapes, .timeout = 300)
 		{ "softmax_backward_block", AT_F32, 4096, 12000, "log_softmax_backward" },
 		{ "softmax_backward_loop", AT_F16, 64, 131072, NULL },
 		{ "softmax_backward_loop", AT_F32, 1, 1000, "log_softmax_backward" },
+		{ "softmax_backward_cluster", AT_BF16, 1024, 100001, NULL },
+		{ "softmax_backward_cluster", AT_F32, 64, 131072, "log_softmax_backward" },
 	};
 	tf_seen seen = { 0 };
 	size_t total = 0;

@@ -17,27 +17,35 @@
 
 TestSuite(backward_peel, .init = tf_load_templates, .fini = tf_free_templates);
 
-/* The staged template peels exactly the rows that are not whole vectors:
+/* The staged templates peel exactly the rows that are not whole vectors:
  * unpeeled they stage nothing, and on aligned rows the peel's extra pass
  * cost refilling variants up to 1.5x (bf16 4096 x 4096, H200). */
-Test(backward_peel, the_staged_template_peels_exactly_the_rows_not_whole_vectors)
+Test(backward_peel, the_staged_templates_peel_exactly_the_rows_not_whole_vectors)
 {
-	const tmpl_manifest *m = tf_template("softmax_backward_smem");
 	static const struct {
+		const char *name;
 		at_dtype dt;
 		long long N;
 		int peeled;
 	} rows[] = {
-		{ AT_F16, 24186, 1 }, { AT_F16, 24192, 0 }, { AT_BF16, 79668, 1 },
-		{ AT_F32, 3001, 1 },  { AT_F32, 3000, 0 },
+		{ "softmax_backward_smem", AT_F16, 24186, 1 },
+		{ "softmax_backward_smem", AT_F16, 24192, 0 },
+		{ "softmax_backward_smem", AT_BF16, 79668, 1 },
+		{ "softmax_backward_smem", AT_F32, 3001, 1 },
+		{ "softmax_backward_smem", AT_F32, 3000, 0 },
+		{ "softmax_backward_cluster", AT_F16, 100001, 1 },
+		{ "softmax_backward_cluster", AT_F16, 100000, 0 },
+		{ "softmax_backward_cluster", AT_F32, 24186, 1 },
 	};
 	for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
 		variant *vs;
-		size_t n = tf_enumerate(m, 90, rows[r].dt, 4096, rows[r].N, &vs);
-		cr_assert_gt(n, 0, "%s x %lld", at_dtype_name(rows[r].dt), rows[r].N);
+		size_t n = tf_enumerate(tf_template(rows[r].name), 90, rows[r].dt, 1024, rows[r].N,
+					&vs);
+		cr_assert_gt(n, 0, "%s %s x %lld", rows[r].name, at_dtype_name(rows[r].dt),
+			     rows[r].N);
 		for (size_t i = 0; i < n; i++)
-			cr_assert_eq(tf_value(&vs[i], "peel"), rows[r].peeled, "%s x %lld",
-				     at_dtype_name(rows[r].dt), rows[r].N);
+			cr_assert_eq(tf_value(&vs[i], "peel"), rows[r].peeled, "%s %s x %lld",
+				     rows[r].name, at_dtype_name(rows[r].dt), rows[r].N);
 		free(vs);
 	}
 }
@@ -147,6 +155,8 @@ Test(backward_peel, whole_windows_stay_one_vector_store, .timeout = 300)
 		{ "softmax_backward_smem", "cache_hint=1 unroll=4" },
 		{ "softmax_backward_block", "threads=256 elems_per_thread=16" },
 		{ "softmax_backward_warp", "lanes=16 elems_per_thread=8" },
+		{ "softmax_backward_cluster", "cluster=4" },
+		{ "softmax_backward_cluster", "cluster=2 cache_hint=1" },
 	};
 	static const at_dtype dts[] = { AT_F16, AT_BF16, AT_F32 };
 	for (size_t i = 0; i < sizeof variants / sizeof *variants; i++)
