@@ -28,6 +28,12 @@ size_t at_op_input_bytes(const at_op *op, at_dtype dt, long long M, long long N)
 	return at_op_side_offset(op, dt, M, N) + (size_t)M * (size_t)op->side_bytes;
 }
 
+size_t at_op_device_input_stride(const at_op *op, at_dtype dt, long long M, long long N)
+{
+	size_t bytes = (size_t)M * (size_t)N * at_dtype_size(dt);
+	return at_op_inputs(op) > 1 && !op->side_bytes ? (bytes + 255) / 256 * 256 : bytes;
+}
+
 size_t at_op_ref_count(const at_op *op, long long M, long long N)
 {
 	return (size_t)M * (size_t)N + (size_t)M * (size_t)op->row_results;

@@ -105,6 +105,12 @@ size_t at_op_side_offset(const at_op *op, at_dtype dt, long long M, long long N)
  * input (side_bytes a row, from at_op_side_offset). */
 size_t at_op_input_bytes(const at_op *op, at_dtype dt, long long M, long long N);
 
+/* From one input's start to the next's in the tuner's copy of the check
+ * input on the GPU: 256-byte aligned where op reads several inputs (as
+ * tensors allocated one by one are), each input's bytes where it reads
+ * one (its side input then follows at at_op_side_offset). */
+size_t at_op_device_input_stride(const at_op *op, at_dtype dt, long long M, long long N);
+
 /* The doubles of op's reference at M x N: M x N, then row_results a row. */
 size_t at_op_ref_count(const at_op *op, long long M, long long N);
 

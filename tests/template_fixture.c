@@ -48,6 +48,43 @@ long long tf_value(const variant *v, const char *param)
 	return v->values[i];
 }
 
+long long tf_rows_a_vector(long long n, size_t size)
+{
+	return 16 % (n * (long long)size) == 0 ? 16 / (n * (long long)size) : 0;
+}
+
+void tf_expect_tiny_rows_per_cta(const tmpl_manifest *t, long long M)
+{
+	static const at_dtype dtypes[] = { AT_F32, AT_F16, AT_BF16 };
+	for (size_t d = 0; d < sizeof dtypes / sizeof *dtypes; d++)
+		for (long long N = 1; N <= 16; N++) {
+			const char *dt = at_dtype_name(dtypes[d]);
+			variant *vs;
+			size_t n = tf_enumerate(t, 90, dtypes[d], M, N, &vs);
+			cr_assert_gt(n, 0, "%s: no variant at %s N=%lld", t->name, dt, N);
+			long long rows = tf_rows_a_vector(N, at_dtype_size(dtypes[d]));
+			for (size_t i = 0; i < n; i++) {
+				launch_geometry g = tf_geometry(&vs[i], 90, M, N);
+				long long threads = tf_value(&vs[i], "threads");
+				long long vectors = manifest_param_index(t, "vectors") < 0
+							    ? 1
+							    : tf_value(&vs[i], "vectors");
+				cr_assert(rows || vectors == 1, "%s N=%lld: several vectors of rows "
+					  "that straddle them", dt, N);
+				cr_assert_leq(rows * vectors, 16, "%s N=%lld: at most 16 rows a thread",
+					      dt, N);
+				cr_assert_eq(g.rows_per_cta,
+					     rows ? threads * vectors * rows
+						  : threads / tf_value(&vs[i], "lanes"),
+					     "%s %s N=%lld", t->name, dt, N);
+				cr_assert_eq(g.threads, threads);
+				cr_assert_eq(g.persistent, 0);
+				cr_assert_geq(g.max_n, N);
+			}
+			free(vs);
+		}
+}
+
 size_t tf_enumerate(const tmpl_manifest *t, int cc, at_dtype dt, long long M, long long N,
 		    variant **out)
 {
@@ -118,6 +155,35 @@ void tf_expect_in_ptx(const variant *v, const compiled_kernel *k, const char *co
 		cr_assert_not_null(strstr(k->ptx, wanted[w]), "%s %s: no %s",
 				   at_dtype_name(v->dtype), params, wanted[w]);
 	free(params);
+}
+
+typedef struct {
+	const char *const *wanted;
+	size_t n;
+} ptx_wants;
+
+static void expect_wanted(const variant *v, const compiled_kernel *k, void *ctx)
+{
+	const ptx_wants *w = ctx;
+	tf_expect_in_ptx(v, k, w->wanted, w->n);
+}
+
+void tf_expect_vector_rows_in_ptx(const tmpl_manifest *t, long long M, const char *const *wanted,
+				  size_t n)
+{
+	static const at_dtype dtypes[] = { AT_F32, AT_F16, AT_BF16 };
+	static const long long lengths[] = { 1, 2, 4, 8 };
+	ptx_wants w = { wanted, n };
+	for (size_t d = 0; d < sizeof dtypes / sizeof *dtypes; d++)
+		for (size_t k = 0; k < sizeof lengths / sizeof *lengths; k++) {
+			if (tf_rows_a_vector(lengths[k], at_dtype_size(dtypes[d])) == 0)
+				continue;
+			variant *vs;
+			size_t nv = tf_enumerate(t, 90, dtypes[d], M, lengths[k], &vs);
+			cr_assert_gt(nv, 0, "%s: no variant at N=%lld", t->name, lengths[k]);
+			tf_for_each_distinct_kernel(vs, nv, 90, expect_wanted, &w);
+			free(vs);
+		}
 }
 
 int tf_seen_add(tf_seen *s, char *src)

@@ -30,6 +30,24 @@ const tmpl_manifest *tf_template(const char *name);
  * such parameter. */
 long long tf_value(const variant *v, const char *param);
 
+/* Rows of n elements of size bytes a thread of a tiny template takes
+ * (softmax_tiny, softmax_backward_tiny): a 16-byte vector of them where
+ * they divide it, else 0 (a group of lanes a row). */
+long long tf_rows_a_vector(long long n, size_t size);
+
+/* Checks a tiny template's launch at M rows of every N in 1..16 and every
+ * dtype: rows whose bytes divide 16 give a CTA threads x vectors (1 where
+ * the template has no such param; at most 16 rows a thread) x 16 / the
+ * row's bytes rows, other rows threads / lanes; not persistent. */
+void tf_expect_tiny_rows_per_cta(const tmpl_manifest *t, long long M);
+
+/* Compiles every distinct kernel of a tiny template at M rows of 1, 2, 4
+ * and 8 elements in every dtype where the row's bytes divide 16 (its
+ * vectors of rows) and checks each PTX holds the n strings of wanted (the
+ * 16-byte load and store). */
+void tf_expect_vector_rows_in_ptx(const tmpl_manifest *t, long long M, const char *const *wanted,
+				  size_t n);
+
 /* The variants of t enumerated at an M x N shape of dtype dt on the nominal
  * device of compute capability cc (nominal_shape_env); *out is the
  * malloc'd array. Fails the test if enumeration fails. */

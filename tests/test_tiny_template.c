@@ -26,36 +26,13 @@ TestSuite(tiny_template, .init = load_tiny, .fini = tf_free_templates);
 
 static const at_dtype dtypes[] = { AT_F32, AT_F16, AT_BF16 };
 
-/* Rows of n elements of size bytes a thread takes: a 16-byte vector of
- * them where they divide it, else 0 (a group of lanes a row). */
-static long long rows_a_vector(long long n, size_t size)
-{
-	return 16 % (n * (long long)size) == 0 ? 16 / (n * (long long)size) : 0;
-}
-
 Test(tiny_template, rows_that_divide_16_bytes_are_a_vector_of_rows_a_thread)
 {
-	const long long M = 918038;
-	for (size_t d = 0; d < sizeof dtypes / sizeof *dtypes; d++)
-		for (long long N = 1; N <= 16; N++) {
-			variant *vs;
-			size_t n = tf_enumerate(tiny, 90, dtypes[d], M, N, &vs);
-			cr_assert_gt(n, 0, "no variant at %s N=%lld", at_dtype_name(dtypes[d]), N);
-			long long rows = rows_a_vector(N, at_dtype_size(dtypes[d]));
-			for (size_t i = 0; i < n; i++) {
-				launch_geometry g = tf_geometry(&vs[i], 90, M, N);
-				long long threads = tf_value(&vs[i], "threads");
-				cr_assert_eq(g.rows_per_cta,
-					     rows ? threads * rows : threads / tf_value(&vs[i], "lanes"),
-					     "%s N=%lld", at_dtype_name(dtypes[d]), N);
-				cr_assert_eq(g.threads, threads);
-			}
-			free(vs);
-		}
-	cr_assert_eq(rows_a_vector(2, 2), 4);
-	cr_assert_eq(rows_a_vector(8, 2), 1);
-	cr_assert_eq(rows_a_vector(8, 4), 0, "32 bytes: two vectors a row");
-	cr_assert_eq(rows_a_vector(5, 2), 0);
+	tf_expect_tiny_rows_per_cta(tiny, 918038);
+	cr_assert_eq(tf_rows_a_vector(2, 2), 4);
+	cr_assert_eq(tf_rows_a_vector(8, 2), 1);
+	cr_assert_eq(tf_rows_a_vector(8, 4), 0, "32 bytes: two vectors a row");
+	cr_assert_eq(tf_rows_a_vector(5, 2), 0);
 }
 
 Test(tiny_template, other_rows_are_a_group_of_lanes_a_row)
@@ -74,25 +51,10 @@ Test(tiny_template, other_rows_are_a_group_of_lanes_a_row)
 	}
 }
 
-static void vectors_of_16_bytes(const variant *v, const compiled_kernel *k, void *ctx)
-{
-	(void)ctx;
-	const char *const wanted[] = { "ld.global.nc.v4", "st.global.v4" };
-	tf_expect_in_ptx(v, k, wanted, sizeof wanted / sizeof *wanted);
-}
-
 Test(tiny_template, short_rows_move_in_16_byte_vectors, .timeout = 600)
 {
-	static const long long lengths[] = { 1, 2, 4, 8 };
-	for (size_t d = 0; d < sizeof dtypes / sizeof *dtypes; d++)
-		for (size_t k = 0; k < sizeof lengths / sizeof *lengths; k++) {
-			if (16 % (lengths[k] * (long long)at_dtype_size(dtypes[d])) != 0)
-				continue;
-			variant *vs;
-			size_t n = tf_enumerate(tiny, 90, dtypes[d], 918038, lengths[k], &vs);
-			tf_for_each_distinct_kernel(vs, n, 90, vectors_of_16_bytes, NULL);
-			free(vs);
-		}
+	const char *const wanted[] = { "ld.global.nc.v4", "st.global.v4" };
+	tf_expect_vector_rows_in_ptx(tiny, 918038, wanted, sizeof wanted / sizeof *wanted);
 }
 
 /* 1 / s by rcp.rn put a test and a call to a slow path around each row's
