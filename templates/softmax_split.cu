@@ -63,47 +63,12 @@ static_assert(REG_WINDOWS == 0 || STAGES == 1,
 #include "softmax_online_merge.cuh"
 #include "softmax_slice.cuh"
 #include "softmax_split_layout.cuh"
+#include "softmax_split_sync.cuh"
 
-// Partial slots per buffer: CTAs past this many idle (a larger grid than any
-// GPU holds today at THREADS >= 256).
-#define MAX_CTAS 4096
-
-// The partials, by buffer (split_task_exchange: two for the main groups by
-// task parity, one for the tail), and an arrival count per row slot and
-// buffer: a slot's count at its base reaches S x the buffer's uses so far
-// when the S partials of its current row are in. Counts only grow during a
-// launch; the last CTA to leave zeroes them for the next.
+// The partials, by buffer and slot as softmax_split_sync.cuh's arrival
+// counts (split_task_exchange: two buffers for the main groups by task
+// parity, one for the tail).
 __device__ partial_t split_partials[3][MAX_CTAS];
-__device__ unsigned split_arrived[3][MAX_CTAS];
-__device__ unsigned split_left; // this launch's CTAs that have left
-
-// ---- memory operations with explicit order (sm_70+) ---------------------------
-
-__device__ __forceinline__ unsigned ld_acquire(const unsigned *p)
-{
-	unsigned v;
-	asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-	return v;
-}
-
-__device__ __forceinline__ void st_relaxed(unsigned *p, unsigned v)
-{
-	asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
-}
-
-// One way: no value comes back, so the arrival costs no round trip.
-__device__ __forceinline__ void red_add_release(unsigned *p, unsigned v)
-{
-	asm volatile("red.release.gpu.global.add.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
-}
-
-__device__ __forceinline__ unsigned atom_add_acq_rel(unsigned *p, unsigned v)
-{
-	unsigned old;
-	asm volatile("atom.add.acq_rel.gpu.global.u32 %0, [%1], %2;"
-		     : "=r"(old) : "l"(p), "r"(v) : "memory");
-	return old;
-}
 
 // Partials are read from L2 (never a stale L1 line of an earlier group).
 __device__ __forceinline__ partial_t ld_partial(const partial_t *p)
@@ -118,11 +83,6 @@ __device__ __forceinline__ void st_partial(partial_t *p, float m, float s)
 {
 	asm volatile("st.relaxed.gpu.global.v2.f32 [%0], {%1, %2};" :: "l"(p), "f"(m), "f"(s)
 		     : "memory");
-}
-
-__device__ __forceinline__ void nap(void)
-{
-	asm volatile("nanosleep.u32 32;");
 }
 
 // ---- the kernel -----------------------------------------------------------------------
@@ -163,10 +123,7 @@ __device__ __forceinline__ void split_exchange(float &m, float &s, const split_l
 	const partial_t *const parts = &split_partials[buffer][base];
 	if (threadIdx.x == 0) {
 		st_partial(&split_partials[buffer][base + part], m, s);
-		unsigned *const arrived = &split_arrived[buffer][base];
-		red_add_release(arrived, 1); // after the partial
-		while (ld_acquire(arrived) < uses * S)
-			nap();
+		split_arrive_and_wait(&split_arrived[buffer][base], uses * S);
 	}
 	__syncthreads();
 	m = NEG_INF_F;
@@ -196,26 +153,6 @@ __device__ __forceinline__ void split_stagger(const split_layout &L, unsigned n_
 			nap();
 	}
 	__syncthreads();
-}
-
-// Every CTA counts itself out; the last zeroes the arrival counts (warp 0:
-// 3 x G words) for the next launch, which starts after this one ends.
-__device__ __forceinline__ void split_leave(unsigned G)
-{
-	if (threadIdx.x >= 32)
-		return;
-	unsigned last = 0;
-	if (threadIdx.x == 0)
-		last = atom_add_acq_rel(&split_left, 1) == gridDim.x - 1;
-	if (!__shfl_sync(0xffffffffu, last, 0))
-		return;
-	for (unsigned j = threadIdx.x; j < G; j += 32) {
-		st_relaxed(&split_arrived[0][j], 0);
-		st_relaxed(&split_arrived[1][j], 0);
-		st_relaxed(&split_arrived[2][j], 0);
-	}
-	if (threadIdx.x == 0)
-		st_relaxed(&split_left, 0);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
