@@ -96,6 +96,14 @@ size_t tf_enumerate(const tmpl_manifest *t, int cc, at_dtype dt, long long M, lo
 	return n;
 }
 
+size_t tf_count_variants(const tmpl_manifest *t, int cc, at_dtype dt, long long M, long long N)
+{
+	variant *vs;
+	const size_t n = tf_enumerate(t, cc, dt, M, N, &vs);
+	free(vs);
+	return n;
+}
+
 launch_geometry tf_geometry(const variant *v, int cc, long long M, long long N)
 {
 	tr_env env = nominal_shape_env(cc, M, N, at_dtype_size(v->dtype));

@@ -54,6 +54,9 @@ void tf_expect_vector_rows_in_ptx(const tmpl_manifest *t, long long M, const cha
 size_t tf_enumerate(const tmpl_manifest *t, int cc, at_dtype dt, long long M, long long N,
 		    variant **out);
 
+/* How many variants tf_enumerate gives (whether a template serves a shape). */
+size_t tf_count_variants(const tmpl_manifest *t, int cc, at_dtype dt, long long M, long long N);
+
 /* v's launch geometry at M x N on the nominal device of compute capability
  * cc; fails the test if it has none. */
 launch_geometry tf_geometry(const variant *v, int cc, long long M, long long N);

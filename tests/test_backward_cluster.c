@@ -52,8 +52,7 @@ Test(backward_cluster, serves_long_rows_and_the_largest_cluster_takes_any)
 {
 	const tmpl_manifest *m = tf_template("softmax_backward_cluster");
 	variant *vs;
-	cr_assert_eq(tf_enumerate(m, 90, AT_F16, 4096, 8192, &vs), 0, "short rows: one CTA's");
-	free(vs);
+	cr_assert_eq(tf_count_variants(m, 90, AT_F16, 4096, 8192), 0, "short rows: one CTA's");
 	/* f32 131072: 64 KB of y and dy a CTA at 8, 128 KB at 4 (fits), 256 KB at 2 */
 	size_t n = tf_enumerate(m, 90, AT_F32, 64, 131072, &vs);
 	cr_assert_gt(n, 0);
