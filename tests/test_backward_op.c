@@ -510,9 +510,10 @@ Test(backward_templates, the_quick_smem_config_reaches_the_staged_template)
  * model (fitted at the sweep's end: the library then serves the shapes
  * between by it, not by the nearest winner), every regime at few and
  * many rows, in every dtype, rows beyond a cluster's shared memory
- * (softmax_backward_split's) among them, and tall matrices of rows that
- * are not whole half-precision vectors (the model had seen only aligned
- * tall rows and picked 0.6-0.75 of a copy at such drawn shapes). */
+ * (softmax_backward_split's) among them, and tall matrices of rows of
+ * hundreds at each offset from a 16-byte half-precision vector: 8 bytes
+ * past, 4 and any even byte (the model had seen only aligned tall rows and
+ * picked 0.6-0.75 of a copy at such drawn shapes, H200). */
 Test(backward_templates, the_sweep_config_gives_each_op_a_model)
 {
 	sweep_plan p;
@@ -521,7 +522,8 @@ Test(backward_templates, the_sweep_config_gives_each_op_a_model)
 	cr_assert_eq(plan_load(&p, path, "templates", &err), 0, "%s: %s", path, err.msg);
 	const char *ops[] = { "softmax_backward", "log_softmax_backward" };
 	for (size_t o = 0; o < 2; o++) {
-		size_t shapes = 0, dtypes[3] = { 0 }, very_long = 0, tall_unaligned = 0;
+		size_t shapes = 0, dtypes[3] = { 0 }, very_long = 0;
+		unsigned tall_offsets = 0; /* bit k: a tall row 2^k bytes past a vector */
 		long long fewest = -1, most = 0;
 		for (size_t i = 0; i < p.nshapes; i++) {
 			const sweep_shape *s = &p.shapes[i];
@@ -530,7 +532,8 @@ Test(backward_templates, the_sweep_config_gives_each_op_a_model)
 			shapes++;
 			dtypes[s->dtype]++;
 			very_long += s->N >= 500000; /* beyond 8 CTAs' shared memory in half precision */
-			tall_unaligned += s->M >= 131072 && s->N >= 128 && s->N % 8 != 0;
+			if (s->M >= 131072 && s->N >= 100 && s->N % 8 != 0)
+				tall_offsets |= s->N % 2 ? 1u : s->N % 4 ? 2u : 4u;
 			if (s->N >= 2048 && s->N <= 32000) {
 				fewest = fewest < 0 || s->M < fewest ? s->M : fewest;
 				most = s->M > most ? s->M : most;
@@ -542,8 +545,8 @@ Test(backward_templates, the_sweep_config_gives_each_op_a_model)
 		cr_assert_leq(fewest, 64, "%s: medium rows at few rows", ops[o]);
 		cr_assert_geq(most, 16384, "%s: medium rows at many rows", ops[o]);
 		cr_assert_geq(very_long, 6, "%s: rows beyond a cluster, in every dtype", ops[o]);
-		cr_assert_geq(tall_unaligned, 6, "%s: two tall unaligned row lengths, in every dtype",
-			      ops[o]);
+		cr_assert_eq(tall_offsets, 7u, "%s: tall rows 2, 4 and 8 bytes past a vector",
+			     ops[o]);
 	}
 	plan_free(&p);
 }
