@@ -513,7 +513,10 @@ Test(backward_templates, the_quick_smem_config_reaches_the_staged_template)
  * (softmax_backward_split's) among them, and tall matrices of rows of
  * hundreds at each offset from a 16-byte half-precision vector: 8 bytes
  * past, 4 and any even byte (the model had seen only aligned tall rows and
- * picked 0.6-0.75 of a copy at such drawn shapes, H200). */
+ * picked 0.6-0.75 of a copy at such drawn shapes, H200), and the rows
+ * beyond a cluster at a few and at hundreds of rows (with 8 and 48 only,
+ * log_softmax_backward's model chose 0.56 of a copy at f16 224 x 808364,
+ * where the templates reach 0.78, H200). */
 Test(backward_templates, the_sweep_config_gives_each_op_a_model)
 {
 	sweep_plan p;
@@ -524,14 +527,18 @@ Test(backward_templates, the_sweep_config_gives_each_op_a_model)
 	for (size_t o = 0; o < 2; o++) {
 		size_t shapes = 0, dtypes[3] = { 0 }, very_long = 0;
 		unsigned tall_offsets = 0; /* bit k: a tall row 2^k bytes past a vector */
-		long long fewest = -1, most = 0;
+		long long fewest = -1, most = 0, long_fewest = -1, long_most = 0;
 		for (size_t i = 0; i < p.nshapes; i++) {
 			const sweep_shape *s = &p.shapes[i];
 			if (strcmp(s->op, ops[o]) != 0)
 				continue;
 			shapes++;
 			dtypes[s->dtype]++;
-			very_long += s->N >= 500000; /* beyond 8 CTAs' shared memory in half precision */
+			if (s->N >= 500000) { /* beyond 8 CTAs' shared memory in half precision */
+				very_long++;
+				long_fewest = long_fewest < 0 || s->M < long_fewest ? s->M : long_fewest;
+				long_most = s->M > long_most ? s->M : long_most;
+			}
 			if (s->M >= 131072 && s->N >= 100 && s->N % 8 != 0)
 				tall_offsets |= s->N % 2 ? 1u : s->N % 4 ? 2u : 4u;
 			if (s->N >= 2048 && s->N <= 32000) {
@@ -545,6 +552,8 @@ Test(backward_templates, the_sweep_config_gives_each_op_a_model)
 		cr_assert_leq(fewest, 64, "%s: medium rows at few rows", ops[o]);
 		cr_assert_geq(most, 16384, "%s: medium rows at many rows", ops[o]);
 		cr_assert_geq(very_long, 6, "%s: rows beyond a cluster, in every dtype", ops[o]);
+		cr_assert_leq(long_fewest, 8, "%s: rows beyond a cluster at a few rows", ops[o]);
+		cr_assert_geq(long_most, 256, "%s: rows beyond a cluster at hundreds of rows", ops[o]);
 		cr_assert_eq(tall_offsets, 7u, "%s: tall rows 2, 4 and 8 bytes past a vector",
 			     ops[o]);
 	}
