@@ -5,11 +5,13 @@
 # more than a call's 10 minutes to compile on 16 cores, before any was
 # timed.
 #
-#   tools/bench_cache.sh [-c CONFIG] [--templates DIR] [-o NAME]
+#   tools/bench_cache.sh [-c CONFIG] [--templates DIR] [-o NAME] [--exhaustive]
 #
 #   bench (default): configs/bench.yaml, the templates -> build-dev/bench-cache.db.xz
 #   an A/B:          -c build-dev/ab.yaml --templates build-dev/tpl-ab -o ab
 #                    -> build-dev/ab-cache.db.xz
+#   an exact sweep:  -c CONFIG --exhaustive -o NAME -> build-dev/NAME-cache.db.xz,
+#                    every variant's kernel, for build-dev/exact.sh CONFIG NAME
 #   a selftest:      -c SEL.yaml -o sel -> build-dev/sel-cache.db.xz, for
 #                    build-dev/selftest.sh; SEL.yaml sweeps the selftest's row
 #                    lengths (autotune selftest --dry-run lists them) for its
@@ -26,17 +28,19 @@ cd "$(dirname "$0")/.."
 config=configs/bench.yaml
 templates=templates
 name=bench
+exhaustive=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-c) config=$2; shift 2 ;;
 	--templates) templates=$2; shift 2 ;;
 	-o) name=$2; shift 2 ;;
+	--exhaustive) exhaustive=--exhaustive; shift ;;
 	*) echo "bench_cache: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
 [ -d build-dev ] || { echo "bench_cache: run tools/device_stage.sh first" >&2; exit 1; }
 mkdir -p build-cache
-build/autotune sweep --compile-only --arch sm_90 -c "$config" --templates "$templates" \
+build/autotune sweep --compile-only $exhaustive --arch sm_90 -c "$config" --templates "$templates" \
 	--db "build-cache/$name.db" | tail -1
 rm -f build-cache/pack.db
 sqlite3 "build-cache/$name.db" "VACUUM INTO 'build-cache/pack.db'"

@@ -104,6 +104,15 @@
 #                                     (build-dev/templates; an old one copied
 #                                     beside it for an A/B), beside a copy:
 #                                     $OUT/ce-variant-bench.*
+#   bash build-dev/exact.sh CONFIG NAME
+#                                     `sweep --exhaustive` of CONFIG into a
+#                                     fresh /tmp/NAME.db (its kernels from
+#                                     build-dev/NAME-cache.db.xz when
+#                                     tools/bench_cache.sh -c CONFIG
+#                                     --exhaustive -o NAME made one: 776
+#                                     variants of 12 long-row backward shapes
+#                                     took 23 s so, H200), each shape's
+#                                     winner printed; $OUT/NAME.db.xz
 #   bash build-dev/ab.sh CONFIG [PARAM]
 #                                     sweep --full-timing of build-dev/tpl-ab
 #                                     over CONFIG into a fresh database (from
@@ -182,6 +191,18 @@ rm -f "$2" "$2-wal" "$2-shm"
 [ -f "build-dev/$1-cache.db.xz" ] || exit 0
 python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
 	"build-dev/$1-cache.db.xz" "$2"
+EOS
+cat >build-dev/exact.sh <<'EOS'
+export LD_LIBRARY_PATH=$PWD/build-dev/lib
+config=${1:?"exact.sh CONFIG NAME"}
+name=${2:?"exact.sh CONFIG NAME"}
+bash build-dev/unpack.sh "$name" "/tmp/$name.db"
+s=$(date +%s)
+timeout 540 build-dev/autotune sweep --exhaustive --templates build-dev/templates -c "$config" \
+	--db "/tmp/$name.db" >"$OUT/$name-sweep.log" 2>&1
+echo "exact sweep rc $? in $(( $(date +%s) - s )) s"
+grep -E '^\[' "$OUT/$name-sweep.log" | tail -n 40
+bash build-dev/pack.sh "/tmp/$name.db" "$OUT/$name.db.xz"
 EOS
 cat >build-dev/bench.sh <<'EOS'
 export LD_LIBRARY_PATH=$PWD/build-dev/lib
