@@ -79,6 +79,13 @@
 #                                     [".whl", "build-dev"]): $OUT/OP-peers.csv
 #                                     and .log; run again after a cut, it
 #                                     resumes
+#   bash build-dev/kernel-durations.sh OP DTYPE:M:N...
+#                                     tools/kernel_durations.py under ncu:
+#                                     each shape's kernels through the
+#                                     library and torch.compile, their
+#                                     durations alone (caches flushed), the
+#                                     library database:
+#                                     $OUT/kernel-durations.log
 #   bash build-dev/train-step.sh [ARGS...]
 #                                     tools/train_step.py ARGS (GPT-2 small,
 #                                     one training step per loss variant; .whl
@@ -586,6 +593,17 @@ export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1
 AUTOTUNE_DB=/tmp/default.db AUTOTUNE_DISPATCH_LIB=$PWD/build-dev/lib/libautotune-dispatch.so \
 	PYTHONPATH=python timeout 300 python3 tools/ce_call_profile.py "$@" 2>&1 |
 	grep -v -i warn | tee "$OUT/ce-call-profile.log"
+EOS
+cat >build-dev/kernel-durations.sh <<'EOS'
+export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1
+[ -f /tmp/default.db ] || xz -dc results/h200/library-h200.db.xz >/tmp/default.db
+op=${1:?"kernel-durations.sh OP DTYPE:M:N..."}
+shift
+PYTHONPATH=python timeout 300 /usr/local/cuda/bin/ncu --nvtx --print-summary per-kernel \
+	--metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \
+	python3 tools/kernel_durations.py /tmp/default.db --op "$op" "$@" >"$OUT/kernel-durations.log" 2>&1
+echo "ncu rc $?"
+grep -E -A1 '^  [a-z_].*Invocations' "$OUT/kernel-durations.log" | grep -v '^--'
 EOS
 cat >build-dev/train-step.sh <<'EOS'
 # train-step.sh [ARGS...]: tools/train_step.py ARGS; $OUT/train-step-h200.csv and .log
