@@ -118,7 +118,7 @@
 #                                     tools/bench_cache.sh -c CONFIG
 #                                     --exhaustive -o NAME made one: 776
 #                                     variants of 12 long-row backward shapes
-#                                     took 23 s so, H200), each shape's
+#                                     took 23 s that way on the H200), each shape's
 #                                     winner printed; $OUT/NAME.db.xz
 #   bash build-dev/ab.sh CONFIG [PARAM]
 #                                     sweep --full-timing of build-dev/tpl-ab
