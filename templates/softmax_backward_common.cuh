@@ -65,6 +65,17 @@ __device__ __forceinline__ float grad_out(float y, float dy, grad_r_t r)
 {
 	return y * ((dy - r.hi) - r.lo);
 }
+
+// r of a row of one element, y dy: the same hi and lo as acc_final's
+// through double (hi the product rounded once, lo the rest rounded once),
+// by a fused multiply-add, without the double unit's conversions. hi by
+// __fmul_rn, which is never contracted: dy - hi fused into one rounding
+// would count lo twice.
+__device__ __forceinline__ grad_r_t single_term_r(float y, float dy)
+{
+	const float hi = __fmul_rn(y, dy);
+	return { hi, isfinite(hi) ? fmaf(y, dy, -hi) : 0.0f };
+}
 #else
 typedef float grad_acc_t;
 typedef float grad_r_t;
@@ -78,6 +89,8 @@ __device__ __forceinline__ float grad_out(float y, float dy, grad_r_t r)
 {
 	return dy - fast_exp2(y * LOG2E_F) * r;
 }
+
+__device__ __forceinline__ grad_r_t single_term_r(float y, float dy) { return dy; }
 #endif
 
 // The sum over WIDTH consecutive lanes (group_sum's, a template argument

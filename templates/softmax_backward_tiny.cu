@@ -26,20 +26,31 @@
 
 #define GROUPS (THREADS / LANES)
 
-// Loads E elements of rows r0.. (NN each) from a tensor of row stride ld:
-// one 16-byte load where the rows are contiguous (ld NN) and aligned, else
-// element by element; elements of rows past M are 0 (never stored).
+// Loads E elements of rows r0.. (NN each) of y and of dy: two 16-byte
+// loads where the rows are contiguous (ld NN) and aligned, else element by
+// element, elements of rows past M 0 (never stored). One branch for both
+// tensors: with a branch each, the first's halves were packed two a
+// register at its join, which waited for its loads before the second's
+// were issued: two DRAM round trips, not one, for the thread holding the
+// matrix's last rows (one branch: f16 1001 x 4 4.54 -> 4.22 us, bf16 301 x
+// 4 4.35 -> 4.10, the best variants; H200, results/h200/backward-tiny-ab-
+// h200.log).
 template <int NN, int E>
-__device__ __forceinline__ void load_rows(elem_t (&e)[E], const elem_t *t, long long r0,
-					  long long M, long long ld, bool whole)
+__device__ __forceinline__ void load_rows(elem_t (&ye)[E], elem_t (&ge)[E], const elem_t *y,
+					  const elem_t *dy, long long r0, long long M, long long ldy,
+					  long long lddy, bool whole)
 {
 	if (whole) {
-		*reinterpret_cast<uint4 *>(e) = *reinterpret_cast<const uint4 *>(t + r0 * NN);
+		*reinterpret_cast<uint4 *>(ye) = *reinterpret_cast<const uint4 *>(y + r0 * NN);
+		*reinterpret_cast<uint4 *>(ge) = *reinterpret_cast<const uint4 *>(dy + r0 * NN);
 		return;
 	}
 #pragma unroll
-	for (int k = 0; k < E; k++)
-		e[k] = r0 + k / NN < M ? t[(r0 + k / NN) * ld + k % NN] : from_f32(0.0f);
+	for (int k = 0; k < E; k++) {
+		const bool in = r0 + k / NN < M;
+		ye[k] = in ? y[(r0 + k / NN) * ldy + k % NN] : from_f32(0.0f);
+		ge[k] = in ? dy[(r0 + k / NN) * lddy + k % NN] : from_f32(0.0f);
+	}
 }
 
 // Rows whose bytes divide 16: each thread takes VECTORS 16-byte vectors of
@@ -70,8 +81,7 @@ __device__ __forceinline__ void packed_rows_of_thread(elem_t *dx, const elem_t *
 	for (int u = 0; u < VECTORS; u++) {
 		const long long r0 = (v0 + u * THREADS) * R;
 		const bool whole = contiguous && r0 + R <= M;
-		load_rows<NN>(ye[u], y, r0, M, ldy, whole);
-		load_rows<NN>(ge[u], dy, r0, M, lddy, whole);
+		load_rows<NN>(ye[u], ge[u], y, dy, r0, M, ldy, lddy, whole);
 	}
 #pragma unroll
 	for (int u = 0; u < VECTORS; u++) {
@@ -79,11 +89,20 @@ __device__ __forceinline__ void packed_rows_of_thread(elem_t *dx, const elem_t *
 		alignas(16) elem_t out[E];
 #pragma unroll
 		for (int r = 0; r < R; r++) {
-			grad_acc_t s = 0;
+			grad_r_t rw;
+			if constexpr (NN == 1) {
+				// rows of one: the double unit's conversions cost
+				// bf16 1000003 x 1 5.92 -> 5.50 us, f16 255 x 1
+				// 4.32 -> 4.06 (the best variants, H200)
+				rw = single_term_r(to_f32(ye[u][r]), to_f32(ge[u][r]));
+			} else {
+				grad_acc_t s = 0;
 #pragma unroll
-			for (int c = 0; c < NN; c++)
-				s += grad_term(to_f32(ye[u][r * NN + c]), to_f32(ge[u][r * NN + c]));
-			const grad_r_t rw = acc_final(s);
+				for (int c = 0; c < NN; c++)
+					s += grad_term(to_f32(ye[u][r * NN + c]),
+						       to_f32(ge[u][r * NN + c]));
+				rw = acc_final(s);
+			}
 #pragma unroll
 			for (int c = 0; c < NN; c++)
 				out[r * NN + c] = from_f32(grad_out(to_f32(ye[u][r * NN + c]),
