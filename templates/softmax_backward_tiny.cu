@@ -53,6 +53,17 @@ __device__ __forceinline__ void load_rows(elem_t (&ye)[E], elem_t (&ge)[E], cons
 	}
 }
 
+// Whether vector v (rows v R .. v R + R - 1) lies within M and so does
+// every vector of its warp: the warp holding the matrix's last, partial
+// vector goes element by element as one. Its threads diverging between
+// the whole vectors and the partial one cost half-precision rows of one
+// 0.2-0.35 us (f16 255 x 1 4.16 -> 3.81 us, 1001 x 1 4.16 -> 3.81, the
+// best variants; H200, results/h200/backward-tiny-tails-h200.log).
+__device__ __forceinline__ bool whole_warp(long long v, int R, long long M)
+{
+	return (v + 1) * R <= M && (M % R == 0 || v - threadIdx.x % 32 + 32 <= M / R);
+}
+
 // Rows whose bytes divide 16: each thread takes VECTORS 16-byte vectors of
 // y and of dy, THREADS vectors apart (a warp's accesses coalesce), each the
 // R = 16 / (NN x element size) rows of one vector, issues all their loads
@@ -80,7 +91,7 @@ __device__ __forceinline__ void packed_rows_of_thread(elem_t *dx, const elem_t *
 #pragma unroll
 	for (int u = 0; u < VECTORS; u++) {
 		const long long r0 = (v0 + u * THREADS) * R;
-		const bool whole = contiguous && r0 + R <= M;
+		const bool whole = contiguous && whole_warp(v0 + u * THREADS, R, M);
 		load_rows<NN>(ye[u], ge[u], y, dy, r0, M, ldy, lddy, whole);
 	}
 #pragma unroll
@@ -108,7 +119,7 @@ __device__ __forceinline__ void packed_rows_of_thread(elem_t *dx, const elem_t *
 				out[r * NN + c] = from_f32(grad_out(to_f32(ye[u][r * NN + c]),
 								    to_f32(ge[u][r * NN + c]), rw));
 		}
-		if (contiguous && r0 + R <= M) {
+		if (contiguous && whole_warp(v0 + u * THREADS, R, M)) {
 			*reinterpret_cast<uint4 *>(dx + r0 * NN) =
 				*reinterpret_cast<const uint4 *>(out);
 			continue;
