@@ -516,7 +516,11 @@ Test(backward_templates, the_quick_smem_config_reaches_the_staged_template)
  * picked 0.6-0.75 of a copy at such drawn shapes, H200), and the rows
  * beyond a cluster at a few and at hundreds of rows (with 8 and 48 only,
  * log_softmax_backward's model chose 0.56 of a copy at f16 224 x 808364,
- * where the templates reach 0.78, H200). */
+ * where the templates reach 0.78, H200), an odd medium row (with none
+ * between 3001 and 100001, log_softmax_backward f16 5095 x 14631 chose
+ * the block template at 0.90 of torch) and, at many rows, rows of a few
+ * elements longer than a 16-byte vector of halves (f32 205173 x 11 was
+ * 0.86 of torch.compile, with 2 and 7 only). */
 Test(backward_templates, the_sweep_config_gives_each_op_a_model)
 {
 	sweep_plan p;
@@ -525,7 +529,7 @@ Test(backward_templates, the_sweep_config_gives_each_op_a_model)
 	cr_assert_eq(plan_load(&p, path, "templates", &err), 0, "%s: %s", path, err.msg);
 	const char *ops[] = { "softmax_backward", "log_softmax_backward" };
 	for (size_t o = 0; o < 2; o++) {
-		size_t shapes = 0, dtypes[3] = { 0 }, very_long = 0;
+		size_t shapes = 0, dtypes[3] = { 0 }, very_long = 0, odd_medium = 0, few_past_vector = 0;
 		unsigned tall_offsets = 0; /* bit k: a tall row 2^k bytes past a vector */
 		long long fewest = -1, most = 0, long_fewest = -1, long_most = 0;
 		for (size_t i = 0; i < p.nshapes; i++) {
@@ -545,6 +549,8 @@ Test(backward_templates, the_sweep_config_gives_each_op_a_model)
 				fewest = fewest < 0 || s->M < fewest ? s->M : fewest;
 				most = s->M > most ? s->M : most;
 			}
+			odd_medium += s->N > 3001 && s->N < 100001 && s->N % 2 == 1;
+			few_past_vector += s->M >= 65536 && s->N > 8 && s->N < 32;
 		}
 		cr_assert_geq(shapes, 3 * MODEL_MIN_SHAPES, "%s: %zu shapes", ops[o], shapes);
 		for (int d = 0; d < 3; d++)
@@ -556,6 +562,10 @@ Test(backward_templates, the_sweep_config_gives_each_op_a_model)
 		cr_assert_geq(long_most, 256, "%s: rows beyond a cluster at hundreds of rows", ops[o]);
 		cr_assert_eq(tall_offsets, 7u, "%s: tall rows 2, 4 and 8 bytes past a vector",
 			     ops[o]);
+		cr_assert_geq(odd_medium, 3, "%s: an odd medium row past 3001, in every dtype", ops[o]);
+		cr_assert_geq(few_past_vector, 3,
+			      "%s: rows of a few elements past a vector at many rows, in every dtype",
+			      ops[o]);
 	}
 	plan_free(&p);
 }
