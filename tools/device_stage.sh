@@ -121,12 +121,17 @@
 #                                     took 23 s that way on the H200), each shape's
 #                                     winner printed; $OUT/NAME.db.xz
 #   bash build-dev/ab.sh CONFIG [PARAM]
-#                                     sweep --full-timing of build-dev/tpl-ab
-#                                     over CONFIG into a fresh database (from
+#                                     sweep --full-timing --exhaustive of
+#                                     build-dev/tpl-ab over CONFIG into a
+#                                     fresh database (from
 #                                     build-dev/ab-cache.db.xz when
-#                                     tools/bench_cache.sh -o ab made one);
-#                                     prints the best variant of each
-#                                     template (and value of PARAM) per shape
+#                                     tools/bench_cache.sh -c CONFIG
+#                                     --templates build-dev/tpl-ab -o ab
+#                                     --exhaustive made one); prints the best
+#                                     variant of each template (and value of
+#                                     PARAM) per shape; AB_BASE=TEMPLATE: each
+#                                     template against it, params by params
+#                                     (tools/ab_pairs.py)
 #
 #   tools/device_stage.sh [TEMPLATES...] [--ab NAME=FILE.cu...]
 #
@@ -174,7 +179,7 @@ for spec in "${ab[@]}"; do
 	sed -e "s/^template: .*/template: $name/" -e "s/^source: .*/source: $name.cu/" \
 		"templates/$base.yaml" >"build-dev/tpl-ab/$name.yaml"
 done
-cp tools/ab_best.py build-dev/
+cp tools/ab_best.py tools/ab_pairs.py build-dev/
 
 cat >build-dev/selftest.sh <<'EOS'
 export LD_LIBRARY_PATH=$PWD/build-dev/lib
@@ -491,10 +496,13 @@ else
 fi
 timing=--full-timing
 [ "$AB_TIMING" = rounds ] && timing=
-AUTOTUNE_FLUSH=${AB_FLUSH:-clean} timeout 500 build-dev/autotune sweep --watchdog 5 $timing \
+# --exhaustive: every variant of every template (without it the model's
+# few, which know nothing of a renamed copy)
+AUTOTUNE_FLUSH=${AB_FLUSH:-clean} timeout 500 build-dev/autotune sweep --watchdog 5 $timing --exhaustive \
 	--templates build-dev/tpl-ab -c "$1" --db "$db" >"$OUT/ab${AB_FLUSH:+-$AB_FLUSH}.log" 2>&1
 echo "sweep rc $?; hung variants: $(grep -c hangs "$OUT/ab${AB_FLUSH:+-$AB_FLUSH}.log")"
 python3 build-dev/ab_best.py "$db" $2 | tee "$OUT/ab${AB_FLUSH:+-$AB_FLUSH}.txt"
+[ -z "${AB_BASE:-}" ] || python3 build-dev/ab_pairs.py "$db" "$AB_BASE" | tee -a "$OUT/ab${AB_FLUSH:+-$AB_FLUSH}.txt"
 EOS
 cat >build-dev/wheels.sh <<'EOS'
 # sourced by the runners: the carried wheels (.whl/, tools/fetch_peer_wheels.sh)
