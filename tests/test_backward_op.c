@@ -520,7 +520,10 @@ Test(backward_templates, the_quick_smem_config_reaches_the_staged_template)
  * between 3001 and 100001, log_softmax_backward f16 5095 x 14631 chose
  * the block template at 0.90 of torch) and, at many rows, rows of a few
  * elements longer than a 16-byte vector of halves (f32 205173 x 11 was
- * 0.86 of torch.compile, with 2 and 7 only). */
+ * 0.86 of torch.compile, with 2 and 7 only), and rows of one element at a
+ * few rows and at many (with none, a refit chose softmax_backward_loop, a
+ * CTA a row, for f32 2 x 1: 3.0 us against 2.5 for the tiny template's
+ * kernel, H200). */
 Test(backward_templates, the_sweep_config_gives_each_op_a_model)
 {
 	sweep_plan p;
@@ -530,6 +533,7 @@ Test(backward_templates, the_sweep_config_gives_each_op_a_model)
 	const char *ops[] = { "softmax_backward", "log_softmax_backward" };
 	for (size_t o = 0; o < 2; o++) {
 		size_t shapes = 0, dtypes[3] = { 0 }, very_long = 0, odd_medium = 0, few_past_vector = 0;
+		long long ones_fewest = -1, ones_most = 0; /* rows of one element */
 		unsigned tall_offsets = 0; /* bit k: a tall row 2^k bytes past a vector */
 		long long fewest = -1, most = 0, long_fewest = -1, long_most = 0;
 		for (size_t i = 0; i < p.nshapes; i++) {
@@ -551,6 +555,10 @@ Test(backward_templates, the_sweep_config_gives_each_op_a_model)
 			}
 			odd_medium += s->N > 3001 && s->N < 100001 && s->N % 2 == 1;
 			few_past_vector += s->M >= 65536 && s->N > 8 && s->N < 32;
+			if (s->N == 1) {
+				ones_fewest = ones_fewest < 0 || s->M < ones_fewest ? s->M : ones_fewest;
+				ones_most = s->M > ones_most ? s->M : ones_most;
+			}
 		}
 		cr_assert_geq(shapes, 3 * MODEL_MIN_SHAPES, "%s: %zu shapes", ops[o], shapes);
 		for (int d = 0; d < 3; d++)
@@ -566,6 +574,8 @@ Test(backward_templates, the_sweep_config_gives_each_op_a_model)
 		cr_assert_geq(few_past_vector, 3,
 			      "%s: rows of a few elements past a vector at many rows, in every dtype",
 			      ops[o]);
+		cr_assert(ones_fewest > 0 && ones_fewest <= 16, "%s: rows of one at a few rows", ops[o]);
+		cr_assert_geq(ones_most, 65536, "%s: rows of one at many rows", ops[o]);
 	}
 	plan_free(&p);
 }
