@@ -173,7 +173,7 @@ $(BUILD)/obj/seed_models.o: $(BUILD)/obj/seed_models.c dispatch/policy/seed_mode
 	$(Q)$(CC) -std=c11 -I. -c -fPIC -fvisibility=hidden $< -o $@
 
 ATD_SRC := $(DISPATCH_SRC) $(CUDA_SRC) common/error.c common/dtype.c common/expr.c \
-	common/kernel_source.c common/sqlite_reader.c common/template_rules.c common/sha256.c \
+	common/kernel_source.c common/sqlite_reader.c common/sqlite_wal.c common/template_rules.c common/sha256.c \
 	common/perf_model.c common/perf_features.c common/tree_ensemble.c common/strbuf.c
 ATD_PIC_OBJ := $(patsubst %.c,$(BUILD)/pic/%.o,$(ATD_SRC)) $(BUILD)/obj/builtin_kernels.o \
 	$(BUILD)/obj/template_rules.o $(BUILD)/obj/seed_models.o

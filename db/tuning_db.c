@@ -8,8 +8,12 @@
 #include <time.h>
 
 #include "common/sqlite_reader.h"
+#include "common/sqlite_wal.h"
 #include "common/sha256.h"
 #include "common/strbuf.h"
+
+/* How long a statement waits for another connection's lock. */
+#define BUSY_TIMEOUT_MS 10000
 
 extern const char db_schema_sql[];
 
@@ -214,7 +218,7 @@ static int open_db(const char *path, int writable, tdb **out, at_error *err)
 		tdb_close(db);
 		return -1;
 	}
-	sqlite3_busy_timeout(db->sql, 10000);
+	sqlite3_busy_timeout(db->sql, BUSY_TIMEOUT_MS);
 	if (sqlite3_create_function(db->sql, "sha256_hex", 1,
 				    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
 				    sql_sha256, NULL, NULL) != SQLITE_OK) {
@@ -222,9 +226,12 @@ static int open_db(const char *path, int writable, tdb **out, at_error *err)
 		tdb_close(db);
 		return -1;
 	}
-	if (prepare_schema(db, writable, err) ||
-	    (writable && (exec(db, "PRAGMA journal_mode = WAL", err) ||
-			  exec(db, "PRAGMA foreign_keys = ON", err)))) {
+	int failed = prepare_schema(db, writable, err);
+	if (!failed && writable && at_sqlite_use_wal(db->sql, BUSY_TIMEOUT_MS) != SQLITE_OK)
+		failed = sql_fail(db, err, "switching to a write-ahead log");
+	if (!failed && writable)
+		failed = exec(db, "PRAGMA foreign_keys = ON", err);
+	if (failed) {
 		tdb_close(db);
 		return -1;
 	}

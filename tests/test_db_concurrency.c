@@ -149,6 +149,43 @@ Test(db_concurrency, two_writers_at_once_both_keep_every_result)
 	cr_assert_eq(check_database(path), 300);
 }
 
+/* Only opens the database and records the GPU, as every sweep does first. */
+static pid_t spawn_opener(const char *path)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		tdb *db;
+		at_error err = { { 0 } };
+		long long gpu;
+		if (tdb_open(path, &db, &err) || tdb_gpu_id(db, &h100, &gpu, &err)) {
+			fprintf(stderr, "opener: %s\n", err.msg);
+			_exit(1);
+		}
+		tdb_close(db);
+		_exit(0);
+	}
+	return pid;
+}
+
+/* A new file's switch to a write-ahead log once failed at once ("database is
+ * locked") when another sweep held it: about one round in thirty here. */
+Test(db_concurrency, sweeps_opening_one_new_file_at_once_all_open_it)
+{
+	enum { ROUNDS = 150, OPENERS = 6 };
+	for (int round = 0; round < ROUNDS; round++) {
+		char name[32];
+		snprintf(name, sizeof name, "new%d.db", round);
+		const char *path = tmp_path(name);
+		pid_t openers[OPENERS];
+		for (int i = 0; i < OPENERS; i++)
+			openers[i] = spawn_opener(path);
+		for (int i = 0; i < OPENERS; i++)
+			cr_assert(wait_ok(openers[i]), "round %d: an opener failed", round);
+	}
+}
+
 Test(db_concurrency, a_writer_killed_mid_sweep_loses_nothing_and_resumes)
 {
 	const char *path = tmp_path("killed.db");

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "common/sqlite_reader.h"
+#include "common/sqlite_wal.h"
 
 #define BUSY_TIMEOUT_MS 10000
 
@@ -87,7 +88,7 @@ sqlite3 *atdi_jit_cache_open(const char *path, int write)
 		return NULL;
 	}
 	sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
-	if (write && (sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL) != SQLITE_OK ||
+	if (write && (at_sqlite_use_wal(db, BUSY_TIMEOUT_MS) != SQLITE_OK ||
 		      sqlite3_exec(db, cache_schema, NULL, NULL, NULL) != SQLITE_OK)) {
 		sqlite3_close(db);
 		return NULL;
