@@ -11,7 +11,7 @@
 #   an A/B:          -c build-dev/ab.yaml --templates build-dev/tpl-ab -o ab
 #                    -> build-dev/ab-cache.db.xz
 #   an exact sweep:  -c CONFIG --exhaustive -o NAME -> build-dev/NAME-cache.db.xz,
-#                    every variant's kernel, for build-dev/exact.sh CONFIG NAME
+#                    every variant's kernel, for build-dev/op-sweep.sh CONFIG DB NAME
 #   a selftest:      -c SEL.yaml -o sel -> build-dev/sel-cache.db.xz, for
 #                    build-dev/selftest.sh; SEL.yaml sweeps the selftest's row
 #                    lengths (autotune selftest --dry-run lists them) for its

@@ -111,7 +111,7 @@
 #                                     (build-dev/templates; an old one copied
 #                                     beside it for an A/B), beside a copy:
 #                                     $OUT/ce-variant-bench.*
-#   bash build-dev/exact.sh CONFIG NAME
+#   bash build-dev/op-sweep.sh CONFIG /tmp/NAME.db NAME --exhaustive
 #                                     `sweep --exhaustive` of CONFIG into a
 #                                     fresh /tmp/NAME.db (its kernels from
 #                                     build-dev/NAME-cache.db.xz when
@@ -203,18 +203,6 @@ rm -f "$2" "$2-wal" "$2-shm"
 [ -f "build-dev/$1-cache.db.xz" ] || exit 0
 python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
 	"build-dev/$1-cache.db.xz" "$2"
-EOS
-cat >build-dev/exact.sh <<'EOS'
-export LD_LIBRARY_PATH=$PWD/build-dev/lib
-config=${1:?"exact.sh CONFIG NAME"}
-name=${2:?"exact.sh CONFIG NAME"}
-bash build-dev/unpack.sh "$name" "/tmp/$name.db"
-s=$(date +%s)
-timeout 540 build-dev/autotune sweep --exhaustive --templates build-dev/templates -c "$config" \
-	--db "/tmp/$name.db" >"$OUT/$name-sweep.log" 2>&1
-echo "exact sweep rc $? in $(( $(date +%s) - s )) s"
-grep -E '^\[' "$OUT/$name-sweep.log" | tail -n 40
-bash build-dev/pack.sh "/tmp/$name.db" "$OUT/$name.db.xz"
 EOS
 cat >build-dev/bench.sh <<'EOS'
 export LD_LIBRARY_PATH=$PWD/build-dev/lib
@@ -519,15 +507,22 @@ export PYTHONPATH=$PWD/python:$PYTHONPATH
 [ -f /tmp/default.db ] || xz -dc results/h200/pruned-default-h200.db.xz >/tmp/default.db
 EOS
 cat >build-dev/op-sweep.sh <<'EOS'
-# op-sweep.sh CONFIG DB NAME [ARGS...]: a sweep of build-dev/configs/CONFIG
-# into a fresh DB (ARGS to sweep, e.g. --exhaustive), its models fitted and
-# stored: $OUT/NAME.db.xz and NAME-sweep.log
+# op-sweep.sh CONFIG DB NAME [ARGS...]: a sweep of CONFIG (a path, else a
+# file of build-dev/configs) into a fresh DB, its kernels from
+# build-dev/NAME-cache.db.xz when tools/bench_cache.sh made one (ARGS to
+# sweep, e.g. --exhaustive), its models fitted and stored: $OUT/NAME.db.xz
+# and NAME-sweep.log
+export LD_LIBRARY_PATH=$PWD/build-dev/lib
 config=${1:?"op-sweep.sh CONFIG DB NAME [ARGS...]"} db=${2:?} name=${3:?}
 shift 3
-rm -f "$db" "$db-wal" "$db-shm"
-timeout 400 build-dev/autotune sweep --templates build-dev/templates -c "build-dev/configs/$config" \
+[ -f "$config" ] || config=build-dev/configs/$config
+bash build-dev/unpack.sh "$name" "$db"
+s=$(date +%s)
+timeout 540 build-dev/autotune sweep --templates build-dev/templates -c "$config" \
 	--db "$db" "$@" >"$OUT/$name-sweep.log" 2>&1
-echo "$name sweep rc $?"; tail -3 "$OUT/$name-sweep.log"
+echo "$name sweep rc $? in $(( $(date +%s) - s )) s"
+grep -E '^\[' "$OUT/$name-sweep.log" | tail -n 40
+tail -3 "$OUT/$name-sweep.log"
 bash build-dev/pack.sh "$db" "$OUT/$name.db.xz"
 EOS
 cat >build-dev/ce-sweep.sh <<'EOS'
