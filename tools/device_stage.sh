@@ -79,13 +79,15 @@
 #                                     [".whl", "build-dev"]): $OUT/OP-peers.csv
 #                                     and .log; run again after a cut, it
 #                                     resumes
-#   bash build-dev/kernel-durations.sh OP DTYPE:M:N...
+#   bash build-dev/kernel-durations.sh [--stalls] OP DTYPE:M:N...
 #                                     tools/kernel_durations.py under ncu:
 #                                     each shape's kernels through the
 #                                     library and torch.compile, their
 #                                     durations alone (caches flushed), the
 #                                     library database:
-#                                     $OUT/kernel-durations.log
+#                                     $OUT/kernel-durations.log; --stalls:
+#                                     each launch's instructions and warp
+#                                     stall reasons, $OUT/kernel-stalls.*
 #   bash build-dev/train-step.sh [ARGS...]
 #                                     tools/train_step.py ARGS (GPT-2 small,
 #                                     one training step per loss variant; .whl
@@ -598,10 +600,22 @@ AUTOTUNE_DB=/tmp/default.db AUTOTUNE_DISPATCH_LIB=$PWD/build-dev/lib/libautotune
 	grep -v -i warn | tee "$OUT/ce-call-profile.log"
 EOS
 cat >build-dev/kernel-durations.sh <<'EOS'
+# kernel-durations.sh [--stalls] OP DTYPE:M:N...: --stalls adds each launch's
+# instructions and warp stall reasons (tools/ncu_stalls.py)
 export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1
 [ -f /tmp/default.db ] || xz -dc results/h200/library-h200.db.xz >/tmp/default.db
-op=${1:?"kernel-durations.sh OP DTYPE:M:N..."}
+stalls=0
+[ "${1:-}" = --stalls ] && { stalls=1; shift; }
+op=${1:?"kernel-durations.sh [--stalls] OP DTYPE:M:N..."}
 shift
+if [ $stalls = 1 ]; then
+	PYTHONPATH=python timeout 400 /usr/local/cuda/bin/ncu --csv --page raw -k "regex:_kernel|triton" \
+		--metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio\$,smsp__inst_executed.sum,gpu__time_duration.sum,sm__cycles_elapsed.max,launch__grid_size,launch__block_size,launch__registers_per_thread" \
+		python3 tools/kernel_durations.py /tmp/default.db --op "$op" "$@" >"$OUT/kernel-stalls.csv" 2>"$OUT/kernel-stalls.err"
+	echo "ncu rc $?"
+	python3 tools/ncu_stalls.py "$OUT/kernel-stalls.csv" _kernel | tee "$OUT/kernel-stalls.txt"
+	exit 0
+fi
 PYTHONPATH=python timeout 300 /usr/local/cuda/bin/ncu --nvtx --print-summary per-kernel \
 	--metrics gpu__time_duration.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \
 	python3 tools/kernel_durations.py /tmp/default.db --op "$op" "$@" >"$OUT/kernel-durations.log" 2>&1
