@@ -42,9 +42,12 @@ done
 mkdir -p build-cache
 build/autotune sweep --compile-only $exhaustive --arch sm_90 -c "$config" --templates "$templates" \
 	--db "build-cache/$name.db" | tail -1
-rm -f build-cache/pack.db
-sqlite3 "build-cache/$name.db" "VACUUM INTO 'build-cache/pack.db'"
-sqlite3 build-cache/pack.db "UPDATE compile_cache SET ptx = NULL; VACUUM;"
-xz -T0 -6 -c build-cache/pack.db >"build-dev/$name-cache.db.xz"
-rm -f build-cache/pack.db
+# the packed copy beside the cache, under a name no NAME takes (-o pack once
+# removed its own cache here)
+packed="build-cache/$name.packing"
+rm -f "$packed"
+sqlite3 "build-cache/$name.db" "VACUUM INTO '$packed'"
+sqlite3 "$packed" "UPDATE compile_cache SET ptx = NULL; VACUUM;"
+xz -T0 -6 -c "$packed" >"build-dev/$name-cache.db.xz"
+rm -f "$packed"
 ls -l "build-dev/$name-cache.db.xz"
