@@ -35,7 +35,9 @@ int gpu_timer_open(gpu_timer *b, const gpu_device *gpu, const sweep_config *cfg,
 		CU_TRY(err, cudrv.cuEventCreate(&b->start[i], CU_EVENT_DEFAULT));
 		CU_TRY(err, cudrv.cuEventCreate(&b->stop[i], CU_EVENT_DEFAULT));
 	}
-	return l2_flush_open(&b->flush, gpu, b->stream, err);
+	if (l2_flush_open(&b->flush, gpu, b->stream, err))
+		return -1;
+	return code_flush_open(&b->code_flush, gpu, err);
 }
 
 void gpu_timer_close(gpu_timer *b)
@@ -47,6 +49,7 @@ void gpu_timer_close(gpu_timer *b)
 			cudrv.cuEventDestroy(b->stop[i]);
 	}
 	l2_flush_close(&b->flush);
+	code_flush_close(&b->code_flush);
 	if (b->stream)
 		cudrv.cuStreamDestroy(b->stream);
 	free(b->start);
@@ -76,7 +79,8 @@ static double now_ms(void)
 /* One repetition into event pair e: flush, then the launch between events. */
 static int timed_launch(gpu_timer *b, int e, timed_launch_fn launch, void *arg, at_error *err)
 {
-	if (l2_flush_run(&b->flush, b->stream, (unsigned)e, err))
+	if (l2_flush_run(&b->flush, b->stream, (unsigned)e, err) ||
+	    code_flush_run(&b->code_flush, b->stream, err))
 		return -1;
 	CU_TRY(err, cudrv.cuEventRecord(b->start[e], b->stream));
 	if (launch(arg, b->stream, err))

@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "tuner/config.h"
 #include "tuner/device.h"
+#include "tuner/timing/code_flush.h"
 #include "tuner/timing/l2_flush.h"
 #include "tuner/timing/rep_rule.h"
 
@@ -25,6 +26,7 @@ typedef struct gpu_timer {
 	CUevent *start, *stop; /* one pair per repetition and interleaved launch */
 	int nevents;
 	l2_flush flush; /* before every timed launch; name what they touch there */
+	code_flush code_flush; /* after it, when $AUTOTUNE_CODE_FLUSH=1 */
 	rep_policy policy;     /* the config's */
 	size_t stops[REP_BUDGET + 1]; /* timings ended per rep_verdict */
 } gpu_timer;
