@@ -32,9 +32,13 @@
 //   VEC          elements per window (VEC * element size = 16 B)
 //   CTAS_PER_SM  CTAs per multiprocessor the launch is sized for (its
 //                shared memory is that share of a multiprocessor's)
-//   FIT          1: enough slices per row that each fits in shared memory
+//   FIT          1: enough slices per row that each fits in shared memory;
+//                2: in twice that (split_fit_cap: the rest read twice)
 //   PEEL         1: rows peeled to windows (above); 0: an aligned launch's
 //                rows as they are, a misaligned one element by element
+//   PREFETCH     1: once a task's slice is on chip, warp 1 asks L2 for the
+//                next task's (prefetch_slice), so that it streams in
+//                during the row-sum wait (sm_90)
 //
 // Dynamic shared memory: whatever the launch gives (%dynamic_smem_size):
 // C windows of y then C of dy, C = its size / 32; a slice's windows past C
@@ -48,6 +52,9 @@
 
 #ifndef PEEL
 #define PEEL 0
+#endif
+#ifndef PREFETCH
+#define PREFETCH 0
 #endif
 
 static_assert(VEC * sizeof(elem_t) == 16, "a window is one 16-byte access");
@@ -146,6 +153,29 @@ __device__ __forceinline__ split_task plan_task(const split_layout &L, unsigned 
 	return t;
 }
 
+// Asks L2 for the windows of t's staged slice of y and dy that lie wholly
+// in the row (sm_90's bulk prefetch, one instruction each: the windows past
+// the row's ends may lie outside its allocation), so that they stream in
+// from DRAM while this CTA waits for its row's sum and the cp.async copies
+// made during the write then come from L2 (the exchange's wait otherwise
+// has nothing in flight). No-op before sm_90 and for launches that stage
+// nothing.
+__device__ __forceinline__ void prefetch_slice(const split_task &t, const elem_t *y, long long ldy,
+					       const elem_t *dy, long long lddy, long long N)
+{
+#if __CUDA_ARCH__ >= 900
+	const long long lo = max(t.w0, (long long)(t.k + VEC - 1) / VEC);
+	const long long hi = min(t.staged, (N + t.k) / VEC);
+	if (hi <= lo)
+		return;
+	const unsigned bytes = (unsigned)((hi - lo) * 16);
+	const elem_t *const ys = y + t.row * ldy - t.k + lo * VEC;
+	const elem_t *const gs = dy + t.row * lddy - t.k + lo * VEC;
+	asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(ys), "r"(bytes) : "memory");
+	asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(gs), "r"(bytes) : "memory");
+#endif
+}
+
 // Copies window w0 + s of t's slice of y and dy into slot s of the buffers
 // when it lies wholly in the row (the partial ones: stage_partial_windows).
 __device__ __forceinline__ void copy_window(const split_task &t, int s, const elem_t *y,
@@ -195,7 +225,8 @@ softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long
 	const int C = vec_ok ? (int)(dynamic_smem_bytes() / (2 * sizeof(vec_t))) : 0;
 	__shared__ split_layout L;
 	if (threadIdx.x == 0)
-		L = split_plan_layout(M, PEEL && vec_ok ? N + VEC - 1 : N, G, C, FIT, VEC);
+		L = split_plan_layout(M, PEEL && vec_ok ? N + VEC - 1 : N, G, split_fit_cap(C, FIT),
+				      FIT, VEC);
 	__syncthreads();
 	const unsigned tasks = blockIdx.x < G ? split_tasks(&L, blockIdx.x) : 0;
 	const unsigned long long pol = copy_policy();
@@ -220,6 +251,11 @@ softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long
 			r += vec_terms(yv, gv);
 		}
 		cp_async_wait(0);
+		// this slice is on chip: the next one into L2 during the exchange
+		// (by warp 1: thread 0's planning would delay its arrival, which
+		// is on every CTA of the row's critical path)
+		if (PREFETCH && threadIdx.x == 32 && i + 1 < tasks)
+			prefetch_slice(plan_task(L, i + 1, y, ldy, N, C, vec_ok), y, ldy, dy, lddy, N);
 		const int n_cur = (int)(t.staged - t.w0);
 		for (int s = threadIdx.x; s < n_cur; s += THREADS)
 			r += vec_terms(ld_window(sbs_buf, s), ld_window(sbs_buf + C, s));

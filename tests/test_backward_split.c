@@ -158,3 +158,60 @@ Test(backward_split, the_exchange_is_ordered_and_deterministic, .timeout = 300)
 								 : "st.relaxed.gpu.global.f64"));
 	}
 }
+
+/* fit 2 where the spread-out slices overflow twice a CTA's share, not where
+ * they overflow it once (f32 132 x 40000 at one CTA a multiprocessor: a
+ * row's 313 KB of y and dy is one CTA's at fit 0, 227 KB fits it at fit 1
+ * only cut in two); prefetch only on sm_90 and later. */
+Test(backward_split, fit_2_and_prefetch_where_they_change_something)
+{
+	const tmpl_manifest *m = tf_template("softmax_backward_split");
+	variant *vs;
+	size_t n = tf_enumerate(m, 90, AT_F32, 132, 40000, &vs);
+	int fits[3] = { 0 }, prefetches = 0;
+	for (size_t i = 0; i < n; i++)
+		if (tf_value(&vs[i], "ctas_per_sm") == 1) {
+			fits[tf_value(&vs[i], "fit")]++;
+			prefetches += tf_value(&vs[i], "prefetch") == 1;
+		}
+	free(vs);
+	cr_assert(fits[0] > 0 && fits[1] > 0, "fit 0 and 1 at one CTA a multiprocessor");
+	cr_assert_eq(fits[2], 0, "twice the share holds the spread-out slice: fit 2 is fit 0");
+	cr_assert_gt(prefetches, 0);
+	n = tf_enumerate(m, 90, AT_F32, 32, 2000001, &vs);
+	for (size_t i = 0; i < n; i++)
+		fits[2] += tf_value(&vs[i], "fit") == 2;
+	free(vs);
+	cr_assert_gt(fits[2], 0, "32 rows of 16 MB overflow twice any CTA's share");
+	n = tf_enumerate(m, 80, AT_F32, 32, 2000001, &vs);
+	cr_assert_gt(n, 0);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(tf_value(&vs[i], "prefetch"), 0, "sm_80 has no bulk prefetch");
+	free(vs);
+}
+
+/* The prefetch is one bulk prefetch into L2 each of y's and dy's slice,
+ * there only when asked for. */
+Test(backward_split, prefetch_asks_l2_for_the_next_slice, .timeout = 120)
+{
+	at_error err;
+	cr_assert_eq(nvrtc_load(&err), 0, "%s", err.msg);
+	const tmpl_manifest *m = tf_template("softmax_backward_split");
+	for (int prefetch = 0; prefetch <= 1; prefetch++) {
+		variant v;
+		variant_defaults(&v, m, AT_BF16);
+		cr_assert_eq(variant_set(&v, "vec=8", &err), 0);
+		cr_assert_eq(variant_set(&v, prefetch ? "prefetch=1" : "prefetch=0", &err), 0);
+		compiled_kernel k;
+		tf_compile_ptx(&v, 90, &k);
+		const char *p = strstr(k.ptx, "cp.async.bulk.prefetch.L2.global");
+		if (!prefetch) {
+			cr_assert_null(p, "a prefetch where none was asked for");
+		} else {
+			cr_assert_not_null(p);
+			cr_assert_not_null(strstr(p + 1, "cp.async.bulk.prefetch.L2.global"),
+					   "y's and dy's");
+		}
+		compiled_kernel_free(&k);
+	}
+}

@@ -710,3 +710,23 @@ Test(split_template, compiles_for_sm_75_without_cp_async)
 	compiled_kernel_free(&k);
 	free(src);
 }
+
+/* fit 2 (softmax_backward_split's) plans slices of twice the shared
+ * memory: f32 32 x 2000001 on 396 CTAs of 2400 pairs of windows each
+ * (y's and dy's: 4800 chunks) takes one row at a time at fit 1, whose
+ * slices need 105 CTAs and get all 396, and three rows at fit 2. */
+Test(split_template, fit_2_plans_slices_of_twice_the_shared_memory)
+{
+	cr_assert_eq(split_fit_cap(2400, 0), 2400);
+	cr_assert_eq(split_fit_cap(2400, 1), 2400);
+	cr_assert_eq(split_fit_cap(2400, 2), 4800);
+	const long long N = 2000001 + 3; /* room for a peeled row's head */
+	split_layout one = check_layout(32, N, 396, split_fit_cap(2400, 1), 1, 4);
+	split_layout two = check_layout(32, N, 396, split_fit_cap(2400, 2), 2, 4);
+	cr_assert_eq(one.rows, 1);
+	cr_assert_eq(one.slices, 396);
+	cr_assert_eq(two.rows, 3);
+	cr_assert_eq(two.slices, 132);
+	cr_assert_leq(two.slice_len, 2 * 2400 * 4, "within twice the shared memory");
+	cr_assert_gt(two.slice_len, 2400 * 4, "past it: the rest read twice");
+}
