@@ -36,6 +36,8 @@
 //                2: in twice that (split_fit_cap: the rest read twice)
 //   PEEL         1: rows peeled to windows (above); 0: an aligned launch's
 //                rows as they are, a misaligned one element by element
+//   STAGGER      1: odd row slots start once the slot before has its first
+//                row's sum in (split_stagger), out of phase with it
 //   PREFETCH     1: once a task's slice is on chip, warp 1 asks L2 for the
 //                next task's (prefetch_slice), so that it streams in
 //                during the row-sum wait (sm_90)
@@ -232,6 +234,7 @@ softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long
 	const unsigned long long pol = copy_policy();
 	split_task t;
 	if (tasks > 0) {
+		split_stagger(L, split_main_tasks(&L, blockIdx.x));
 		t = plan_task(L, 0, y, ldy, N, C, vec_ok);
 		for (int s = threadIdx.x; s < (int)(t.staged - t.w0); s += THREADS)
 			copy_window(t, s, y, ldy, dy, lddy, N, C, pol);

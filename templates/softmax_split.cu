@@ -135,26 +135,6 @@ __device__ __forceinline__ void split_exchange(float &m, float &s, const split_l
 	warp_merge_fixed<32>(m, s);
 }
 
-// Row slots run in step: every CTA's slice is as long, so every CTA waits
-// for its row's partials at the same time, with nothing in flight. With
-// STAGGER, an odd slot starts once the slot before has its first row's
-// partials in (its count in buffer 0 reaches S, and only grows): it reads
-// its first slices while the even slots wait, and the two stay out of
-// phase until the tail group, so that one's wait overlaps the other's
-// streaming.
-__device__ __forceinline__ void split_stagger(const split_layout &L, unsigned n_main)
-{
-	const unsigned slot = blockIdx.x / L.slices;
-	if (!STAGGER || n_main == 0 || slot % 2 == 0 || L.slices == 1)
-		return; // an odd slot with main rows: so has the slot before
-	if (threadIdx.x == 0) {
-		const unsigned *const arrived = &split_arrived[0][(slot - 1) * L.slices];
-		while (ld_acquire(arrived) < L.slices)
-			nap();
-	}
-	__syncthreads();
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS, CTAS_PER_SM)
 softmax_kernel(elem_t *y, const elem_t *x, long long M, long long N, long long ldy, long long ldx,
 	       unsigned flags)

@@ -3,7 +3,8 @@
 // one a CTA, and the S CTAs of a row meet through module-global scratch.
 // This header holds what does not depend on the partial's type: the
 // arrival counts per row slot and buffer, the ordered memory operations,
-// the wait for a row's partials and the zeroing as the grid leaves. The
+// the wait for a row's partials, the stagger of odd row slots (STAGGER)
+// and the zeroing as the grid leaves. The
 // layout (which CTA takes which slice, which buffer a task uses) is
 // softmax_split_layout.cuh's; each template keeps its own partials array
 // beside these counts, indexed as split_arrived is.
@@ -15,6 +16,12 @@
 // is shared by every launch of the module: two launches of one module must
 // not run at the same time (e.g. on two streams).
 #pragma once
+// (after softmax_split_layout.cuh: split_stagger reads the layout; the
+// generator inlines each include where it stands)
+
+#ifndef STAGGER
+#define STAGGER 0
+#endif
 
 // Partial slots per buffer: CTAs past this many idle (a larger grid than any
 // GPU holds today at THREADS >= 256).
@@ -69,6 +76,26 @@ __device__ __forceinline__ void split_arrive_and_wait(unsigned *arrived, unsigne
 	red_add_release(arrived, 1);
 	while (ld_acquire(arrived) < complete)
 		nap();
+}
+
+// Row slots run in step: every CTA's slice is as long, so every CTA waits
+// for its row's partials at the same time, with nothing in flight. With
+// STAGGER, an odd slot starts once the slot before has its first row's
+// partials (or sum) in (its count in buffer 0 reaches S, and only grows): it reads
+// its first slices while the even slots wait, and the two stay out of
+// phase until the tail group, so that one's wait overlaps the other's
+// streaming.
+__device__ __forceinline__ void split_stagger(const split_layout &L, unsigned n_main)
+{
+	const unsigned slot = blockIdx.x / L.slices;
+	if (!STAGGER || n_main == 0 || slot % 2 == 0 || L.slices == 1)
+		return; // an odd slot with main rows: so has the slot before
+	if (threadIdx.x == 0) {
+		const unsigned *const arrived = &split_arrived[0][(slot - 1) * L.slices];
+		while (ld_acquire(arrived) < L.slices)
+			nap();
+	}
+	__syncthreads();
 }
 
 // Every CTA counts itself out; the last zeroes the arrival counts (warp 0:

@@ -104,6 +104,18 @@ size_t tf_count_variants(const tmpl_manifest *t, int cc, at_dtype dt, long long 
 	return n;
 }
 
+size_t tf_count_with(const tmpl_manifest *t, int cc, at_dtype dt, long long M, long long N,
+		     const char *param, long long value)
+{
+	variant *vs;
+	const size_t n = tf_enumerate(t, cc, dt, M, N, &vs);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += tf_value(&vs[i], param) == value;
+	free(vs);
+	return k;
+}
+
 launch_geometry tf_geometry(const variant *v, int cc, long long M, long long N)
 {
 	tr_env env = nominal_shape_env(cc, M, N, at_dtype_size(v->dtype));

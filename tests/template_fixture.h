@@ -56,6 +56,9 @@ size_t tf_enumerate(const tmpl_manifest *t, int cc, at_dtype dt, long long M, lo
 
 /* How many variants tf_enumerate gives (whether a template serves a shape). */
 size_t tf_count_variants(const tmpl_manifest *t, int cc, at_dtype dt, long long M, long long N);
+/* How many of those have param at value. */
+size_t tf_count_with(const tmpl_manifest *t, int cc, at_dtype dt, long long M, long long N,
+		     const char *param, long long value);
 
 /* v's launch geometry at M x N on the nominal device of compute capability
  * cc; fails the test if it has none. */

@@ -178,16 +178,11 @@ Test(backward_split, fit_2_and_prefetch_where_they_change_something)
 	cr_assert(fits[0] > 0 && fits[1] > 0, "fit 0 and 1 at one CTA a multiprocessor");
 	cr_assert_eq(fits[2], 0, "twice the share holds the spread-out slice: fit 2 is fit 0");
 	cr_assert_gt(prefetches, 0);
-	n = tf_enumerate(m, 90, AT_F32, 32, 2000001, &vs);
-	for (size_t i = 0; i < n; i++)
-		fits[2] += tf_value(&vs[i], "fit") == 2;
-	free(vs);
-	cr_assert_gt(fits[2], 0, "32 rows of 16 MB overflow twice any CTA's share");
-	n = tf_enumerate(m, 80, AT_F32, 32, 2000001, &vs);
-	cr_assert_gt(n, 0);
-	for (size_t i = 0; i < n; i++)
-		cr_assert_eq(tf_value(&vs[i], "prefetch"), 0, "sm_80 has no bulk prefetch");
-	free(vs);
+	cr_assert_gt(tf_count_with(m, 90, AT_F32, 32, 2000001, "fit", 2), 0,
+		     "32 rows of 16 MB overflow twice any CTA's share");
+	cr_assert_gt(tf_count_variants(m, 80, AT_F32, 32, 2000001), 0);
+	cr_assert_eq(tf_count_with(m, 80, AT_F32, 32, 2000001, "prefetch", 1), 0,
+		     "sm_80 has no bulk prefetch");
 }
 
 /* The prefetch is one bulk prefetch into L2 each of y's and dy's slice,
@@ -214,4 +209,15 @@ Test(backward_split, prefetch_asks_l2_for_the_next_slice, .timeout = 120)
 		}
 		compiled_kernel_free(&k);
 	}
+}
+
+/* stagger (softmax_split_sync.cuh's split_stagger) only where rows go in
+ * more than one group: f16 8 x 500001 spreads its 8 rows over every CTA at
+ * fit 0 and fits them at fit 1; 1024 rows of 131072 f32 go in turns. */
+Test(backward_split, stagger_where_rows_go_in_turns)
+{
+	const tmpl_manifest *m = tf_template("softmax_backward_split");
+	cr_assert_gt(tf_count_variants(m, 90, AT_F16, 8, 500001), 0);
+	cr_assert_eq(tf_count_with(m, 90, AT_F16, 8, 500001, "stagger", 1), 0);
+	cr_assert_gt(tf_count_with(m, 90, AT_F32, 1024, 131072, "stagger", 1), 0);
 }

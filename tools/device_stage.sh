@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Stages a build for the lent GPU machine in build-dev/ (gitignored), which
 # the device tool carries (carry ["build-dev"]); that machine has no libyaml
-# or SQLite, and this build links both statically. Writes three runners
+# or SQLite, and this build links both statically. At most 8 files come back
+# from $OUT: a call that writes more (several runners, or one peer run per
+# op and database) puts them in a folder and tars it (session 62 lost 8). Writes three runners
 # (and unpack.sh, which starts their databases from a packed compile cache),
 # each run there from the repository root, writing into $OUT:
 #   bash build-dev/selftest.sh [DIR]  autotune selftest --templates DIR
