@@ -4,10 +4,10 @@
 // This header holds what does not depend on the partial's type: the
 // arrival counts per row slot and buffer, the ordered memory operations,
 // the wait for a row's partials, the stagger of odd row slots (STAGGER)
-// and the zeroing as the grid leaves. The
-// layout (which CTA takes which slice, which buffer a task uses) is
-// softmax_split_layout.cuh's; each template keeps its own partials array
-// beside these counts, indexed as split_arrived is.
+// and the zeroing as the grid leaves. The layout (which CTA takes which
+// slice, which buffer a task uses) is softmax_split_layout.cuh's; each
+// template keeps its own partials array beside these counts, indexed as
+// split_arrived is.
 //
 // Counts only grow during a launch: a slot's count at its base reaches S x
 // the buffer's uses so far when the S partials of its current row are in;
@@ -81,7 +81,7 @@ __device__ __forceinline__ void split_arrive_and_wait(unsigned *arrived, unsigne
 // Row slots run in step: every CTA's slice is as long, so every CTA waits
 // for its row's partials at the same time, with nothing in flight. With
 // STAGGER, an odd slot starts once the slot before has its first row's
-// partials (or sum) in (its count in buffer 0 reaches S, and only grows): it reads
+// partials in (its count in buffer 0 reaches S, and only grows): it reads
 // its first slices while the even slots wait, and the two stay out of
 // phase until the tail group, so that one's wait overlaps the other's
 // streaming.
