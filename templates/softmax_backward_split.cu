@@ -46,7 +46,9 @@
 // C windows of y then C of dy, C = its size / 32; a slice's windows past C
 // are read from global memory twice (from L2 while the row's other slices
 // are on chip). Each task's slice is copied in while the task before is
-// written, window by window.
+// written, window by window. log_softmax_backward's r is the sum of dy
+// alone, so it stages dy only (C = the size / 16) and reads y once, as it
+// writes: twice the slice on chip, half the rounds at rows of millions.
 #include "softmax_backward_common.cuh"
 #include "softmax_cp_async.cuh"
 
@@ -60,6 +62,22 @@
 #endif
 
 static_assert(VEC * sizeof(elem_t) == 16, "a window is one 16-byte access");
+
+// Whether y is staged beside dy (r needs it: softmax_backward's y dy); dy's
+// windows follow y's C, or start the buffer.
+#define STAGE_Y (!LOG_BACKWARD)
+#define STAGED_TENSORS (STAGE_Y ? 2 : 1)
+// Windows of y a thread loads before it writes them, when y is not staged
+// (their loads in flight together; one at a time they would each wait).
+#define WRITE_BATCH (STAGE_Y ? 1 : 2)
+// A row's windows: 32-bit where y is not staged (the manifest bounds N),
+// else the registers of the write (two tasks' windows held) spilled
+// 80-140 bytes at 64 a thread (half precision)
+#if STAGE_Y
+typedef long long window_t;
+#else
+typedef int window_t;
+#endif
 
 #include "softmax_backward_reduce.cuh"
 #include "softmax_split_layout.cuh"
@@ -130,7 +148,8 @@ __device__ __forceinline__ grad_acc_t split_row_sum(grad_acc_t r, const split_la
 // elements before it); the first `staged` - w0 of them are staged, window
 // w0 + s in slot s of each buffer (thread s % THREADS's in every task).
 struct split_task {
-	long long row, w0, w1, staged;
+	long long row;
+	window_t w0, w1, staged;
 	int k;
 };
 
@@ -149,46 +168,61 @@ __device__ __forceinline__ split_task plan_task(const split_layout &L, unsigned 
 	const long long len = (i < n_main ? L.slice_len : L.tail_slice_len) / VEC;
 	t.k = PEEL && vec_ok ? vec_offset(y + t.row * ldy) : 0; // coaligned: dy's and dx's too
 	const long long windows = (N + t.k + VEC - 1) / VEC;
-	t.w0 = min(windows, (long long)part * len);
-	t.w1 = min(windows, t.w0 + len);
-	t.staged = min(t.w1, t.w0 + C);
+	t.w0 = (window_t)min(windows, (long long)part * len);
+	t.w1 = (window_t)min(windows, (long long)t.w0 + len);
+	t.staged = min(t.w1, (window_t)(t.w0 + C));
 	return t;
 }
 
-// Asks L2 for the windows of t's staged slice of y and dy that lie wholly
-// in the row (sm_90's bulk prefetch, one instruction each: the windows past
-// the row's ends may lie outside its allocation), so that they stream in
-// from DRAM while this CTA waits for its row's sum and the cp.async copies
-// made during the write then come from L2 (the exchange's wait otherwise
-// has nothing in flight). No-op before sm_90 and for launches that stage
-// nothing.
-__device__ __forceinline__ void prefetch_slice(const split_task &t, const elem_t *y, long long ldy,
-					       const elem_t *dy, long long lddy, long long N)
+// Asks L2 for the windows of t's staged slice in the rows at p (stride ld)
+// that lie wholly in the row: on sm_90 one bulk prefetch by the calling
+// thread (the windows past the row's ends may lie outside its allocation);
+// before, each thread its own windows, only with `every_thread`. No-op for
+// launches that stage nothing.
+__device__ __forceinline__ void prefetch_staged(const split_task &t, const elem_t *p, long long ld,
+						long long N, bool every_thread)
 {
+	const long long lo = max((long long)t.w0, (long long)(t.k + VEC - 1) / VEC);
+	const long long hi = min((long long)t.staged, (N + t.k) / VEC);
+	const elem_t *const base = p + t.row * ld - t.k;
 #if __CUDA_ARCH__ >= 900
-	const long long lo = max(t.w0, (long long)(t.k + VEC - 1) / VEC);
-	const long long hi = min(t.staged, (N + t.k) / VEC);
-	if (hi <= lo)
-		return;
-	const unsigned bytes = (unsigned)((hi - lo) * 16);
-	const elem_t *const ys = y + t.row * ldy - t.k + lo * VEC;
-	const elem_t *const gs = dy + t.row * lddy - t.k + lo * VEC;
-	asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(ys), "r"(bytes) : "memory");
-	asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(gs), "r"(bytes) : "memory");
+	(void)every_thread;
+	if (hi > lo)
+		asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;"
+			     :: "l"(base + lo * VEC), "r"((unsigned)((hi - lo) * 16)) : "memory");
+#else
+	if (every_thread)
+		for (long long c = lo + threadIdx.x; c < hi; c += THREADS)
+			asm volatile("prefetch.global.L2 [%0];" :: "l"(base + c * VEC));
 #endif
 }
 
-// Copies window w0 + s of t's slice of y and dy into slot s of the buffers
-// when it lies wholly in the row (the partial ones: stage_partial_windows).
+// The next task's staged slice of y (when staged) and dy into L2 once this
+// one's is on chip, so that they stream in from DRAM while this CTA waits
+// for its row's sum and the cp.async copies made during the write then
+// come from L2 (the exchange's wait otherwise has nothing in flight). sm_90.
+__device__ __forceinline__ void prefetch_slice(const split_task &t, const elem_t *y, long long ldy,
+					       const elem_t *dy, long long lddy, long long N)
+{
+	if (STAGE_Y)
+		prefetch_staged(t, y, ldy, N, false);
+	prefetch_staged(t, dy, lddy, N, false);
+}
+
+// Copies window w0 + s of t's slice of y (when staged) and dy into slot s
+// of the buffers when it lies wholly in the row (the partial ones:
+// stage_partial_windows).
 __device__ __forceinline__ void copy_window(const split_task &t, int s, const elem_t *y,
 					    long long ldy, const elem_t *dy, long long lddy,
 					    long long N, int C, unsigned long long pol)
 {
-	const long long c = t.w0 + s;
+	const long long c = (long long)t.w0 + s;
 	if (window_in_row<PEEL>(c * VEC, t.k, N, true)) {
 		const unsigned b = shared_addr(sbs_buf + s);
-		cp_async16(b, y + t.row * ldy - t.k + c * VEC, pol);
-		cp_async16(b + (unsigned)C * 16u, dy + t.row * lddy - t.k + c * VEC, pol);
+		if (STAGE_Y)
+			cp_async16(b, y + t.row * ldy - t.k + c * VEC, pol);
+		cp_async16(b + (STAGE_Y ? (unsigned)C * 16u : 0u), dy + t.row * lddy - t.k + c * VEC,
+			   pol);
 	}
 }
 
@@ -201,13 +235,16 @@ __device__ __forceinline__ void stage_partial_windows(const split_task &t, const
 	const elem_t *const yb = y + t.row * ldy - t.k, *const gb = dy + t.row * lddy - t.k;
 	const int n = (int)(t.staged - t.w0);
 	for (int s = threadIdx.x; s < n; s += THREADS) {
-		const long long c = t.w0 + s;
+		const long long c = (long long)t.w0 + s;
 		if (!window_in_row<PEEL>(c * VEC, t.k, N, true)) {
-			vec_t yv, gv;
-			load_window0<PEEL>(yv, yb, c * VEC, t.k, N, false);
+			vec_t gv;
+			if (STAGE_Y) {
+				vec_t yv;
+				load_window0<PEEL>(yv, yb, c * VEC, t.k, N, false);
+				sbs_buf[s] = yv;
+			}
 			load_window0<PEEL>(gv, gb, c * VEC, t.k, N, false);
-			sbs_buf[s] = yv;
-			sbs_buf[C + s] = gv;
+			sbs_buf[(STAGE_Y ? C : 0) + s] = gv;
 		}
 	}
 }
@@ -222,26 +259,37 @@ softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long
 	const unsigned G = gridDim.x < MAX_CTAS ? gridDim.x : MAX_CTAS;
 	const bool vec_ok = PEEL ? grads_coaligned(dx, lddx, y, ldy, dy, lddy)
 				 : grads_vec_aligned(dx, lddx, y, ldy, dy, lddy);
-	// windows of y (and as many of dy) the shared memory holds; none when
-	// the rows go element by element
-	const int C = vec_ok ? (int)(dynamic_smem_bytes() / (2 * sizeof(vec_t))) : 0;
+	// windows of dy (and as many of y, when staged) the shared memory
+	// holds; none when the rows go element by element
+	const int C = vec_ok ? (int)(dynamic_smem_bytes() / (STAGED_TENSORS * sizeof(vec_t))) : 0;
+	const vec_t *const dy_buf = sbs_buf + (STAGE_Y ? C : 0);
 	__shared__ split_layout L;
-	if (threadIdx.x == 0)
+	if (threadIdx.x == 0) {
 		L = split_plan_layout(M, PEEL && vec_ok ? N + VEC - 1 : N, G, split_fit_cap(C, FIT),
 				      FIT, VEC);
+		// an odd slot waits here, released by the barrier below (a
+		// barrier of its own made ptxas spill 4 bytes more, f32)
+		if (blockIdx.x < G)
+			split_stagger_wait(L, split_main_tasks(&L, blockIdx.x));
+	}
 	__syncthreads();
 	const unsigned tasks = blockIdx.x < G ? split_tasks(&L, blockIdx.x) : 0;
 	const unsigned long long pol = copy_policy();
 	split_task t;
 	if (tasks > 0) {
-		split_stagger(L, split_main_tasks(&L, blockIdx.x));
 		t = plan_task(L, 0, y, ldy, N, C, vec_ok);
 		for (int s = threadIdx.x; s < (int)(t.staged - t.w0); s += THREADS)
 			copy_window(t, s, y, ldy, dy, lddy, N, C, pol);
 		cp_async_commit();
 	}
 	for (unsigned i = 0; i < tasks; i++) {
-		// t's copies are in flight
+		// t's copies are in flight. Unstaged, t's y is asked of L2 now
+		// (warp 1 on sm_90, every thread before), to stream in while dy
+		// lands and the row's sum is waited for: read straight from DRAM
+		// as it is written, one window a thread at a time, it left the
+		// write latency-bound (f32 1024 x 131072 7% slower, H200)
+		if (!STAGE_Y && (__CUDA_ARCH__ < 900 || threadIdx.x == 32))
+			prefetch_staged(t, y, ldy, N, true);
 		stage_partial_windows(t, y, ldy, dy, lddy, N, C);
 		const elem_t *const yb = y + t.row * ldy - t.k, *const gb = dy + t.row * lddy - t.k;
 		elem_t *const dxb = dx + t.row * lddx - t.k;
@@ -260,8 +308,11 @@ softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long
 		if (PREFETCH && threadIdx.x == 32 && i + 1 < tasks)
 			prefetch_slice(plan_task(L, i + 1, y, ldy, N, C, vec_ok), y, ldy, dy, lddy, N);
 		const int n_cur = (int)(t.staged - t.w0);
-		for (int s = threadIdx.x; s < n_cur; s += THREADS)
-			r += vec_terms(ld_window(sbs_buf, s), ld_window(sbs_buf + C, s));
+		for (int s = threadIdx.x; s < n_cur; s += THREADS) {
+			const vec_t gv = ld_window(dy_buf, s);
+			// log_softmax_backward's terms are dy's alone
+			r += vec_terms(STAGE_Y ? ld_window(sbs_buf, s) : gv, gv);
+		}
 		r = cta_sum_acc(r, slot[i & 1]);
 		const grad_r_t rw = acc_final(split_row_sum(r, L, i));
 		// the next task's slice comes in window by window as this one's
@@ -273,13 +324,28 @@ softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long
 		if (more)
 			next = plan_task(L, i + 1, y, ldy, N, C, vec_ok);
 		const int n_next = more ? (int)(next.staged - next.w0) : 0;
-		for (int s = threadIdx.x; s < max(n_cur, n_next); s += THREADS) {
-			if (s < n_cur)
-				store_grads_window<PEEL>(dxb, (t.w0 + s) * VEC, t.k, N, true,
-							 ld_window(sbs_buf, s), ld_window(sbs_buf + C, s),
-							 rw);
-			if (s < n_next)
-				copy_window(next, s, y, ldy, dy, lddy, N, C, pol);
+		for (int s0 = threadIdx.x; s0 < max(n_cur, n_next); s0 += WRITE_BATCH * THREADS) {
+			// y unstaged: this batch's windows of it first (each read
+			// by the thread that writes it, before it writes: dx may
+			// be y)
+			vec_t yv[WRITE_BATCH];
+#pragma unroll
+			for (int u = 0; u < WRITE_BATCH; u++) {
+				const int s = s0 + u * THREADS;
+				if (!STAGE_Y && s < n_cur)
+					load_window0<PEEL>(yv[u], yb, ((long long)t.w0 + s) * VEC, t.k,
+							   N, true);
+			}
+#pragma unroll
+			for (int u = 0; u < WRITE_BATCH; u++) {
+				const int s = s0 + u * THREADS;
+				if (s < n_cur)
+					store_grads_window<PEEL>(dxb, ((long long)t.w0 + s) * VEC, t.k, N, true,
+								 STAGE_Y ? ld_window(sbs_buf, s) : yv[u],
+								 ld_window(dy_buf, s), rw);
+				if (s < n_next)
+					copy_window(next, s, y, ldy, dy, lddy, N, C, pol);
+			}
 		}
 		if (more)
 			cp_async_commit();

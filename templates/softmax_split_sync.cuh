@@ -85,16 +85,30 @@ __device__ __forceinline__ void split_arrive_and_wait(unsigned *arrived, unsigne
 // its first slices while the even slots wait, and the two stay out of
 // phase until the tail group, so that one's wait overlaps the other's
 // streaming.
+// Whether this CTA's slot is one that waits (an odd slot with main rows:
+// so has the slot before).
+__device__ __forceinline__ bool split_staggered(const split_layout &L, unsigned n_main)
+{
+	return STAGGER && n_main > 0 && blockIdx.x / L.slices % 2 == 1 && L.slices > 1;
+}
+
+// The stagger's wait, by one thread: the caller's barrier releases the rest
+// of the CTA.
+__device__ __forceinline__ void split_stagger_wait(const split_layout &L, unsigned n_main)
+{
+	if (!split_staggered(L, n_main))
+		return;
+	const unsigned *const arrived = &split_arrived[0][(blockIdx.x / L.slices - 1) * L.slices];
+	while (ld_acquire(arrived) < L.slices)
+		nap();
+}
+
 __device__ __forceinline__ void split_stagger(const split_layout &L, unsigned n_main)
 {
-	const unsigned slot = blockIdx.x / L.slices;
-	if (!STAGGER || n_main == 0 || slot % 2 == 0 || L.slices == 1)
-		return; // an odd slot with main rows: so has the slot before
-	if (threadIdx.x == 0) {
-		const unsigned *const arrived = &split_arrived[0][(slot - 1) * L.slices];
-		while (ld_acquire(arrived) < L.slices)
-			nap();
-	}
+	if (!split_staggered(L, n_main))
+		return;
+	if (threadIdx.x == 0)
+		split_stagger_wait(L, n_main);
 	__syncthreads();
 }
 

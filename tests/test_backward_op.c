@@ -342,11 +342,13 @@ static size_t compile_every_variant(tf_seen *seen, const char *name, at_dtype dt
 		compiled_kernel k;
 		/* softmax_backward_split's f32 variant of 256 threads x 3 a
 		 * multiprocessor (80 registers: one task's slice written while
-		 * the next one's comes in) spills 24-36 bytes unpeeled (36 with
-		 * stagger); without 768 threads a multiprocessor f32 lost 3.5%
-		 * (H200 sweeps), and the staggered ones are among its winners */
+		 * the next one's comes in) spills 24-32 bytes unpeeled at fit 0
+		 * or with prefetch (without 768 threads a multiprocessor f32
+		 * lost 3.5%, H200 sweeps); log_softmax_backward's at 1024
+		 * threads a multiprocessor up to 16 in half precision, outside
+		 * the loops over windows */
 		tf_compile_within(&vs[i], src, 90,
-				  strcmp(name, "softmax_backward_split") == 0 ? 36 : 0, &k);
+				  strcmp(name, "softmax_backward_split") == 0 ? 32 : 0, &k);
 		compiled_kernel_free(&k);
 		compiled++;
 	}

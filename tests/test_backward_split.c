@@ -185,30 +185,52 @@ Test(backward_split, fit_2_and_prefetch_where_they_change_something)
 		     "sm_80 has no bulk prefetch");
 }
 
-/* The prefetch is one bulk prefetch into L2 each of y's and dy's slice,
- * there only when asked for. */
-Test(backward_split, prefetch_asks_l2_for_the_next_slice, .timeout = 120)
+static int count_in(const char *hay, const char *needle)
+{
+	int n = 0;
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* softmax_backward stages y and dy; its prefetch is one bulk prefetch into
+ * L2 each of the next task's slices, there only when asked for.
+ * log_softmax_backward (whose r is the sum of dy alone) stages dy only,
+ * half the copies, and asks L2 for each task's y as the task starts (one
+ * bulk prefetch; with prefetch, the next task's dy beside it). */
+Test(backward_split, what_each_op_stages_and_asks_l2_for, .timeout = 120)
 {
 	at_error err;
 	cr_assert_eq(nvrtc_load(&err), 0, "%s", err.msg);
 	const tmpl_manifest *m = tf_template("softmax_backward_split");
-	for (int prefetch = 0; prefetch <= 1; prefetch++) {
-		variant v;
-		variant_defaults(&v, m, AT_BF16);
-		cr_assert_eq(variant_set(&v, "vec=8", &err), 0);
-		cr_assert_eq(variant_set(&v, prefetch ? "prefetch=1" : "prefetch=0", &err), 0);
-		compiled_kernel k;
-		tf_compile_ptx(&v, 90, &k);
-		const char *p = strstr(k.ptx, "cp.async.bulk.prefetch.L2.global");
-		if (!prefetch) {
-			cr_assert_null(p, "a prefetch where none was asked for");
-		} else {
-			cr_assert_not_null(p);
-			cr_assert_not_null(strstr(p + 1, "cp.async.bulk.prefetch.L2.global"),
-					   "y's and dy's");
+	int copies[2] = { 0 };
+	for (int log = 0; log <= 1; log++)
+		for (int prefetch = 0; prefetch <= 1; prefetch++) {
+			variant v;
+			variant_defaults(&v, m, AT_BF16);
+			cr_assert_eq(variant_set(&v, "vec=8", &err), 0);
+			cr_assert_eq(variant_set(&v, prefetch ? "prefetch=1" : "prefetch=0", &err), 0);
+			if (log)
+				v.op = manifest_source_op(m, "log_softmax_backward");
+			compiled_kernel k;
+			tf_compile_ptx(&v, 90, &k);
+			const int bulk = count_in(k.ptx, "cp.async.bulk.prefetch.L2.global");
+			cr_assert_eq(bulk, log ? 1 + prefetch : 2 * prefetch, "log %d prefetch %d: %d",
+				     log, prefetch, bulk);
+			copies[log] = count_in(k.ptx, "cp.async.cg.shared.global");
+			compiled_kernel_free(&k);
 		}
-		compiled_kernel_free(&k);
-	}
+	cr_assert(copies[1] > 0 && copies[1] < copies[0], "dy alone: %d copies against %d",
+		  copies[1], copies[0]);
+}
+
+/* A row's windows are counted in 32 bits (log_softmax_backward's): rows of
+ * 2^31 elements and more are another template's. */
+Test(backward_split, rows_below_two_to_the_31)
+{
+	const tmpl_manifest *m = tf_template("softmax_backward_split");
+	cr_assert_gt(tf_count_variants(m, 90, AT_F16, 1, 2147483647LL), 0);
+	cr_assert_eq(tf_count_variants(m, 90, AT_F16, 1, 2147483648LL), 0);
 }
 
 /* stagger (softmax_split_sync.cuh's split_stagger) only where rows go in
