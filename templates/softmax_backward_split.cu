@@ -67,9 +67,13 @@ static_assert(VEC * sizeof(elem_t) == 16, "a window is one 16-byte access");
 // windows follow y's C, or start the buffer.
 #define STAGE_Y (!LOG_BACKWARD)
 #define STAGED_TENSORS (STAGE_Y ? 2 : 1)
-// Windows of y a thread loads before it writes them, when y is not staged
-// (their loads in flight together; one at a time they would each wait).
-#define WRITE_BATCH (STAGE_Y ? 1 : 2)
+// Windows of y a thread loads before it writes them, when y is not staged:
+// in flight together, ~32 KB a multiprocessor whatever its threads (one at
+// a time, f32 1024 x 131072 ran 8% slower; two at 256 threads a
+// multiprocessor, f32 100 x 1170563 1.33x slower than staging y: H200).
+// More at 1024 threads spilled.
+#define RESIDENT_THREADS (THREADS * CTAS_PER_SM)
+#define WRITE_BATCH (STAGE_Y ? 1 : RESIDENT_THREADS <= 256 ? 8 : RESIDENT_THREADS <= 512 ? 4 : 2)
 // A row's windows: 32-bit where y is not staged (the manifest bounds N),
 // else the registers of the write (two tasks' windows held) spilled
 // 80-140 bytes at 64 a thread (half precision)

@@ -243,3 +243,33 @@ Test(backward_split, stagger_where_rows_go_in_turns)
 	cr_assert_eq(tf_count_with(m, 90, AT_F16, 8, 500001, "stagger", 1), 0);
 	cr_assert_gt(tf_count_with(m, 90, AT_F32, 1024, 131072, "stagger", 1), 0);
 }
+
+/* log_softmax_backward loads y as it writes, more windows a thread at once
+ * where fewer threads are resident (~32 KB in flight a multiprocessor): at
+ * two a thread, 256 threads a multiprocessor ran 1.33x slower than staging
+ * y (f32 100 x 1170563, H200). More 16-byte loads in its PTX at 256 x 1
+ * than at 512 x 1, more there than at 256 x 3. */
+Test(backward_split, y_loads_in_flight_by_resident_threads, .timeout = 120)
+{
+	at_error err;
+	cr_assert_eq(nvrtc_load(&err), 0, "%s", err.msg);
+	const tmpl_manifest *m = tf_template("softmax_backward_split");
+	static const char *const shapes[][2] = { { "threads=256", "ctas_per_sm=1" },
+						 { "threads=512", "ctas_per_sm=1" },
+						 { "threads=256", "ctas_per_sm=3" } };
+	int loads[3];
+	for (int i = 0; i < 3; i++) {
+		variant v;
+		variant_defaults(&v, m, AT_F32);
+		cr_assert_eq(variant_set(&v, shapes[i][0], &err), 0);
+		cr_assert_eq(variant_set(&v, shapes[i][1], &err), 0);
+		v.op = manifest_source_op(m, "log_softmax_backward");
+		compiled_kernel k;
+		tf_compile_ptx(&v, 90, &k);
+		loads[i] = count_in(k.ptx, "ld.global.v4.");
+		compiled_kernel_free(&k);
+	}
+	cr_assert(loads[0] > loads[1] && loads[1] > loads[2],
+		  "16-byte loads at 256 x 1, 512 x 1, 256 x 3: %d %d %d", loads[0], loads[1],
+		  loads[2]);
+}
