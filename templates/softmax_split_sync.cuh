@@ -78,13 +78,6 @@ __device__ __forceinline__ void split_arrive_and_wait(unsigned *arrived, unsigne
 		nap();
 }
 
-// Row slots run in step: every CTA's slice is as long, so every CTA waits
-// for its row's partials at the same time, with nothing in flight. With
-// STAGGER, an odd slot starts once the slot before has its first row's
-// partials in (its count in buffer 0 reaches S, and only grows): it reads
-// its first slices while the even slots wait, and the two stay out of
-// phase until the tail group, so that one's wait overlaps the other's
-// streaming.
 // Whether this CTA's slot is one that waits (an odd slot with main rows:
 // so has the slot before).
 __device__ __forceinline__ bool split_staggered(const split_layout &L, unsigned n_main)
@@ -103,6 +96,13 @@ __device__ __forceinline__ void split_stagger_wait(const split_layout &L, unsign
 		nap();
 }
 
+// Row slots run in step: every CTA's slice is as long, so every CTA waits
+// for its row's partials at the same time, with nothing in flight. With
+// STAGGER, an odd slot starts once the slot before has its first row's
+// partials in (its count in buffer 0 reaches S, and only grows): it reads
+// its first slices while the even slots wait, and the two stay out of
+// phase until the tail group, so that one's wait overlaps the other's
+// streaming.
 __device__ __forceinline__ void split_stagger(const split_layout &L, unsigned n_main)
 {
 	if (!split_staggered(L, n_main))
