@@ -137,6 +137,18 @@
 #                                     template against it, params by params
 #                                     (tools/ab_pairs.py)
 #
+#   bash build-dev/lib-ab.sh OP ROUNDS NAME=DB... -- PEERS_ARGS...
+#                                     the library served from each database
+#                                     (NAME=FILE, .xz unpacked, e.g. head=
+#                                     results/h200/library-h200.db.xz) in turn,
+#                                     round after round (A B A B: the order
+#                                     of the runs does not decide), `peers
+#                                     --op OP --methods lib,copy --reps 20
+#                                     PEERS_ARGS` each (LIB_AB_METHODS for
+#                                     other methods): $OUT/lib-ab-OP.tgz of
+#                                     NAME-ROUND.csv; then tools/peers_ab.py
+#                                     A-1.csv,A-2.csv B-1.csv,B-2.csv
+#
 #   tools/device_stage.sh [TEMPLATES...] [--ab NAME=FILE.cu...]
 #
 # TEMPLATES: names (softmax_split ...) for tpl-sel and tpl-ab. --ab
@@ -533,6 +545,35 @@ cat >build-dev/ce-sweep.sh <<'EOS'
 # ce-sweep.sh: the cross-entropy sweep into a fresh /tmp/default.db (which
 # ops-peers.sh then serves from): $OUT/cross-entropy.db.xz, cross-entropy-sweep.log
 bash build-dev/op-sweep.sh cross_entropy.yaml /tmp/default.db cross-entropy "$@"
+EOS
+cat >build-dev/lib-ab.sh <<'EOS'
+# lib-ab.sh OP ROUNDS NAME=DB... -- PEERS_ARGS...: see device_stage.sh
+export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1 ATD_JIT_CACHE=/tmp/lib-ab-jit.db
+op=${1:?"lib-ab.sh OP ROUNDS NAME=DB... -- PEERS_ARGS..."} rounds=${2:?}
+shift 2
+names=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+	name=${1%%=*} file=${1#*=}
+	case "$file" in
+	*.xz) xz -dc "$file" >"/tmp/lib-ab-$name.db" ;;
+	*) cp "$file" "/tmp/lib-ab-$name.db" ;;
+	esac
+	names+=("$name")
+	shift
+done
+shift
+. build-dev/wheels.sh
+rm -rf /tmp/lib-ab && mkdir -p /tmp/lib-ab
+for round in $(seq "$rounds"); do
+	for name in "${names[@]}"; do
+		s=$(date +%s)
+		python3 -m autotune_dispatch.peers --lib build-dev/lib/libautotune-dispatch.so --op "$op" \
+			--db "/tmp/lib-ab-$name.db" --methods "${LIB_AB_METHODS:-lib,copy}" --reps 20 "$@" \
+			--csv "/tmp/lib-ab/$name-$round.csv" 2>"/tmp/lib-ab/$name-$round.err" >/dev/null
+		echo "$op $name round $round: rc $? in $(( $(date +%s) - s )) s"
+	done
+done
+tar czf "$OUT/lib-ab-$op.tgz" -C /tmp lib-ab
 EOS
 cat >build-dev/lib-with.sh <<'EOS'
 # lib-with.sh [--keep-models] DB OP...: /tmp/default.db = the committed

@@ -37,8 +37,8 @@ its message"; one whose output is wrong, "check failed", never timed):
              call, in the check, times the nearest winners' variants
   lib_twin   lib's own call under a second name (asked for, never by
              default): an A/A check of the timing, the two should agree
-             (lib_nodb, lib_exact, lib_tuned, lib_twin: softmax and
-             log_softmax only)
+             (lib_nodb, lib_exact, lib_twin: the softmax ops and their
+             backward; lib_tuned: softmax and log_softmax only)
   torch      torch.softmax, torch.log_softmax, aten._softmax_backward_data,
              aten._log_softmax_backward_data, F.cross_entropy (log_softmax
              and nll_loss) with torch.autograd.grad (the gradient written
@@ -124,9 +124,14 @@ MODES = {"softmax": ("fwd",), "log_softmax": ("fwd",), "softmax_backward": ("bwd
          "log_softmax_backward": ("bwd",), "cross_entropy": ("fwd_bwd", "fwd")}
 METHODS = ("lib", "lib_nodb", "lib_exact", "lib_tuned", "lib_twin", "torch", "triton", "compile", "liger",
            "quack", "copy")
-# the library's variants beside lib are measured where the library has them all
+# the library's variants beside lib, and the ops each is measured for: online
+# tuning is the forward's; cross_entropy's call has one handle (the default)
 LIB_VARIANTS = ("lib_nodb", "lib_exact", "lib_tuned", "lib_twin")
+ROWS_OPS = ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward")
+LIB_VARIANT_OPS = {"lib_nodb": ROWS_OPS, "lib_exact": ROWS_OPS, "lib_twin": ROWS_OPS,
+                   "lib_tuned": ("softmax", "log_softmax")}
 DEFAULT_METHODS = {op: tuple(m for m in METHODS if m != "lib_twin") if op in ("softmax", "log_softmax") else
+                   ("lib", "lib_nodb", "torch", "compile", "liger", "quack", "copy") if op in ROWS_OPS else
                    ("lib", "torch", "compile", "liger", "quack", "copy") for op in OPS}
 # which ops each peer package has, and its name in a reason
 HAS_OP = {"triton": ("the Triton tutorial", {"softmax"}),
@@ -266,8 +271,8 @@ def modes_of(text, op):
 
 def no_op_reason(method, op):
     """Why method cannot run op whatever is installed, or None."""
-    if method in LIB_VARIANTS and op not in ("softmax", "log_softmax"):
-        return f"unavailable: {method} is measured for softmax and log_softmax only"
+    if method in LIB_VARIANT_OPS and op not in LIB_VARIANT_OPS[method]:
+        return f"unavailable: {method} is measured for {', '.join(LIB_VARIANT_OPS[method])} only"
     if method in HAS_OP and op not in HAS_OP[method][1]:
         return f"unavailable: {HAS_OP[method][0]} has no {op}"
     return None
@@ -687,9 +692,25 @@ def backward_cases(ctx, op, dt, M, N, modes):
     dx = torch.empty_like(y)
     aten = torch.ops.aten._log_softmax_backward_data if log else torch.ops.aten._softmax_backward_data
     compiled = ctx.compile(op, lambda g, out: aten(g, out, -1, out.dtype))
+
+    def lib_variant(name):
+        """The library with another handle than the default (the call's
+        output allocated, as autotune_dispatch's op allocates it)."""
+        h = ctx.handles.get(name)
+        if h is None:
+            return "unavailable: no --exact-db" if name == "lib_exact" else "unavailable"
+
+        def call():
+            out = torch.empty_like(y)
+            _torch_ops._launch_grad(h, y, dy, out, log)
+            return out
+        return call
+
     methods = {"torch": lambda: aten(dy, y, -1, y.dtype), "compile": lambda: compiled(dy, y),
                "copy": lambda: torch.add(y, dy, out=dx),
                "lib": lib_reason(ctx.atd, op) or (lambda: getattr(ctx.atd, op)(y, dy))}
+    methods.update({name: lib_variant(name) for name in ("lib_nodb", "lib_exact")})
+    methods["lib_twin"] = methods["lib"]
     methods.update(package_calls(ctx, op, {
         "liger": lambda m: lambda: liger_softmax_backward(m, y, dy),
         "quack": lambda m: lambda: m["quack.softmax"].softmax_bwd(dy, y)}))

@@ -208,10 +208,18 @@ class Reasons(unittest.TestCase):
         self.assertEqual(peers.no_op_reason("triton", "cross_entropy"),
                          "unavailable: the Triton tutorial has no cross_entropy")
 
-    def test_the_library_variants_are_softmax_and_log_softmax_only(self):
+    def test_the_library_variants_are_the_softmax_ops_and_their_backward(self):
         self.assertIsNone(peers.no_op_reason("lib_tuned", "log_softmax"))
+        for method in ("lib_nodb", "lib_exact", "lib_twin"):
+            for op in ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward"):
+                self.assertIsNone(peers.no_op_reason(method, op))
         self.assertEqual(peers.no_op_reason("lib_nodb", "cross_entropy"),
-                         "unavailable: lib_nodb is measured for softmax and log_softmax only")
+                         "unavailable: lib_nodb is measured for softmax, log_softmax, "
+                         "softmax_backward, log_softmax_backward only")
+        self.assertEqual(peers.no_op_reason("lib_tuned", "softmax_backward"),
+                         "unavailable: lib_tuned is measured for softmax, log_softmax only")
+        self.assertIn("lib_nodb", peers.methods_of(None, "log_softmax_backward"))
+        self.assertNotIn("lib_nodb", peers.methods_of(None, "cross_entropy"))
         for method in ("lib", "torch", "compile", "copy"):
             self.assertIsNone(peers.no_op_reason(method, "cross_entropy"))
 
