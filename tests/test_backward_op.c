@@ -538,7 +538,7 @@ Test(backward_templates, the_sweep_config_gives_each_op_a_model)
 		size_t shapes = 0, dtypes[3] = { 0 }, very_long = 0, odd_medium = 0, few_past_vector = 0;
 		long long ones_fewest = -1, ones_most = 0; /* rows of one element */
 		unsigned tall_offsets = 0; /* bit k: a tall row 2^k bytes past a vector */
-		long long fewest = -1, most = 0, long_fewest = -1, long_most = 0;
+		long long fewest = -1, most = 0, long_fewest = -1, long_most = 0, longest = 0;
 		for (size_t i = 0; i < p.nshapes; i++) {
 			const sweep_shape *s = &p.shapes[i];
 			if (strcmp(s->op, ops[o]) != 0)
@@ -549,6 +549,7 @@ Test(backward_templates, the_sweep_config_gives_each_op_a_model)
 				very_long++;
 				long_fewest = long_fewest < 0 || s->M < long_fewest ? s->M : long_fewest;
 				long_most = s->M > long_most ? s->M : long_most;
+				longest = s->N > longest ? s->N : longest;
 			}
 			if (s->M >= 131072 && s->N >= 100 && s->N % 8 != 0)
 				tall_offsets |= s->N % 2 ? 1u : s->N % 4 ? 2u : 4u;
@@ -569,8 +570,11 @@ Test(backward_templates, the_sweep_config_gives_each_op_a_model)
 		cr_assert_leq(fewest, 64, "%s: medium rows at few rows", ops[o]);
 		cr_assert_geq(most, 16384, "%s: medium rows at many rows", ops[o]);
 		cr_assert_geq(very_long, 6, "%s: rows beyond a cluster, in every dtype", ops[o]);
-		cr_assert_leq(long_fewest, 8, "%s: rows beyond a cluster at a few rows", ops[o]);
+		cr_assert_eq(long_fewest, 1,
+			     "%s: a single row beyond a cluster (the split's grid against one cluster)",
+			     ops[o]);
 		cr_assert_geq(long_most, 256, "%s: rows beyond a cluster at hundreds of rows", ops[o]);
+		cr_assert_geq(longest, 4000000, "%s: rows of 4M elements (the longest asked for)", ops[o]);
 		cr_assert_eq(tall_offsets, 7u, "%s: tall rows 2, 4 and 8 bytes past a vector",
 			     ops[o]);
 		cr_assert_geq(odd_medium, 3, "%s: an odd medium row past 3001, in every dtype", ops[o]);
