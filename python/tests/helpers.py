@@ -1,6 +1,8 @@
 """What the package's tests share: the source checkout's paths, and a skip
 for tests that need the library built (make lib)."""
 import os
+import subprocess
+import sys
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -19,3 +21,10 @@ def needs_library(test):
 def header_text():
     with open(HEADER, encoding="utf-8") as f:
         return f.read()
+
+
+def run_tool(name, *argv):
+    """tools/NAME run as a command from the checkout's root: its
+    CompletedProcess, output captured as text."""
+    return subprocess.run([sys.executable, os.path.join(ROOT, "tools", name), *argv],
+                          capture_output=True, text=True, cwd=ROOT)

@@ -3,14 +3,11 @@ several a side (the geometric mean over the rounds, and A's rounds against
 each other)."""
 import csv
 import os
-import subprocess
-import sys
 import tempfile
 import unittest
 
-from helpers import ROOT
+from helpers import run_tool
 
-TOOL = os.path.join(ROOT, "tools", "peers_ab.py")
 FIELDS = ["dtype", "M", "N", "flush", "method", "status", "us"]
 
 
@@ -24,7 +21,7 @@ def write(path, rows):
 
 
 def run(*argv):
-    return subprocess.run([sys.executable, TOOL, *argv], capture_output=True, text=True, cwd=ROOT)
+    return run_tool("peers_ab.py", *argv)
 
 
 class Rounds(unittest.TestCase):

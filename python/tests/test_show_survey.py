@@ -2,19 +2,16 @@
 variant_bench spec, and a survey of the no-database library through the
 built command line (skipped when build/autotune is not built)."""
 import os
-import subprocess
-import sys
 import tempfile
 import unittest
 
-from helpers import ROOT
+from helpers import ROOT, run_tool
 
-TOOL = os.path.join(ROOT, "tools", "show_survey.py")
 AUTOTUNE = os.path.join(ROOT, "build", "autotune")
 
 
 def run(*argv):
-    return subprocess.run([sys.executable, TOOL, *argv], capture_output=True, text=True, cwd=ROOT)
+    return run_tool("show_survey.py", *argv)
 
 
 class Pairs(unittest.TestCase):
