@@ -113,11 +113,17 @@ __device__ __forceinline__ void st_part(grad_acc_t *p, grad_acc_t v)
 #endif
 }
 
-// dy's staged windows: after y's C, or from the buffer's start. Taken where
-// it is read (a pointer held across the loops cost 40 instructions more).
+// The slot dy's staged windows start at: after y's C, or the buffer's start.
+__device__ __forceinline__ int dy_slot0(int C)
+{
+	return STAGE_Y ? C : 0;
+}
+
+// dy's staged windows. Taken where they are read (a pointer held across the
+// loops cost 40 instructions more).
 __device__ __forceinline__ const vec_t *dy_slots(int C)
 {
-	return sbs_buf + (STAGE_Y ? C : 0);
+	return sbs_buf + dy_slot0(C);
 }
 
 // A window of the staged slice as one 16-byte shared-memory read.
@@ -232,8 +238,7 @@ __device__ __forceinline__ void copy_window(const split_task &t, int s, const el
 		const unsigned b = shared_addr(sbs_buf + s);
 		if (STAGE_Y)
 			cp_async16(b, y + t.row * ldy - t.k + c * VEC, pol);
-		cp_async16(b + (STAGE_Y ? (unsigned)C * 16u : 0u), dy + t.row * lddy - t.k + c * VEC,
-			   pol);
+		cp_async16(b + (unsigned)dy_slot0(C) * 16u, dy + t.row * lddy - t.k + c * VEC, pol);
 	}
 }
 
@@ -255,7 +260,7 @@ __device__ __forceinline__ void stage_partial_windows(const split_task &t, const
 				sbs_buf[s] = yv;
 			}
 			load_window0<PEEL>(gv, gb, c * VEC, t.k, N, false);
-			sbs_buf[(STAGE_Y ? C : 0) + s] = gv;
+			sbs_buf[dy_slot0(C) + s] = gv;
 		}
 	}
 }
