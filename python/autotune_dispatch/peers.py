@@ -601,6 +601,14 @@ class Context:
         self.hold = GpuHold()
         self.gpu = torch.cuda.get_device_name()
 
+    def handle_or_reason(self, name):
+        """The library handle a method names (lib, lib_nodb, lib_exact,
+        lib_twin), or the reason it has none, as a method's cell says it."""
+        h = self.handles.get(name)
+        if h is None:
+            return None, "unavailable: no --exact-db" if name == "lib_exact" else "unavailable"
+        return h, None
+
     def compile(self, key, fn):
         """torch.compile(fn), made once per key (then one graph per shape)."""
         if key not in self.compiled:
@@ -646,9 +654,9 @@ def softmax_cases(ctx, op, dt, M, N, modes):
     y = torch.empty_like(x)
 
     def lib(name):
-        h = ctx.handles.get(name)
+        h, reason = ctx.handle_or_reason(name)
         if h is None:
-            return "unavailable: no --exact-db" if name == "lib_exact" else "unavailable"
+            return reason
         if log:
             return lambda: (_torch_ops._launch(h, x, y, 0, log=True), y)[1]
         return lambda: h.softmax(x, out=y)
@@ -696,9 +704,9 @@ def backward_cases(ctx, op, dt, M, N, modes):
     def lib_variant(name):
         """The library with another handle than the default (the call's
         output allocated, as autotune_dispatch's op allocates it)."""
-        h = ctx.handles.get(name)
+        h, reason = ctx.handle_or_reason(name)
         if h is None:
-            return "unavailable: no --exact-db" if name == "lib_exact" else "unavailable"
+            return reason
 
         def call():
             out = torch.empty_like(y)

@@ -223,6 +223,13 @@ class Reasons(unittest.TestCase):
         for method in ("lib", "torch", "compile", "copy"):
             self.assertIsNone(peers.no_op_reason(method, "cross_entropy"))
 
+    def test_a_library_handle_not_opened_says_why_in_its_cell(self):
+        ctx = types.SimpleNamespace(handles={"lib": "the default handle"})
+        self.assertEqual(peers.Context.handle_or_reason(ctx, "lib"), ("the default handle", None))
+        self.assertEqual(peers.Context.handle_or_reason(ctx, "lib_exact"),
+                         (None, "unavailable: no --exact-db"))
+        self.assertEqual(peers.Context.handle_or_reason(ctx, "lib_twin"), (None, "unavailable"))
+
     def test_the_tutorial_stops_where_its_int32_row_offsets_would_overflow(self):
         self.assertIsNone(peers.tutorial_reason(2**31 // 4096, 4096))
         self.assertIsNone(peers.tutorial_reason(1, 2**31 - 1))
