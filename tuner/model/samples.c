@@ -92,7 +92,12 @@ static int read_rows(sqlite3 *db, const gpu_row *g, const char *op, long long be
 		    "FROM results r JOIN sweeps sw ON sw.id = r.sweep_id "
 		    "WHERE r.gpu_id = ?1 AND r.op = ?3 AND r.kind = 'variant' "
 		    "AND r.status = 'ok' AND r.time_us > 0 AND (?2 <= 0 OR r.sweep_id < ?2) "
-		    "ORDER BY r.dtype, r.m, r.n, r.id",
+		    /* each shape's variants by what they are, not by row id: the
+		     * fit's subsampling follows this order, and a merge numbers
+		     * rows in its inputs' order (the same results merged in
+		     * another order fitted another model, H200 session 65) */
+		    "ORDER BY r.dtype, r.m, r.n, r.template, r.params, sw.started_at, r.time_us, "
+		    "r.id",
 		    -1, &st, NULL) != SQLITE_OK)
 		return at_error_set(err, "%s", sqlite3_errmsg(db));
 	sqlite3_bind_int64(st, 1, g->id);
