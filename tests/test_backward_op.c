@@ -248,7 +248,8 @@ static const char *const backward_templates[] = { "softmax_backward_warp",
 						  "softmax_backward_cluster",
 						  "softmax_backward_loop",
 						  "softmax_backward_tiny",
-						  "softmax_backward_split" };
+						  "softmax_backward_split",
+						  "softmax_backward_tile" };
 #define NBT (sizeof backward_templates / sizeof *backward_templates)
 
 TestSuite(backward_templates, .init = tf_load_templates, .fini = tf_free_templates);
@@ -306,8 +307,10 @@ Test(backward_templates, half_precision_loads_are_not_split_where_they_issue, .t
 	static const at_dtype halves[] = { AT_F16, AT_BF16 };
 	for (size_t t = 0; t < NBT; t++)
 		for (size_t d = 0; d < 2; d++) {
-			/* element by element but for whole vectors of rows (its own test) */
-			if (manifest_param_index(tf_template(backward_templates[t]), "vec") < 0)
+			/* element by element but for whole vectors of rows, or
+			 * through shared memory by cp.async (their own tests) */
+			if (manifest_param_index(tf_template(backward_templates[t]), "vec") < 0 ||
+			    strcmp(backward_templates[t], "softmax_backward_tile") == 0)
 				continue;
 			variant v;
 			variant_defaults(&v, tf_template(backward_templates[t]), halves[d]);
@@ -376,6 +379,8 @@ Test(backward_templates, every_variant_compiles_at_a_few_shapes, .timeout = 300)
 		{ "softmax_backward_tiny", AT_F32, 16, 200, "log_softmax_backward" },
 		{ "softmax_backward_split", AT_F32, 62, 1241920, NULL },
 		{ "softmax_backward_split", AT_BF16, 8, 500001, "log_softmax_backward" },
+		{ "softmax_backward_tile", AT_F16, 131072, 63, NULL },
+		{ "softmax_backward_tile", AT_F32, 1000003, 21, "log_softmax_backward" },
 	};
 	tf_seen seen = { 0 };
 	size_t total = 0;

@@ -1,0 +1,159 @@
+// Template softmax_backward_tile: the softmax (and log_softmax) backward of
+// short rows moved as contiguous tiles, softmax_tile's way. A CTA's
+// ROWS_PER_CTA rows of y and of dy are one span of memory each, whatever N:
+// both spans are copied into shared memory in 16-byte cp.async chunks from
+// the vector boundary below their start, each row's r and dx are computed
+// there by a group of LANES threads (dx written over dy's tile), and the
+// span of dx is written back in 16-byte stores. Only the spans' first and
+// last chunks, shared with the neighbouring CTAs' rows, move element by
+// element.
+// Regime: tall matrices of rows up to 512 elements that are not a whole
+// number of 16-byte vectors (f16 / bf16 x 33, 63, 167), where the per-row
+// templates load element by element or peel every row: every variant of
+// every other backward template ran half-precision rows of 33 and 63 at
+// 45-80% of a 2-read-1-write copy (H200, sessions 65-66).
+// The group reads a row from the tile twice (for r, then for dx) rather
+// than holding it: the tile is on chip, and a hold of y and dy spilled at
+// 16 elements a lane. A strided tensor (a leading dimension != N) or a
+// pointer off 16 bytes takes a plain element-by-element copy into the same
+// tiles: correct, not fast. In place (dx = dy) is safe: a CTA reads only
+// its own rows' elements, all before it writes.
+//
+// Parameters (macros set by the generator):
+//   THREADS       threads per CTA (a multiple of 32)
+//   LANES         threads per row (1..32, a power of two)
+//   ROWS_PER_CTA  rows of a CTA's tiles; each group of LANES threads takes
+//                 ROWS_PER_CTA / (THREADS / LANES) of them
+//   VEC           elements per 16-byte chunk (4 for f32, 8 for f16/bf16)
+//   CACHE_HINT    1: evict-first copies and stores
+// Needs sm_80+ (cp.async).
+#include "softmax_backward_common.cuh"
+#include "softmax_cp_async.cuh"
+
+#define GROUPS (THREADS / LANES)
+#define ROWS_PER_GROUP (ROWS_PER_CTA / GROUPS)
+
+// A tensor's span for this CTA: elements [a, b), held in a tile from
+// element `base` (a rounded down to a chunk), so that tile[i] is t[base + i].
+struct span {
+	long long a, b, base;
+};
+
+// Copies t[a, b) into the tile: whole chunks by cp.async, the chunks cut by
+// a or b element by element (their other elements are other CTAs' rows).
+__device__ __forceinline__ void load_span(elem_t *tile, const elem_t *t, const span &s)
+{
+	// made here, not passed in: a policy held across both spans' loops put
+	// 8 bytes of it on the stack (f16 x 63, cache_hint 1)
+	const unsigned long long pol = copy_policy();
+	const long long first = s.base / VEC, last = (s.b + VEC - 1) / VEC;
+	for (long long c = first + threadIdx.x; c < last; c += THREADS) {
+		const long long e = c * VEC;
+		elem_t *dst = tile + (e - s.base);
+		if (e >= s.a && e + VEC <= s.b) {
+			cp_async16(shared_addr(dst), t + e, pol);
+		} else {
+#pragma unroll
+			for (int j = 0; j < VEC; j++)
+				if (e + j >= s.a && e + j < s.b)
+					dst[j] = t[e + j];
+		}
+	}
+}
+
+__device__ __forceinline__ void store_span(elem_t *t, const elem_t *tile, const span &s)
+{
+	const long long first = s.base / VEC, last = (s.b + VEC - 1) / VEC;
+	for (long long c = first + threadIdx.x; c < last; c += THREADS) {
+		const long long e = c * VEC;
+		const elem_t *src = tile + (e - s.base);
+		if (e >= s.a && e + VEC <= s.b) {
+			st_vec(t + e, *reinterpret_cast<const vec_t *>(src));
+		} else {
+#pragma unroll
+			for (int j = 0; j < VEC; j++)
+				if (e + j >= s.a && e + j < s.b)
+					t[e + j] = src[j];
+		}
+	}
+}
+
+// The strided path: row r of a tile at tile[r * n], element by element.
+__device__ __forceinline__ void load_rows_strided(elem_t *tile, const elem_t *t, long long r0,
+						  int rows, int n, long long ld)
+{
+	for (int i = threadIdx.x; i < rows * n; i += THREADS) {
+		const int r = i / n;
+		tile[i] = t[(r0 + r) * ld + (i - r * n)];
+	}
+}
+
+__device__ __forceinline__ void store_rows_strided(elem_t *t, const elem_t *tile, long long r0,
+						   int rows, int n, long long ld)
+{
+	for (int i = threadIdx.x; i < rows * n; i += THREADS) {
+		const int r = i / n;
+		t[(r0 + r) * ld + (i - r * n)] = tile[i];
+	}
+}
+
+// dx of the tiles' rows, written over dy's tile. Every group runs
+// ROWS_PER_GROUP steps, rows past `rows` empty, so that the shuffles see
+// every lane of the warp.
+__device__ __forceinline__ void grads_of_tile_rows(const elem_t *ytile, elem_t *gtile, int rows,
+						   int n)
+{
+	const int group = threadIdx.x / LANES, lane = threadIdx.x % LANES;
+#pragma unroll
+	for (int k = 0; k < ROWS_PER_GROUP; k++) {
+		const int r = group + k * GROUPS;
+		const elem_t *yr = ytile + r * n;
+		elem_t *gr = gtile + r * n;
+		const int len = r < rows ? n : 0;
+		grad_acc_t acc = 0;
+#pragma unroll 4
+		for (int j = lane; j < len; j += LANES)
+			acc += grad_term(to_f32(yr[j]), to_f32(gr[j]));
+		const grad_r_t rw = acc_final(group_sum_acc<LANES>(acc));
+#pragma unroll 4
+		for (int j = lane; j < len; j += LANES)
+			gr[j] = from_f32(grad_out(to_f32(yr[j]), to_f32(gr[j]), rw));
+	}
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+softmax_backward_kernel(elem_t *dx, const elem_t *y, const elem_t *dy, long long M, long long N,
+			long long lddx, long long ldy, long long lddy, unsigned flags)
+{
+	(void)flags;
+	extern __shared__ __align__(16) elem_t tile_mem[];
+	// two tiles, each half of the launch's shared memory (a 16-byte multiple)
+	elem_t *ytile = tile_mem, *gtile = tile_mem + dynamic_smem_bytes() / 2 / 16 * 16 / sizeof(elem_t);
+	const long long r0 = (long long)blockIdx.x * ROWS_PER_CTA;
+	const int rows = (int)(M - r0 < ROWS_PER_CTA ? M - r0 : ROWS_PER_CTA);
+	const int n = (int)N;
+	// one span a tensor: all three contiguous, their chunks starting alike
+	const bool contiguous = ldy == N && lddy == N && lddx == N &&
+				((unsigned long long)y | (unsigned long long)dy |
+				 (unsigned long long)dx) % 16 == 0;
+	span s = { r0 * N, (r0 + rows) * N, 0 };
+	s.base = s.a / VEC * VEC;
+	// the rows start at tile[a - base] on the contiguous path, tile[0] else
+	const long long at = contiguous ? s.a - s.base : 0;
+	if (contiguous) {
+		load_span(ytile, y, s);
+		load_span(gtile, dy, s);
+		cp_async_commit();
+		cp_async_wait(0);
+	} else {
+		load_rows_strided(ytile, y, r0, rows, n, ldy);
+		load_rows_strided(gtile, dy, r0, rows, n, lddy);
+	}
+	__syncthreads();
+	grads_of_tile_rows(ytile + at, gtile + at, rows, n);
+	__syncthreads();
+	if (contiguous)
+		store_span(dx, gtile, s);
+	else
+		store_rows_strided(dx, gtile, r0, rows, n, lddx);
+}
