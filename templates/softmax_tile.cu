@@ -23,6 +23,7 @@
 //   CACHE_HINT        1: evict-first 16-byte stores
 // Needs sm_80+ (cp.async).
 #include "softmax_common.cuh"
+#include "softmax_tile_span.cuh"
 
 #define GROUPS (THREADS / LANES)
 #define ROWS_PER_GROUP (ROWS_PER_CTA / GROUPS)
@@ -37,12 +38,6 @@ __device__ __forceinline__ void cp_async_wait_all(void)
 {
 	asm volatile("cp.async.wait_all;" ::: "memory");
 }
-
-// The tile's span in x (and y): elements [a, b), held in the tile from
-// element `base` (a rounded down to a chunk), so that tile[i] is x[base + i].
-struct span {
-	long long a, b, base;
-};
 
 // Copies x[a, b) into the tile: whole chunks by cp.async, the chunks cut by
 // a or b element by element (their other elements are other CTAs' rows).
@@ -62,42 +57,6 @@ __device__ __forceinline__ void load_span(elem_t *tile, const elem_t *x, const s
 		}
 	}
 	cp_async_wait_all();
-}
-
-__device__ __forceinline__ void store_span(elem_t *y, const elem_t *tile, const span &s)
-{
-	const long long first = s.base / VEC, last = (s.b + VEC - 1) / VEC;
-	for (long long c = first + threadIdx.x; c < last; c += THREADS) {
-		const long long e = c * VEC;
-		const elem_t *src = tile + (e - s.base);
-		if (e >= s.a && e + VEC <= s.b) {
-			st_vec(y + e, *reinterpret_cast<const vec_t *>(src));
-		} else {
-#pragma unroll
-			for (int j = 0; j < VEC; j++)
-				if (e + j >= s.a && e + j < s.b)
-					y[e + j] = src[j];
-		}
-	}
-}
-
-// The strided path: row r of the tile at tile[r * N], element by element.
-__device__ __forceinline__ void load_rows_strided(elem_t *tile, const elem_t *x, long long r0,
-						  int rows, int n, long long ldx)
-{
-	for (int i = threadIdx.x; i < rows * n; i += THREADS) {
-		const int r = i / n;
-		tile[i] = x[(r0 + r) * ldx + (i - r * n)];
-	}
-}
-
-__device__ __forceinline__ void store_rows_strided(elem_t *y, const elem_t *tile, long long r0,
-						   int rows, int n, long long ldy)
-{
-	for (int i = threadIdx.x; i < rows * n; i += THREADS) {
-		const int r = i / n;
-		y[(r0 + r) * ldy + (i - r * n)] = tile[i];
-	}
 }
 
 // Normalises the tile's rows in place. Every group runs ROWS_PER_GROUP

@@ -177,6 +177,17 @@ void tf_expect_in_ptx(const variant *v, const compiled_kernel *k, const char *co
 	free(params);
 }
 
+void tf_expect_tile_ptx(const variant *v, const compiled_kernel *k, const char *wait)
+{
+	cr_assert_gt(k->registers, 0);
+	const char *const wanted[] = {
+		"cp.async.cg.shared.global",
+		wait,
+		tf_value(v, "cache_hint") ? "st.global.cs.v4.u32" : "st.global.v4",
+	};
+	tf_expect_in_ptx(v, k, wanted, sizeof wanted / sizeof *wanted);
+}
+
 typedef struct {
 	const char *const *wanted;
 	size_t n;

@@ -103,4 +103,9 @@ void tf_for_each_distinct_kernel(const variant *vs, size_t n, int cc, tf_kernel_
 void tf_expect_in_ptx(const variant *v, const compiled_kernel *k, const char *const *wanted,
 		      size_t n);
 
+/* A tile template's kernel (softmax_tile, softmax_backward_tile): it has
+ * registers, copies in by cp.async and waits with `wait` (the PTX of its
+ * wait), and stores 16-byte vectors (evict-first with cache_hint). */
+void tf_expect_tile_ptx(const variant *v, const compiled_kernel *k, const char *wait);
+
 #endif
