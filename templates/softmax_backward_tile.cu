@@ -12,9 +12,11 @@
 // templates load element by element or peel every row: every variant of
 // every other backward template ran half-precision rows of 33 and 63 at
 // 45-80% of a 2-read-1-write copy (H200, sessions 65-66).
-// The group reads a row from the tile twice (for r, then for dx) rather
-// than holding it: the tile is on chip, and a hold of y and dy spilled at
-// 16 elements a lane. A strided tensor (a leading dimension != N) or a
+// With HELD 0 the group reads a row from the tile twice (for r, then for
+// dx); with HELD > 0 each lane keeps its HELD elements of y and dy in
+// registers from the first read to the second (half the shared-memory
+// reads: softmax_backward's four a pair of elements against log's three
+// had run its tiles 5-10% slower). A strided tensor (a leading dimension != N) or a
 // pointer off 16 bytes takes a plain element-by-element copy into the same
 // tiles: correct, not fast. In place (dx = dy) is safe: a CTA reads only
 // its own rows' elements, all before it writes.
@@ -26,6 +28,9 @@
 //                 ROWS_PER_CTA / (THREADS / LANES) of them
 //   VEC           elements per 16-byte chunk (4 for f32, 8 for f16/bf16)
 //   CACHE_HINT    1: evict-first copies and stores
+//   HELD          elements of a row each lane holds in registers between
+//                 its two passes (0: none, the tile read twice); rows
+//                 longer than HELD * LANES take the two reads
 // Needs sm_80+ (cp.async).
 #include "softmax_backward_common.cuh"
 #include "softmax_cp_async.cuh"
@@ -70,6 +75,29 @@ __device__ __forceinline__ void grads_of_tile_rows(const elem_t *ytile, elem_t *
 		elem_t *gr = gtile + r * n;
 		const int len = r < rows ? n : 0;
 		grad_acc_t acc = 0;
+#if HELD > 0
+		if (n <= HELD * LANES) {
+			// the same terms in the same order as the reads below; the
+			// slots past the row add zeros
+			float yv[HELD], gv[HELD];
+#pragma unroll
+			for (int i = 0; i < HELD; i++) {
+				const int j = lane + i * LANES;
+				yv[i] = j < len ? to_f32(yr[j]) : 0.0f;
+				gv[i] = j < len ? to_f32(gr[j]) : 0.0f;
+				if (j < len)
+					acc += grad_term(yv[i], gv[i]);
+			}
+			const grad_r_t rh = acc_final(group_sum_acc<LANES>(acc));
+#pragma unroll
+			for (int i = 0; i < HELD; i++) {
+				const int j = lane + i * LANES;
+				if (j < len)
+					gr[j] = from_f32(grad_out(yv[i], gv[i], rh));
+			}
+			continue;
+		}
+#endif
 #pragma unroll 4
 		for (int j = lane; j < len; j += LANES)
 			acc += grad_term(to_f32(yr[j]), to_f32(gr[j]));

@@ -3,7 +3,7 @@
  * multiple of the 16-byte vector and whose bytes do not divide it, on
  * sm_80 or newer, with tiles of 1 to 16 KB; its launch geometry (two tiles,
  * each the rows and three chunks, rows_per_cta rows a CTA, max_n the tuned
- * N); and every variant of both ops at f16 x 33, f32 x 63 and bf16 x 167
+ * N); a lane's hold of the row (held); and every variant of both ops at f16 x 33, f32 x 63 and bf16 x 167
  * compiles with NVRTC for sm_90 without spills or a stack, with cp.async
  * in and 16-byte stores out (every other backward template ran
  * half-precision rows of 33 and 63 at 45-80% of a 2-read-1-write copy,
@@ -81,6 +81,40 @@ Test(backward_tile, tiles_and_launch_geometry)
 		}
 		free(vs);
 	}
+}
+
+/* `held` keeps a lane's elements of y and dy in registers between the two
+ * passes (softmax_backward's tile read four times an element pair, log's
+ * three): the hold is the whole row, at most one slot a lane past it, and
+ * at most 16 slots (past them the row is read twice). */
+Test(backward_tile, a_hold_is_the_whole_row_and_at_most_16_elements_a_lane)
+{
+	static const long long lengths[] = { 33, 139, 167, 389 };
+	for (size_t c = 0; c < sizeof lengths / sizeof *lengths; c++) {
+		const long long N = lengths[c];
+		variant *vs;
+		size_t n = tf_enumerate(tile, 90, AT_F16, 500009, N, &vs);
+		int held_at_lanes[33] = { 0 }, lanes_seen[33] = { 0 };
+		for (size_t i = 0; i < n; i++) {
+			long long lanes = tf_value(&vs[i], "lanes"), held = tf_value(&vs[i], "held");
+			lanes_seen[lanes] = 1;
+			if (held == 0)
+				continue;
+			cr_assert_geq(held * lanes, N, "held=%lld lanes=%lld N=%lld", held, lanes, N);
+			cr_assert_lt((held - 1) * lanes, N, "held=%lld lanes=%lld N=%lld", held, lanes, N);
+			cr_assert_leq(held, 16);
+			held_at_lanes[lanes] = 1;
+		}
+		for (int lanes = 1; lanes <= 32; lanes *= 2)
+			if (lanes_seen[lanes])
+				cr_assert_eq(held_at_lanes[lanes], (N + lanes - 1) / lanes <= 16,
+					     "lanes=%d N=%lld", lanes, N);
+		free(vs);
+	}
+	/* every hold has its unheld twin: the sweep weighs the two */
+	cr_assert_gt(tf_count_with(tile, 90, AT_F16, 500009, 139, "held", 0), 0);
+	cr_assert_gt(tf_count_with(tile, 90, AT_F16, 500009, 139, "held", 9), 0);
+	cr_assert_eq(tf_count_with(tile, 90, AT_F16, 500009, 139, "held", 8), 0);
 }
 
 static void cp_async_in_16_bytes_out(const variant *v, const compiled_kernel *k, void *ctx)
