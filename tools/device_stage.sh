@@ -137,10 +137,12 @@
 #                                     template against it, params by params
 #                                     (tools/ab_pairs.py)
 #
-#   bash build-dev/lib-ab.sh OP ROUNDS NAME=DB... -- PEERS_ARGS...
+#   bash build-dev/lib-ab.sh OP ROUNDS NAME=DB[,LIB]... -- PEERS_ARGS...
 #                                     the library served from each database
 #                                     (NAME=FILE, .xz unpacked, e.g. head=
-#                                     results/h200/library-h200.db.xz) in turn,
+#                                     results/h200/library-h200.db.xz; with
+#                                     ,LIB by that build of the library, e.g.
+#                                     HEAD's when the manifests changed) in turn,
 #                                     round after round (A B A B: the order
 #                                     of the runs does not decide), `peers
 #                                     --op OP --methods lib,copy --reps 20
@@ -547,13 +549,18 @@ cat >build-dev/ce-sweep.sh <<'EOS'
 bash build-dev/op-sweep.sh cross_entropy.yaml /tmp/default.db cross-entropy "$@"
 EOS
 cat >build-dev/lib-ab.sh <<'EOS'
-# lib-ab.sh OP ROUNDS NAME=DB... -- PEERS_ARGS...: see device_stage.sh
+# lib-ab.sh OP ROUNDS NAME=DB[,LIB]... -- PEERS_ARGS...: see device_stage.sh
 export LD_LIBRARY_PATH=$PWD/build-dev/lib PYTHONUNBUFFERED=1 ATD_JIT_CACHE=/tmp/lib-ab-jit.db
-op=${1:?"lib-ab.sh OP ROUNDS NAME=DB... -- PEERS_ARGS..."} rounds=${2:?}
+op=${1:?"lib-ab.sh OP ROUNDS NAME=DB[,LIB]... -- PEERS_ARGS..."} rounds=${2:?}
 shift 2
 names=()
+declare -A libs
 while [ $# -gt 0 ] && [ "$1" != -- ]; do
 	name=${1%%=*} file=${1#*=}
+	libs[$name]=build-dev/lib/libautotune-dispatch.so
+	case "$file" in
+	*,*) libs[$name]=${file#*,} file=${file%%,*} ;;
+	esac
 	case "$file" in
 	*.xz) xz -dc "$file" >"/tmp/lib-ab-$name.db" ;;
 	*) cp "$file" "/tmp/lib-ab-$name.db" ;;
@@ -567,7 +574,7 @@ rm -rf /tmp/lib-ab && mkdir -p /tmp/lib-ab
 for round in $(seq "$rounds"); do
 	for name in "${names[@]}"; do
 		s=$(date +%s)
-		python3 -m autotune_dispatch.peers --lib build-dev/lib/libautotune-dispatch.so --op "$op" \
+		python3 -m autotune_dispatch.peers --lib "${libs[$name]}" --op "$op" \
 			--db "/tmp/lib-ab-$name.db" --methods "${LIB_AB_METHODS:-lib,copy}" --reps 20 "$@" \
 			--csv "/tmp/lib-ab/$name-$round.csv" 2>"/tmp/lib-ab/$name-$round.err" >/dev/null
 		echo "$op $name round $round: rc $? in $(( $(date +%s) - s )) s"
