@@ -99,9 +99,9 @@ Test(cluster_regs_template, one_hold_per_cluster_and_threads_that_fits_the_row)
 	}
 }
 
-/* Held as f32, a CTA holds at most 48K values (512 threads x 96; 1024 x
- * 36, 256 x 128): 16 CTAs hold 786432 elements, so f32 1M has no variant
- * and 512K needs 16. Packed, 1024 threads hold 64
+/* Held as f32, a CTA holds at most 36K values (1024 threads x 36; past
+ * 64 a thread only 128 threads, 16K): 16 CTAs hold 589824 elements, so f32
+ * 1M has no variant and 512K needs 16. Packed, 1024 threads hold 64
  * half-precision values each (32 + 24 registers) and 512 threads 128, so
  * bf16 1M fits only packed in 16 CTAs of 64K values. */
 Test(cluster_regs_template, rows_past_16_ctas_of_registers_have_no_variant)
