@@ -55,7 +55,6 @@ template <bool PLAIN> __device__ __forceinline__ void ce_cluster_row(CE_KERNEL_P
 	elem_t *dxr = (flags & CE_WRITE_GRAD) ? dx + row * lddx : (elem_t *)xr;
 	const long long h = ce_head(xr, dxr, c0, c1); // the slice peeled (-1: scalar)
 	const long long t = ce_target(target, row, flags);
-	const float sc = ce_scale(scale);
 	const long long staged = ce_staged_vecs();
 	ce_online o;
 	float sz;
@@ -69,7 +68,7 @@ template <bool PLAIN> __device__ __forceinline__ void ce_cluster_row(CE_KERNEL_P
 	float m = cta_max(o.m, slot[0]);
 	float s = cta_sum(o.s == 0.0f ? 0.0f : o.s * exp_from_max(o.m, m), slot[1]);
 	const ce_row r = ce_cluster_finish(&box, m, s, sz, smooth, slot[2], writes_loss, loss, lse,
-					   row, zt, t, V, ignore_index, ls, z_loss, cap, sc);
+					   row, zt, t, V, ignore_index, ls, z_loss, cap, scale);
 	if (flags & CE_WRITE_GRAD)
 		ce_pass_grads<PLAIN>(dxr, xr, c0, c1, h, staged, r);
 }

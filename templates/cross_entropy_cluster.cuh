@@ -79,15 +79,22 @@ __device__ __forceinline__ void ce_cluster_merge(ce_inbox *box, float &m, float 
 // summed over the CTA here through sz_slot): its partial pushed, the
 // cluster's merged, and the row's loss written by the one thread of the
 // cluster that writes_loss (zt: the target's z, that thread's read).
-// Returns what the gradient needs (scale: ce_scale's, read early).
+// Returns what the gradient needs. The scale is read here (ce_scale), its
+// latency under the merge's: a CTA of the first wave waits for prepare,
+// the kernel before, only once its sums are done (read before its max,
+// that wave sat idle while prepare's reads queued behind its loads; read
+// after the merge, every CTA waited for it before its writes). The loss
+// is written after that wait: prepare marks the losses pending.
 __device__ __forceinline__ ce_row ce_cluster_finish(ce_inbox *box, float m, float s, float sz,
 						    bool smooth, float *sz_slot, bool writes_loss,
 						    float *loss, float *lse, long long row, float zt,
 						    long long t, long long V, long long ignore_index,
-						    float ls, float zl, ce_cap cap, float scale)
+						    float ls, float zl, ce_cap cap,
+						    const float *scale_ptr)
 {
 	if (smooth)
 		sz = cta_sum(sz, sz_slot);
+	const float scale = ce_scale(scale_ptr);
 	ce_cluster_merge(box, m, s, sz);
 	if (writes_loss)
 		ce_write_loss(loss, lse, row, m, s, sz, zt, t, V, ignore_index, ls, zl);

@@ -429,7 +429,8 @@ __device__ __forceinline__ void ce_start_dependents()
 
 // The row's scale: *scale, read by every CTA (NULL: 1), once prepare, the
 // kernel before, has written it: a body reads it after issuing its first
-// loads, which then overlap prepare. Reduce may start only after: it polls
+// loads, which then overlap prepare (the cluster templates after their
+// row's merge: ce_cluster_finish). Reduce may start only after: it polls
 // the losses prepare marked pending (a grid of one wave would otherwise
 // start it before prepare has marked them).
 __device__ __forceinline__ float ce_scale(const float *scale)
@@ -514,6 +515,17 @@ __device__ __forceinline__ long long ce_warp_first(long long f)
 // rows on 256 threads).
 #define CE_ONE_CTA_UNROLL 8
 
+// The targets of rows base, base + T, ... (CE_ONE_CTA_UNROLL of them;
+// ignore_index past M), their loads issued together.
+__device__ __forceinline__ void ce_prepare_targets(long long *t, const void *target, long long base,
+						   long long T, long long M, long long ignore_index,
+						   unsigned flags)
+{
+#pragma unroll
+	for (int k = 0; k < CE_ONE_CTA_UNROLL; k++)
+		t[k] = base + k * T < M ? ce_target(target, base + k * T, flags) : ignore_index;
+}
+
 // Counts the valid and the out-of-range targets, writes the scale
 // (upstream / n_valid for a mean, upstream otherwise) and marks the row
 // losses of the workspace pending. Any block size that is a multiple of
@@ -522,21 +534,23 @@ extern "C" __global__ void __launch_bounds__(CE_ONE_CTA_MAX)
 cross_entropy_prepare_kernel(float *ws, const void *target, long long M, long long V,
 			     long long ignore_index, float upstream, int mean, unsigned flags)
 {
-#if __CUDA_ARCH__ >= 900
-	// the row kernel may start now: it reads the scale only after waiting
-	asm volatile("griddepcontrol.launch_dependents;");
-#endif
 	__shared__ long long part[3][32];
 	long long nv = 0, nb = 0, f = -1;
 	const long long T = blockDim.x;
 	unsigned *pending = (unsigned *)ws + CE_WS_LOSSES;
+	long long t[CE_ONE_CTA_UNROLL];
+	ce_prepare_targets(t, target, threadIdx.x, T, M, ignore_index, flags);
+#if __CUDA_ARCH__ >= 900
+	// the row kernel may start now (it reads the scale only after waiting),
+	// behind the first targets' reads: issued after its launch, they queued
+	// behind its first wave's loads (prepare ended ~5 us into the call)
+	asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
 	for (long long r = threadIdx.x; r < M; r += T)
 		pending[r] = CE_LOSS_PENDING;
 	for (long long base = threadIdx.x; base < M; base += CE_ONE_CTA_UNROLL * T) {
-		long long t[CE_ONE_CTA_UNROLL];
-#pragma unroll
-		for (int k = 0; k < CE_ONE_CTA_UNROLL; k++)
-			t[k] = base + k * T < M ? ce_target(target, base + k * T, flags) : ignore_index;
+		if (base != threadIdx.x)
+			ce_prepare_targets(t, target, base, T, M, ignore_index, flags);
 #pragma unroll
 		for (int k = 0; k < CE_ONE_CTA_UNROLL; k++) {
 			if (t[k] == ignore_index)

@@ -175,7 +175,6 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 	const int tc = c0 + h + nw; // the tail's first column
 	const bool owner = !fixed && (ce_owns_col(t, c0 + h, tc) || (head && t >= c0 && t < c0 + h) ||
 				      (tail && t >= tc && t < c1));
-	const float sc = ce_scale(scale); // after the loads: they overlap prepare
 	float m = NEG_INF_F;
 	if (head) { // edge[0]: the head, edge[1]: the tail (different threads)
 		edge[0] = ce_head_vec(xr + c0, h);
@@ -238,7 +237,7 @@ ce_regs_row(elem_t *dx, const elem_t *x, const void *target, float *loss, float 
 	const ce_row r = ce_cluster_finish(box, m, s, sz, SMOOTH, slot[2],
 					   owner || (fixed && rank == 0 && threadIdx.x == 0), loss,
 					   lse, row, owner ? ce_z(xt, cap) : 0.0f, t, V,
-					   ignore_index, label_smoothing, z_loss, cap, sc);
+					   ignore_index, label_smoothing, z_loss, cap, scale);
 	if (!(flags & CE_WRITE_GRAD))
 		return;
 	elem_t *dxb = dxr + c0 + h;

@@ -735,6 +735,55 @@ Test(cross_entropy_templates, every_template_stores_its_losses_for_the_polled_re
 	}
 }
 
+/* The first of two strings in text, or NULL. */
+static const char *first_of(const char *text, const char *a, const char *b)
+{
+	const char *p = strstr(text, a), *q = strstr(text, b);
+	return !p ? q : !q ? p : p < q ? p : q;
+}
+
+/* The templates that cut a row over a cluster wait for prepare after their
+ * CTA's sums and before the cluster's merge (a first wave that waited
+ * before its max sat idle while prepare's reads queued behind its loads;
+ * one that read the scale after the merge waited for it before every
+ * write), and store the loss after the wait (prepare marks it pending);
+ * prepare issues its first targets' reads before it lets the row kernel
+ * start (session 70, H200: results/h200/ce-scale-under-merge-*). */
+Test(cross_entropy_templates, cluster_rows_wait_for_prepare_between_their_sums_and_the_merge,
+     .timeout = 240)
+{
+	static const char *const cluster_templates[] = { "cross_entropy_regs",
+							  "cross_entropy_cluster" };
+	at_error err;
+	cr_assert_eq(nvrtc_load(&err), 0, "%s", err.msg);
+	for (size_t t = 0; t < 2; t++) {
+		variant v;
+		variant_defaults(&v, tf_template(cluster_templates[t]), AT_BF16);
+		cr_assert_eq(variant_set(&v, "vec=8", &err), 0, "%s", err.msg);
+		compiled_kernel k;
+		tf_compile_ptx(&v, 90, &k);
+		char *body = entry_ptx(k.ptx, CE_PLAIN_KERNEL);
+		const char *sums = first_of(body, "bar.sync", "barrier.sync ");
+		const char *wait = strstr(body, "griddepcontrol.wait");
+		const char *push = strstr(body, "st.async");
+		const char *loss = strstr(body, "st.relaxed.gpu.global.f32");
+		cr_assert(sums && wait && push && loss, "%s: the plain kernel's PTX",
+			  cluster_templates[t]);
+		cr_assert(sums < wait && wait < push, "%s: waits for prepare outside its sums and merge",
+			  cluster_templates[t]);
+		cr_assert(wait < loss, "%s: stores a loss before prepare marked it pending",
+			  cluster_templates[t]);
+		free(body);
+		char *prepare = entry_ptx(k.ptx, "cross_entropy_prepare_kernel");
+		const char *read = strstr(prepare, "ld.global");
+		const char *start = strstr(prepare, "griddepcontrol.launch_dependents");
+		cr_assert(read && start && read < start, "%s: prepare lets the row kernel start "
+			  "before it reads a target", cluster_templates[t]);
+		free(prepare);
+		compiled_kernel_free(&k);
+	}
+}
+
 /* PTX for an architecture before sm_90 has no griddepcontrol, so it
  * defines neither marker: the driver may compile it for a newer GPU (the
  * built-in's compute_75 PTX), where a marker would have the library launch

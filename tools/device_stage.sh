@@ -84,7 +84,9 @@
 #   bash build-dev/kernel-durations.sh [--stalls] OP DTYPE:M:N...
 #                                     tools/kernel_durations.py under ncu:
 #                                     each shape's kernels through the
-#                                     library and torch.compile, their
+#                                     library and torch.compile (OP
+#                                     cross_entropy: the loss and its
+#                                     backward, every kernel of the call), their
 #                                     durations alone (caches flushed), the
 #                                     library database:
 #                                     $OUT/kernel-durations.log; --stalls:

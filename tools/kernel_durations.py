@@ -23,7 +23,16 @@ DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 
 def calls(op, x):
     """The library's call and the torch.compile peer's on the logits x (the
-    backward ops: on y, the forward's output, and a random dy)."""
+    backward ops: on y, the forward's output, and a random dy; cross_entropy:
+    the loss and its backward, as the peer benchmark's fwd_bwd calls it)."""
+    if op == "cross_entropy":
+        x.requires_grad_(True)
+        t = torch.randint(0, x.shape[1], (x.shape[0],), device=x.device)
+        compiled = torch.compile(torch.nn.functional.cross_entropy)
+
+        def step(fn):
+            return lambda: torch.autograd.grad(fn(x, t), x)[0]
+        return step(lambda a, b: atd.cross_entropy(a, b, check_targets=False)), step(compiled)
     if op in ("softmax", "log_softmax"):
         fn = getattr(torch, op)
         compiled = torch.compile(lambda t: fn(t, -1))
@@ -40,7 +49,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("db", help="the library's database")
     ap.add_argument("--op", default="softmax_backward",
-                    choices=("softmax", "log_softmax", "softmax_backward", "log_softmax_backward"))
+                    choices=("softmax", "log_softmax", "softmax_backward", "log_softmax_backward",
+                             "cross_entropy"))
     ap.add_argument("shapes", nargs="+", metavar="DTYPE:M:N")
     args = ap.parse_args()
     with warnings.catch_warnings():

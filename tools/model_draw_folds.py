@@ -14,9 +14,14 @@ alone; a path with %d takes the fold's seed).
 
 Usage: python3 tools/model_draw_folds.py WORKDIR [--fit-args "--fits 3"]
            [--baseline MODEL ...] [--all OUT.txt] [--autotune build/autotune]
+           [--results DIR] [--replace SWEEP.db.xz ...]
 
 --all fits one more model on the grid and every draw (what the library
 ships) into OUT.txt. WORKDIR keeps the databases and the fold models.
+--replace: a sweep of some templates at some of the grid's shapes (a
+template's space grown: results/h200/cluster-regs-long-rows-h200.db.xz)
+whose results replace the grid's of those templates at those shapes.
+--results: where the databases are (default results/h200).
 """
 import argparse
 import glob
@@ -77,6 +82,21 @@ def fit(autotune, db, out, fit_args):
     return out
 
 
+def replace_in(grid, sweep, dst):
+    """A copy of grid whose results of sweep's templates at sweep's shapes
+    are dropped (and the winners they were), for sweep's to take their place."""
+    with sqlite3.connect(sweep) as c:
+        cut = c.execute("SELECT DISTINCT dtype, m, n, template FROM results").fetchall()
+    keep_only(grid, dst, drop=[])
+    with sqlite3.connect(dst) as c:
+        c.execute("CREATE TEMP TABLE cut (dtype TEXT, m INTEGER, n INTEGER, template TEXT)")
+        c.executemany("INSERT INTO cut VALUES (?, ?, ?, ?)", cut)
+        c.execute("DELETE FROM results WHERE (dtype, m, n, template) IN (SELECT * FROM cut)")
+        c.execute("DELETE FROM winners WHERE result_id NOT IN (SELECT id FROM results)")
+        c.execute("DELETE FROM kernels WHERE result_id NOT IN (SELECT id FROM results)")
+    return dst
+
+
 def draws(work, results=RESULTS):
     """{seed: its database with the shapes re-swept since taken out, seed +
     "+": every shape it drew}, and the re-sweep's database."""
@@ -98,16 +118,25 @@ def main():
     ap.add_argument("--baseline", nargs="*", default=[])
     ap.add_argument("--all")
     ap.add_argument("--autotune", default="build/autotune")
+    ap.add_argument("--results", default=RESULTS)
+    ap.add_argument("--replace", nargs="*", default=[])
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     tag = re.sub(r"[^A-Za-z0-9]+", "_", args.fit_args).strip("_") or "defaults"
-    grid = unpack(GRID, f"{args.work}/grid.db")
-    found, resweep = draws(args.work)
+    grid = unpack(f"{args.results}/{os.path.basename(GRID)}", f"{args.work}/grid.db")
+    sweeps = []
+    for i, xz in enumerate(args.replace):
+        sweep = unpack(xz, f"{args.work}/replace-{i}.db")
+        grid = replace_in(grid, sweep, f"{args.work}/grid-replaced-{i}.db")
+        sweeps.append(sweep)
+    if args.replace:
+        tag += "-" + hashlib.sha256(" ".join(args.replace).encode()).hexdigest()[:8]
+    found, resweep = draws(args.work, args.results)
     seeds = [s for s in found if not s.endswith("+")]
     # a fold's model is kept in WORKDIR by its fit and the draws it knew of
     tag += "-" + hashlib.sha256(" ".join(seeds).encode()).hexdigest()[:8]
     everything = merge(args.autotune, f"{args.work}/all.db",
-                       [grid, resweep] + [found[s] for s in seeds])
+                       [grid, resweep] + sweeps + [found[s] for s in seeds])
     names = args.baseline + [f"fold fit ({args.fit_args or 'defaults'})"]
     scores = [[] for _ in names]
     for seed in seeds:

@@ -58,5 +58,36 @@ class Draws(unittest.TestCase):
             self.assertEqual(model_draw_folds.shapes(train), {("f32", 1, 2), ("bf16", 5, 6)})
 
 
+class Replace(unittest.TestCase):
+    """--replace: a sweep of one template at some shapes takes the place of
+    the grid's results of that template there, the others kept."""
+
+    def test_the_sweeps_template_leaves_its_shapes_only(self):
+        with tempfile.TemporaryDirectory() as d:
+            grid, sweep = os.path.join(d, "grid.db"), os.path.join(d, "sweep.db")
+            with sqlite3.connect(grid) as c:
+                c.execute("CREATE TABLE results (id INTEGER, dtype TEXT, m INTEGER, n INTEGER, "
+                          "template TEXT)")
+                c.execute("CREATE TABLE winners (dtype TEXT, m INTEGER, n INTEGER, result_id INTEGER)")
+                c.execute("CREATE TABLE kernels (result_id INTEGER)")
+                c.executemany("INSERT INTO results VALUES (?, ?, ?, ?, ?)",
+                              [(1, "f32", 8, 16384, "regs"), (2, "f32", 8, 16384, "split"),
+                               (3, "f32", 1, 100, "regs")])
+                c.executemany("INSERT INTO winners VALUES (?, ?, ?, ?)",
+                              [("f32", 8, 16384, 1), ("f32", 1, 100, 3)])
+                c.executemany("INSERT INTO kernels VALUES (?)", [(1,), (3,)])
+            with sqlite3.connect(sweep) as c:
+                c.execute("CREATE TABLE results (dtype TEXT, m INTEGER, n INTEGER, template TEXT)")
+                c.execute("INSERT INTO results VALUES ('f32', 8, 16384, 'regs')")
+            out = model_draw_folds.replace_in(grid, sweep, os.path.join(d, "replaced.db"))
+            with sqlite3.connect(out) as c:
+                self.assertEqual(sorted(r[0] for r in c.execute("SELECT id FROM results")), [2, 3])
+                self.assertEqual(c.execute("SELECT dtype, m, n FROM winners").fetchall(),
+                                 [("f32", 1, 100)])
+                self.assertEqual(c.execute("SELECT result_id FROM kernels").fetchall(), [(3,)])
+            with sqlite3.connect(grid) as c:  # the grid itself untouched
+                self.assertEqual(c.execute("SELECT COUNT(*) FROM results").fetchone()[0], 3)
+
+
 if __name__ == "__main__":
     unittest.main()
