@@ -429,8 +429,8 @@ __device__ __forceinline__ void ce_start_dependents()
 
 // The row's scale: *scale, read by every CTA (NULL: 1), once prepare, the
 // kernel before, has written it: a body reads it after issuing its first
-// loads, which then overlap prepare (the cluster templates after their
-// row's merge: ce_cluster_finish). Reduce may start only after: it polls
+// loads, which then overlap prepare (the cluster templates between their
+// CTA's sums and the cluster's merge: ce_cluster_finish). Reduce may start only after: it polls
 // the losses prepare marked pending (a grid of one wave would otherwise
 // start it before prepare has marked them).
 __device__ __forceinline__ float ce_scale(const float *scale)
